@@ -1,0 +1,698 @@
+//! `Autodiff<B>` for every differentiable sparse op, with hand-written backward passes built
+//! from `B`'s kernels. No backward needs float atomics: gradients that scatter to source nodes
+//! are gathers over the transpose.
+//!
+//! | op | backward |
+//! |---|---|
+//! | SpMM sum / mean | `dx = A^T (dout / deg)` (SpMM over the transpose), `dw = SDDMM(dout / deg, x)` |
+//! | SpMM max | `dx`, `dw` through the argmax (gather over the transpose, masked SDDMM) |
+//! | SDDMM | `da = SpMM(A, ds, b)`, `db = SpMM(A^T, ds, a)` |
+//! | edge softmax | `ds = y * (dy - sum_row y * dy)` |
+//! | sampled SpMM | as SpMM, over the same sample (per-edge scale from the same hash) |
+//! | MaxK / max-pooling | scatter of the value gradient through the kept positions |
+//! | CBSR to dense | gather at the pattern |
+//! | CBSR SpGEMM | `dvalues = SSpMM(dy)`, `dw = sum_t dy[i, idx] * values` |
+
+use crate::backend::{
+    CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput,
+};
+use crate::graph::{CsrPrim, GraphPrimitive};
+use burn::backend::autodiff::checkpoint::base::Checkpointer;
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::autodiff::grads::Gradients;
+use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+use burn::backend::Autodiff;
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::ops::{FloatTensor, IntTensor};
+use burn::tensor::{Int, Tensor, TensorMetadata, TensorPrimitive};
+
+type Ad<B, C> = Autodiff<B, C>;
+
+fn inner_opt<B: Backend, C: CheckpointStrategy>(
+    w: Option<FloatTensor<Ad<B, C>>>,
+) -> Option<FloatTensor<B>> {
+    w.map(|w| w.primitive)
+}
+
+fn untracked<B: Backend, C: CheckpointStrategy>(t: FloatTensor<B>) -> FloatTensor<Ad<B, C>> {
+    <Ad<B, C> as AutodiffBackend>::from_inner(t)
+}
+
+fn cbsr_inner<B: Backend, C: CheckpointStrategy>(c: &CbsrPrim<Ad<B, C>>) -> CbsrPrim<B> {
+    CbsrPrim {
+        values: c.values.primitive.clone(),
+        indices: c.indices.clone(),
+        n: c.n,
+        k: c.k,
+        dim: c.dim,
+        packed: c.packed,
+    }
+}
+
+fn t2<B: Backend>(t: FloatTensor<B>) -> Tensor<B, 2> {
+    Tensor::from_primitive(TensorPrimitive::Float(t))
+}
+
+fn prim<B: Backend, const D: usize>(t: Tensor<B, D>) -> FloatTensor<B> {
+    t.into_primitive().tensor()
+}
+
+/// Heads of an edge-weight tensor (`[nnz]` = 1 head, `[nnz, h]` = h heads).
+fn heads_of<B: Backend>(w: &FloatTensor<B>) -> usize {
+    let s = w.shape();
+    if s.num_dims() == 1 {
+        1
+    } else {
+        s.as_slice()[1]
+    }
+}
+
+/// Reshapes an edge-weight gradient `[nnz, heads]` to the weight's own rank.
+fn like_weight<B: Backend>(dw: FloatTensor<B>, w_shape: &[usize]) -> FloatTensor<B> {
+    B::float_reshape(dw, w_shape.into())
+}
+
+/// `dout * (1 / max(deg, 1))` per row (the mean's chain rule).
+fn scale_by_inv_degree<B: Backend>(
+    csr: &CsrPrim<IntTensor<B>>,
+    dout: FloatTensor<B>,
+) -> FloatTensor<B> {
+    let n = csr.n_rows;
+    let rp: Tensor<B, 1, Int> = Tensor::from_primitive(csr.row_ptr.clone());
+    let deg = rp.clone().slice([1..n + 1]) - rp.slice([0..n]);
+    let dtype = dout.dtype();
+    let inv = deg.clamp_min(1).float().cast(dtype).recip();
+    prim(t2(dout) * inv.unsqueeze_dim::<2>(1))
+}
+
+/// Edge weights in transpose order (`t_perm` is padded to one entry when there is no edge).
+fn permute_weights<B: Backend>(g: &GraphPrimitive<B>, w: FloatTensor<B>) -> FloatTensor<B> {
+    if g.csr.nnz == 0 {
+        return w;
+    }
+    B::float_select(w, 0, g.t_perm.clone())
+}
+
+// ---- SpMM (sum / mean) -------------------------------------------------------------------
+
+#[derive(Debug)]
+struct SpmmBackward;
+
+#[derive(Clone, Debug)]
+struct SpmmState<B: Backend> {
+    g: GraphPrimitive<B>,
+    w: Option<FloatTensor<B>>,
+    x: Option<FloatTensor<B>>,
+    reduce: Reduce,
+}
+
+impl<B: SparseGnnBackend> Backward<B, 2> for SpmmBackward {
+    type State = SpmmState<B>;
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node_x, node_w] = ops.parents;
+        let dout = grads.consume::<B>(&ops.node);
+        let SpmmState { g, w, x, reduce } = ops.state;
+        let d = if reduce == Reduce::Mean {
+            scale_by_inv_degree::<B>(&g.csr, dout)
+        } else {
+            dout
+        };
+        if let (Some(node), Some(w), Some(x)) = (node_w, w.as_ref(), x) {
+            let shape = w.shape().as_slice().to_vec();
+            let dw = B::sddmm(&g.csr, d.clone(), x, heads_of::<B>(w));
+            grads.register::<B>(node.id, like_weight::<B>(dw, &shape));
+        }
+        if let Some(node) = node_x {
+            let wt = w.map(|w| permute_weights::<B>(&g, w));
+            let dx = B::spmm(&g.csc, wt, d, Reduce::Sum).out;
+            grads.register::<B>(node.id, dx);
+        }
+    }
+}
+
+// ---- SpMM (max) --------------------------------------------------------------------------
+
+#[derive(Debug)]
+struct SpmmMaxBackward;
+
+#[derive(Clone, Debug)]
+struct SpmmMaxState<B: Backend> {
+    g: GraphPrimitive<B>,
+    w: Option<FloatTensor<B>>,
+    x: Option<FloatTensor<B>>,
+    argmax: IntTensor<B>,
+}
+
+impl<B: SparseGnnBackend> Backward<B, 2> for SpmmMaxBackward {
+    type State = SpmmMaxState<B>;
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node_x, node_w] = ops.parents;
+        let dout = grads.consume::<B>(&ops.node);
+        let SpmmMaxState { g, w, x, argmax } = ops.state;
+        if let (Some(node), Some(w), Some(x)) = (node_w, w.as_ref(), x) {
+            let shape = w.shape().as_slice().to_vec();
+            let dw = B::spmm_max_grad_w(&g.csr, heads_of::<B>(w), dout.clone(), x, argmax.clone());
+            grads.register::<B>(node.id, like_weight::<B>(dw, &shape));
+        }
+        if let Some(node) = node_x {
+            let dx = B::spmm_max_grad_x(&g, w, dout, argmax);
+            grads.register::<B>(node.id, dx);
+        }
+    }
+}
+
+// ---- SDDMM -------------------------------------------------------------------------------
+
+#[derive(Debug)]
+struct SddmmBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 2> for SddmmBackward {
+    type State = (GraphPrimitive<B>, FloatTensor<B>, FloatTensor<B>, usize);
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node_a, node_b] = ops.parents;
+        let ds = grads.consume::<B>(&ops.node);
+        let (g, a, b, _heads) = ops.state;
+        if let Some(node) = node_b {
+            let dst = permute_weights::<B>(&g, ds.clone());
+            grads.register::<B>(node.id, B::spmm(&g.csc, Some(dst), a, Reduce::Sum).out);
+        }
+        if let Some(node) = node_a {
+            grads.register::<B>(node.id, B::spmm(&g.csr, Some(ds), b, Reduce::Sum).out);
+        }
+    }
+}
+
+// ---- edge softmax ------------------------------------------------------------------------
+
+#[derive(Debug)]
+struct EdgeSoftmaxBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 1> for EdgeSoftmaxBackward {
+    type State = (CsrPrimitive<B>, FloatTensor<B>);
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        let (csr, y) = ops.state;
+        if let Some(node) = node {
+            grads.register::<B>(node.id, B::edge_softmax_grad(&csr, y, dy));
+        }
+    }
+}
+
+// ---- sampled SpMM ------------------------------------------------------------------------
+
+#[derive(Debug)]
+struct SampledSpmmBackward;
+
+#[derive(Clone, Debug)]
+struct SampledState<B: Backend> {
+    g: GraphPrimitive<B>,
+    w: Option<FloatTensor<B>>,
+    x: Option<FloatTensor<B>>,
+    spec: SampleSpec,
+    reduce: Reduce,
+}
+
+impl<B: SparseGnnBackend> Backward<B, 2> for SampledSpmmBackward {
+    type State = SampledState<B>;
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node_x, node_w] = ops.parents;
+        let dout = grads.consume::<B>(&ops.node);
+        let SampledState {
+            g,
+            w,
+            x,
+            spec,
+            reduce,
+        } = ops.state;
+        // the same sample as the forward: per-edge scale (0 = not sampled)
+        let scale = B::edge_sample_scale(&g.csr, spec, reduce, &dout);
+        let scale_t: Tensor<B, 1> = Tensor::from_primitive(TensorPrimitive::Float(scale));
+        let heads = w.as_ref().map(heads_of::<B>).unwrap_or(1);
+        let scale_2d = scale_t.clone().unsqueeze_dim::<2>(1);
+        if let (Some(node), Some(w), Some(x)) = (node_w, w.as_ref(), x) {
+            let shape = w.shape().as_slice().to_vec();
+            let dw = t2(B::sddmm(&g.csr, dout.clone(), x, heads)) * scale_2d.clone();
+            grads.register::<B>(node.id, like_weight::<B>(prim(dw), &shape));
+        }
+        if let Some(node) = node_x {
+            let eff = match w {
+                Some(w) => {
+                    let w2 = t2(B::float_reshape(w, [g.csr.nnz, heads].into()));
+                    prim(w2 * scale_2d)
+                }
+                None => prim(scale_t),
+            };
+            let dx = B::spmm(
+                &g.csc,
+                Some(permute_weights::<B>(&g, eff)),
+                dout,
+                Reduce::Sum,
+            )
+            .out;
+            grads.register::<B>(node.id, dx);
+        }
+    }
+}
+
+// ---- MaxK / max-pooling: values = x at the kept positions ----------------------------------
+
+#[derive(Debug)]
+struct SelectBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 1> for SelectBackward {
+    type State = CbsrPrim<B>;
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let dv = grads.consume::<B>(&ops.node);
+        if let Some(node) = node {
+            let mut pattern = ops.state;
+            pattern.values = dv;
+            grads.register::<B>(node.id, B::cbsr_to_dense(&pattern));
+        }
+    }
+}
+
+// ---- CBSR to dense: gradient of the values is a gather ------------------------------------
+
+#[derive(Debug)]
+struct ToDenseBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 1> for ToDenseBackward {
+    type State = CbsrPrim<B>;
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        if let Some(node) = node {
+            grads.register::<B>(node.id, B::cbsr_gather(dy, &ops.state));
+        }
+    }
+}
+
+// ---- CBSR SpGEMM -------------------------------------------------------------------------
+
+#[derive(Debug)]
+struct SpgemmBackward;
+
+#[derive(Clone, Debug)]
+struct SpgemmState<B: Backend> {
+    g: GraphPrimitive<B>,
+    w: Option<FloatTensor<B>>,
+    c: CbsrPrim<B>,
+}
+
+impl<B: SparseGnnBackend> Backward<B, 2> for SpgemmBackward {
+    type State = SpgemmState<B>;
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node_v, node_w] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        let SpgemmState { g, w, c } = ops.state;
+        if let (Some(node), Some(w)) = (node_w, w.as_ref()) {
+            let shape = w.shape().as_slice().to_vec();
+            let dw = B::cbsr_spgemm_grad_w(&g.csr, dy.clone(), &c);
+            grads.register::<B>(node.id, like_weight::<B>(dw, &shape));
+        }
+        if let Some(node) = node_v {
+            grads.register::<B>(node.id, B::cbsr_sspmm(&g, w, dy, &c));
+        }
+    }
+}
+
+/// Parents `[x, w or x]`: when there is no weight the second slot repeats `x` and the backward
+/// ignores it (the state says whether a weight exists).
+macro_rules! nodes2 {
+    ($x:expr, $w:expr) => {
+        [
+            $x.node.clone(),
+            $w.map(|w| w.node.clone())
+                .unwrap_or_else(|| $x.node.clone()),
+        ]
+    };
+}
+
+impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B, C> {
+    fn spmm(
+        csr: &CsrPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        x: FloatTensor<Self>,
+        reduce: Reduce,
+    ) -> SpmmOutput<Self> {
+        let o = B::spmm(csr, inner_opt::<B, C>(w), x.primitive, reduce);
+        SpmmOutput {
+            out: untracked::<B, C>(o.out),
+            argmax: o.argmax,
+        }
+    }
+    fn spmm_max_grad_x(
+        g: &GraphPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        dout: FloatTensor<Self>,
+        argmax: IntTensor<Self>,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::spmm_max_grad_x(
+            g,
+            inner_opt::<B, C>(w),
+            dout.primitive,
+            argmax,
+        ))
+    }
+    fn spmm_max_grad_w(
+        csr: &CsrPrimitive<Self>,
+        heads: usize,
+        dout: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+        argmax: IntTensor<Self>,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::spmm_max_grad_w(
+            csr,
+            heads,
+            dout.primitive,
+            x.primitive,
+            argmax,
+        ))
+    }
+    fn sddmm(
+        csr: &CsrPrimitive<Self>,
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        heads: usize,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::sddmm(csr, a.primitive, b.primitive, heads))
+    }
+    fn edge_softmax(csr: &CsrPrimitive<Self>, scores: FloatTensor<Self>) -> FloatTensor<Self> {
+        untracked::<B, C>(B::edge_softmax(csr, scores.primitive))
+    }
+    fn edge_softmax_grad(
+        csr: &CsrPrimitive<Self>,
+        y: FloatTensor<Self>,
+        dy: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::edge_softmax_grad(csr, y.primitive, dy.primitive))
+    }
+    fn edge_sample_scale(
+        csr: &CsrPrimitive<Self>,
+        spec: SampleSpec,
+        reduce: Reduce,
+        like: &FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::edge_sample_scale(csr, spec, reduce, &like.primitive))
+    }
+    fn sampled_spmm(
+        csr: &CsrPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        x: FloatTensor<Self>,
+        spec: SampleSpec,
+        reduce: Reduce,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::sampled_spmm(
+            csr,
+            inner_opt::<B, C>(w),
+            x.primitive,
+            spec,
+            reduce,
+        ))
+    }
+    fn maxk(x: FloatTensor<Self>, k: usize) -> CbsrPrim<Self> {
+        let c = B::maxk(x.primitive, k);
+        CbsrPrim {
+            values: untracked::<B, C>(c.values),
+            indices: c.indices,
+            n: c.n,
+            k: c.k,
+            dim: c.dim,
+            packed: c.packed,
+        }
+    }
+    fn maxpool(x: FloatTensor<Self>, spec: PoolSpec) -> CbsrPrim<Self> {
+        let c = B::maxpool(x.primitive, spec);
+        CbsrPrim {
+            values: untracked::<B, C>(c.values),
+            indices: c.indices,
+            n: c.n,
+            k: c.k,
+            dim: c.dim,
+            packed: c.packed,
+        }
+    }
+    fn cbsr_to_dense(c: &CbsrPrim<Self>) -> FloatTensor<Self> {
+        untracked::<B, C>(B::cbsr_to_dense(&cbsr_inner(c)))
+    }
+    fn cbsr_gather(x: FloatTensor<Self>, pattern: &CbsrPrim<Self>) -> FloatTensor<Self> {
+        untracked::<B, C>(B::cbsr_gather(x.primitive, &cbsr_inner(pattern)))
+    }
+    fn cbsr_spgemm(
+        g: &GraphPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        c: &CbsrPrim<Self>,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::cbsr_spgemm(g, inner_opt::<B, C>(w), &cbsr_inner(c)))
+    }
+    fn cbsr_sspmm(
+        g: &GraphPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        dy: FloatTensor<Self>,
+        pattern: &CbsrPrim<Self>,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::cbsr_sspmm(
+            g,
+            inner_opt::<B, C>(w),
+            dy.primitive,
+            &cbsr_inner(pattern),
+        ))
+    }
+    fn cbsr_spgemm_grad_w(
+        csr: &CsrPrimitive<Self>,
+        dy: FloatTensor<Self>,
+        c: &CbsrPrim<Self>,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::cbsr_spgemm_grad_w(csr, dy.primitive, &cbsr_inner(c)))
+    }
+    fn cbsr_indices(c: &CbsrPrim<Self>) -> IntTensor<Self> {
+        B::cbsr_indices(&cbsr_inner(c))
+    }
+
+    fn ad_spmm(
+        g: &GraphPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        x: FloatTensor<Self>,
+        reduce: Reduce,
+    ) -> FloatTensor<Self> {
+        let nodes = nodes2!(x, w.as_ref());
+        let wi = w.map(|w| w.primitive);
+        if reduce == Reduce::Max {
+            match SpmmMaxBackward
+                .prepare::<C>(nodes)
+                .compute_bound()
+                .stateful()
+            {
+                OpsKind::Tracked(prep) => {
+                    let o = B::spmm(&g.csr, wi.clone(), x.primitive.clone(), reduce);
+                    let argmax = o.argmax.expect("max reduce returns its argmax");
+                    let x_state = wi.as_ref().map(|_| x.primitive);
+                    prep.finish(
+                        SpmmMaxState {
+                            g: g.clone(),
+                            w: wi,
+                            x: x_state,
+                            argmax,
+                        },
+                        o.out,
+                    )
+                }
+                OpsKind::UnTracked(prep) => {
+                    prep.finish(B::spmm(&g.csr, wi, x.primitive, reduce).out)
+                }
+            }
+        } else {
+            match SpmmBackward.prepare::<C>(nodes).compute_bound().stateful() {
+                OpsKind::Tracked(prep) => {
+                    let out = B::spmm(&g.csr, wi.clone(), x.primitive.clone(), reduce).out;
+                    let x_state = wi.as_ref().map(|_| x.primitive);
+                    prep.finish(
+                        SpmmState {
+                            g: g.clone(),
+                            w: wi,
+                            x: x_state,
+                            reduce,
+                        },
+                        out,
+                    )
+                }
+                OpsKind::UnTracked(prep) => {
+                    prep.finish(B::spmm(&g.csr, wi, x.primitive, reduce).out)
+                }
+            }
+        }
+    }
+
+    fn ad_sddmm(
+        g: &GraphPrimitive<Self>,
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        heads: usize,
+    ) -> FloatTensor<Self> {
+        match SddmmBackward
+            .prepare::<C>([a.node.clone(), b.node.clone()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(prep) => {
+                let out = B::sddmm(&g.csr, a.primitive.clone(), b.primitive.clone(), heads);
+                prep.finish((g.clone(), a.primitive, b.primitive, heads), out)
+            }
+            OpsKind::UnTracked(prep) => {
+                prep.finish(B::sddmm(&g.csr, a.primitive, b.primitive, heads))
+            }
+        }
+    }
+
+    fn ad_edge_softmax(g: &GraphPrimitive<Self>, scores: FloatTensor<Self>) -> FloatTensor<Self> {
+        match EdgeSoftmaxBackward
+            .prepare::<C>([scores.node.clone()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(prep) => {
+                let y = B::edge_softmax(&g.csr, scores.primitive);
+                prep.finish((g.csr.clone(), y.clone()), y)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::edge_softmax(&g.csr, scores.primitive)),
+        }
+    }
+
+    fn ad_sampled_spmm(
+        g: &GraphPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        x: FloatTensor<Self>,
+        spec: SampleSpec,
+        reduce: Reduce,
+    ) -> FloatTensor<Self> {
+        let nodes = nodes2!(x, w.as_ref());
+        let wi = w.map(|w| w.primitive);
+        match SampledSpmmBackward
+            .prepare::<C>(nodes)
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(prep) => {
+                let out = B::sampled_spmm(&g.csr, wi.clone(), x.primitive.clone(), spec, reduce);
+                let x_state = wi.as_ref().map(|_| x.primitive);
+                prep.finish(
+                    SampledState {
+                        g: g.clone(),
+                        w: wi,
+                        x: x_state,
+                        spec,
+                        reduce,
+                    },
+                    out,
+                )
+            }
+            OpsKind::UnTracked(prep) => {
+                prep.finish(B::sampled_spmm(&g.csr, wi, x.primitive, spec, reduce))
+            }
+        }
+    }
+
+    fn ad_maxk(x: FloatTensor<Self>, k: usize) -> CbsrPrim<Self> {
+        let c = B::maxk(x.primitive.clone(), k);
+        track_selection::<B, C>(x, c)
+    }
+
+    fn ad_maxpool(x: FloatTensor<Self>, spec: PoolSpec) -> CbsrPrim<Self> {
+        let c = B::maxpool(x.primitive.clone(), spec);
+        track_selection::<B, C>(x, c)
+    }
+
+    fn ad_cbsr_to_dense(c: &CbsrPrim<Self>) -> FloatTensor<Self> {
+        let ci = cbsr_inner(c);
+        match ToDenseBackward
+            .prepare::<C>([c.values.node.clone()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(prep) => {
+                let out = B::cbsr_to_dense(&ci);
+                prep.finish(ci, out)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::cbsr_to_dense(&ci)),
+        }
+    }
+
+    fn ad_cbsr_spgemm(
+        g: &GraphPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        c: &CbsrPrim<Self>,
+    ) -> FloatTensor<Self> {
+        let nodes = nodes2!(c.values, w.as_ref());
+        let wi = w.map(|w| w.primitive);
+        let ci = cbsr_inner(c);
+        match SpgemmBackward
+            .prepare::<C>(nodes)
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(prep) => {
+                let out = B::cbsr_spgemm(g, wi.clone(), &ci);
+                prep.finish(
+                    SpgemmState {
+                        g: g.clone(),
+                        w: wi,
+                        c: ci,
+                    },
+                    out,
+                )
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::cbsr_spgemm(g, wi, &ci)),
+        }
+    }
+}
+
+/// Wraps the values of a selection (MaxK / pooling) so their gradient scatters back to `x`.
+fn track_selection<B: SparseGnnBackend, C: CheckpointStrategy>(
+    x: FloatTensor<Ad<B, C>>,
+    c: CbsrPrim<B>,
+) -> CbsrPrim<Ad<B, C>> {
+    let CbsrPrim {
+        values,
+        indices,
+        n,
+        k,
+        dim,
+        packed,
+    } = c;
+    let values = match SelectBackward
+        .prepare::<C>([x.node.clone()])
+        .compute_bound()
+        .stateful()
+    {
+        OpsKind::Tracked(prep) => {
+            let pattern = CbsrPrim {
+                values: values.clone(),
+                indices: indices.clone(),
+                n,
+                k,
+                dim,
+                packed,
+            };
+            prep.finish(pattern, values)
+        }
+        OpsKind::UnTracked(prep) => prep.finish(values),
+    };
+    CbsrPrim {
+        values,
+        indices,
+        n,
+        k,
+        dim,
+        packed,
+    }
+}

@@ -1,0 +1,226 @@
+//! The backend extension trait: one method per sparse kernel, plus the differentiable entry
+//! points that `Autodiff<B>` overrides with hand-written backward passes.
+
+use crate::graph::{CsrPrim, GraphPrimitive};
+use burn::tensor::backend::Backend;
+use burn::tensor::ops::{FloatTensor, IntTensor};
+
+pub use sparse_gnn_kernels::pool::{PoolLayout, PoolSpec};
+pub use sparse_gnn_kernels::sample::{SampleSpec, Sampling};
+pub use sparse_gnn_kernels::spmm::Reduce;
+
+/// CSR structure primitive of backend `B`.
+pub type CsrPrimitive<B> = CsrPrim<IntTensor<B>>;
+
+/// A CBSR matrix (MaxK-GNN's compressed balanced sparse rows): `k` entries per row.
+#[derive(Clone, Debug)]
+pub struct CbsrPrim<B: Backend> {
+    /// `[n, k]` values.
+    pub values: FloatTensor<B>,
+    /// Column ids: `[n, k]` i32, or, when `packed`, `[n, ceil(k / 4)]` words holding four u8
+    /// column ids each (entry `t` in byte `t % 4` of word `t / 4`), used when `dim <= 256`.
+    pub indices: IntTensor<B>,
+    /// Rows.
+    pub n: usize,
+    /// Entries per row.
+    pub k: usize,
+    /// Width of the dense rows the entries come from.
+    pub dim: usize,
+    /// Whether `indices` is packed.
+    pub packed: bool,
+}
+
+/// Output of an SpMM kernel.
+#[derive(Clone, Debug)]
+pub struct SpmmOutput<B: Backend> {
+    /// `[n_rows, f]`.
+    pub out: FloatTensor<B>,
+    /// For [`Reduce::Max`]: `[n_rows, f]` i32 winning edge ids (CSR order), -1 for empty rows.
+    pub argmax: Option<IntTensor<B>>,
+}
+
+/// Sparse kernels of the project, implemented for NdArray (CPU reference), `CubeBackend`
+/// (CubeCL kernels on CUDA / wgpu) and `Autodiff<B>`.
+///
+/// Conventions: `csr` is a CSR structure with row = destination; edge weights `w` are
+/// `[nnz, heads]` (or `[nnz]` for one head) in CSR edge order, `heads` dividing the feature
+/// width; node features are `[n, f]` row-major. Methods without the `ad_` prefix are plain
+/// kernels: on `Autodiff<B>` their outputs are not tracked. The `ad_` methods are the
+/// differentiable operations; their default is the kernel, `Autodiff<B>` records a backward.
+pub trait SparseGnnBackend: Backend {
+    /// `out[i] = reduce_{e in row i} w[e] * x[col e]` (see [`Reduce`]).
+    fn spmm(
+        csr: &CsrPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        x: FloatTensor<Self>,
+        reduce: Reduce,
+    ) -> SpmmOutput<Self>;
+
+    /// Max-reduce gradient for `x`: `dx[j, c] = sum_{e=(i,j): argmax[i,c]=e} w[e] dout[i, c]`,
+    /// computed over the transpose (no atomics).
+    fn spmm_max_grad_x(
+        g: &GraphPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        dout: FloatTensor<Self>,
+        argmax: IntTensor<Self>,
+    ) -> FloatTensor<Self>;
+
+    /// Max-reduce gradient for the edge weights (`[nnz, heads]`).
+    fn spmm_max_grad_w(
+        csr: &CsrPrimitive<Self>,
+        heads: usize,
+        dout: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+        argmax: IntTensor<Self>,
+    ) -> FloatTensor<Self>;
+
+    /// `out[e, h] = <a[row e, head h], b[col e, head h]>`, `[nnz, heads]`.
+    fn sddmm(
+        csr: &CsrPrimitive<Self>,
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        heads: usize,
+    ) -> FloatTensor<Self>;
+
+    /// Softmax of `scores` (`[nnz, heads]`) over the edges of each row, max-subtracted.
+    fn edge_softmax(csr: &CsrPrimitive<Self>, scores: FloatTensor<Self>) -> FloatTensor<Self>;
+
+    /// Backward of [`SparseGnnBackend::edge_softmax`] from its output `y` and gradient `dy`.
+    fn edge_softmax_grad(
+        csr: &CsrPrimitive<Self>,
+        y: FloatTensor<Self>,
+        dy: FloatTensor<Self>,
+    ) -> FloatTensor<Self>;
+
+    /// Per-edge scale of a sampled aggregation (`[nnz]`, dtype of `like`): 0 if the edge is
+    /// not sampled, 1 (sum) or `1 / kept` (mean) otherwise.
+    fn edge_sample_scale(
+        csr: &CsrPrimitive<Self>,
+        spec: SampleSpec,
+        reduce: Reduce,
+        like: &FloatTensor<Self>,
+    ) -> FloatTensor<Self>;
+
+    /// ES-SpMM: SpMM over at most `spec.width` sampled edges per row, normalised by the
+    /// sampled count for [`Reduce::Mean`].
+    fn sampled_spmm(
+        csr: &CsrPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        x: FloatTensor<Self>,
+        spec: SampleSpec,
+        reduce: Reduce,
+    ) -> FloatTensor<Self>;
+
+    /// MaxK selection of the `k` largest entries of each row into CBSR.
+    fn maxk(x: FloatTensor<Self>, k: usize) -> CbsrPrim<Self>;
+
+    /// k-max-pooling selection into CBSR.
+    fn maxpool(x: FloatTensor<Self>, spec: PoolSpec) -> CbsrPrim<Self>;
+
+    /// Dense `[n, dim]` matrix of a CBSR matrix.
+    fn cbsr_to_dense(c: &CbsrPrim<Self>) -> FloatTensor<Self>;
+
+    /// Values of dense `x` (`[n, dim]`) at the pattern of `pattern` (its values are ignored).
+    fn cbsr_gather(x: FloatTensor<Self>, pattern: &CbsrPrim<Self>) -> FloatTensor<Self>;
+
+    /// CBSR SpGEMM: `out[i] = sum_{e=(i,j)} w[e] * scatter(c[j])`, `[n_rows, dim]`.
+    fn cbsr_spgemm(
+        g: &GraphPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        c: &CbsrPrim<Self>,
+    ) -> FloatTensor<Self>;
+
+    /// SSpMM: `dvalues[j, t] = sum_{e=(i,j)} w[e] * dy[i, idx[j, t]]`, `[n_cols, k]`.
+    fn cbsr_sspmm(
+        g: &GraphPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        dy: FloatTensor<Self>,
+        pattern: &CbsrPrim<Self>,
+    ) -> FloatTensor<Self>;
+
+    /// Edge-weight gradient of the SpGEMM: `dw[e] = sum_t dy[i, idx[j, t]] * values[j, t]`.
+    fn cbsr_spgemm_grad_w(
+        csr: &CsrPrimitive<Self>,
+        dy: FloatTensor<Self>,
+        c: &CbsrPrim<Self>,
+    ) -> FloatTensor<Self>;
+
+    /// Unpacked `[n, k]` i32 column ids of a CBSR matrix.
+    fn cbsr_indices(c: &CbsrPrim<Self>) -> IntTensor<Self>;
+
+    // ---- differentiable operations --------------------------------------------------------
+
+    /// Differentiable [`SparseGnnBackend::spmm`] (gradients for `x` and `w`).
+    fn ad_spmm(
+        g: &GraphPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        x: FloatTensor<Self>,
+        reduce: Reduce,
+    ) -> FloatTensor<Self> {
+        Self::spmm(&g.csr, w, x, reduce).out
+    }
+
+    /// Differentiable [`SparseGnnBackend::sddmm`].
+    fn ad_sddmm(
+        g: &GraphPrimitive<Self>,
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        heads: usize,
+    ) -> FloatTensor<Self> {
+        Self::sddmm(&g.csr, a, b, heads)
+    }
+
+    /// Differentiable [`SparseGnnBackend::edge_softmax`].
+    fn ad_edge_softmax(g: &GraphPrimitive<Self>, scores: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::edge_softmax(&g.csr, scores)
+    }
+
+    /// Differentiable [`SparseGnnBackend::sampled_spmm`]: the backward uses the same sample.
+    fn ad_sampled_spmm(
+        g: &GraphPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        x: FloatTensor<Self>,
+        spec: SampleSpec,
+        reduce: Reduce,
+    ) -> FloatTensor<Self> {
+        Self::sampled_spmm(&g.csr, w, x, spec, reduce)
+    }
+
+    /// Differentiable [`SparseGnnBackend::maxk`]: the values carry the gradient to `x`.
+    fn ad_maxk(x: FloatTensor<Self>, k: usize) -> CbsrPrim<Self> {
+        Self::maxk(x, k)
+    }
+
+    /// Differentiable [`SparseGnnBackend::maxpool`].
+    fn ad_maxpool(x: FloatTensor<Self>, spec: PoolSpec) -> CbsrPrim<Self> {
+        Self::maxpool(x, spec)
+    }
+
+    /// Differentiable [`SparseGnnBackend::cbsr_to_dense`].
+    fn ad_cbsr_to_dense(c: &CbsrPrim<Self>) -> FloatTensor<Self> {
+        Self::cbsr_to_dense(c)
+    }
+
+    /// Differentiable [`SparseGnnBackend::cbsr_spgemm`] (backward: SSpMM).
+    fn ad_cbsr_spgemm(
+        g: &GraphPrimitive<Self>,
+        w: Option<FloatTensor<Self>>,
+        c: &CbsrPrim<Self>,
+    ) -> FloatTensor<Self> {
+        Self::cbsr_spgemm(g, w, c)
+    }
+}
+
+/// A backend whose autodiff inner backend also has the sparse ops (what training needs: the
+/// validation model runs on the inner backend).
+pub trait SparseGnnAutodiffBackend:
+    SparseGnnBackend + burn::tensor::backend::AutodiffBackend<InnerBackend: SparseGnnBackend>
+{
+}
+
+impl<B, C> SparseGnnAutodiffBackend for burn::backend::Autodiff<B, C>
+where
+    B: SparseGnnBackend,
+    C: burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy,
+{
+}

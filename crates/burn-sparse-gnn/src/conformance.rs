@@ -1,0 +1,798 @@
+//! The conformance suite, as a library function so that `cargo test` runs it on NdArray and
+//! wgpu, and `train-app selftest` on any device.
+//!
+//! For every operation and a grid of hard cases (random graphs with empty rows, a hub row of
+//! 10,000 edges, self-loops, duplicates, rectangular shapes; widths that are not multiples of
+//! any vector or block size; `k = 1` and `k = dim`; tied values) it checks
+//! - the forward output of the backend under test against the CPU reference (f64);
+//! - the gradients of every input, under `Autodiff`, against the f64 CPU backend
+//!   (`Autodiff<NdArray<f64>>`), whose own gradients [`finite_difference_checks`] verifies
+//!   against central finite differences.
+
+use crate::backend::{
+    PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend,
+};
+use crate::data::Csr;
+use crate::graph::{Graph, GraphOptions};
+use crate::ops;
+use crate::random::{random_csr, random_tied_values, random_values, RandomGraphSpec};
+use burn::backend::{Autodiff, NdArray};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Int, Tensor, TensorData};
+use sparse_gnn_kernels::cbsr::reference as cbsr_ref;
+use sparse_gnn_kernels::maxk::reference as maxk_ref;
+use sparse_gnn_kernels::pool::reference as pool_ref;
+use sparse_gnn_kernels::sample::reference as sample_ref;
+use sparse_gnn_kernels::sddmm::reference as sddmm_ref;
+use sparse_gnn_kernels::softmax::reference as softmax_ref;
+use sparse_gnn_kernels::spmm::reference::{self as spmm_ref, EdgeWeights};
+use std::fmt::Write as _;
+
+/// The f64 CPU backend every gradient is compared with.
+pub type RefBackend = Autodiff<NdArray<f64, i64>>;
+
+/// An operation under test, with its configuration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    /// SpMM; `heads = 0` means no edge weights.
+    Spmm { reduce: Reduce, heads: usize },
+    /// SDDMM with `heads` heads.
+    Sddmm { heads: usize },
+    /// Edge softmax with `heads` heads.
+    EdgeSoftmax { heads: usize },
+    /// ES-SpMM.
+    Sampled {
+        spec: SampleSpec,
+        reduce: Reduce,
+        weighted: bool,
+    },
+    /// MaxK values (and indices).
+    Maxk { k: usize },
+    /// MaxK then dense (scatter / gather path).
+    MaxkDense { k: usize },
+    /// k-max-pooling values (and indices).
+    Maxpool { spec: PoolSpec },
+    /// MaxK then CBSR SpGEMM (gradients through SSpMM).
+    CbsrSpgemm { k: usize, weighted: bool },
+}
+
+impl Op {
+    fn name(&self) -> &'static str {
+        match self {
+            Op::Spmm { .. } => "spmm",
+            Op::Sddmm { .. } => "sddmm",
+            Op::EdgeSoftmax { .. } => "edge_softmax",
+            Op::Sampled { .. } => "sampled_spmm",
+            Op::Maxk { .. } => "maxk",
+            Op::MaxkDense { .. } => "maxk_dense",
+            Op::Maxpool { .. } => "maxpool",
+            Op::CbsrSpgemm { .. } => "cbsr_spgemm",
+        }
+    }
+}
+
+/// Host inputs of a case (f32-representable values stored in f64).
+#[derive(Clone, Debug)]
+pub struct Inputs {
+    /// `[n_cols, f]` (the aggregated features; `[n_rows, f]` for selections).
+    pub x: Vec<f64>,
+    /// `[n_rows, f]` (SDDMM's left operand) or `[nnz, heads]` scores (edge softmax).
+    pub y: Vec<f64>,
+    /// `[nnz, heads]` edge weights.
+    pub w: Option<Vec<f64>>,
+    /// Feature width.
+    pub f: usize,
+}
+
+/// One checked case.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    /// Operation.
+    pub op: String,
+    /// Case description.
+    pub case: String,
+    /// What was compared (`forward`, `grad x`, ...).
+    pub check: String,
+    /// Normwise error: `max |a - b| / max(max |b|, 1)`.
+    pub error: f64,
+    /// Passed?
+    pub passed: bool,
+    /// Why it was skipped, if it was.
+    pub skipped: Option<String>,
+}
+
+/// The results of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Backend name.
+    pub backend: String,
+    /// Every check.
+    pub results: Vec<CaseResult>,
+}
+
+impl Report {
+    /// Whether every check that ran passed.
+    pub fn passed(&self) -> bool {
+        self.results.iter().all(|r| r.passed || r.skipped.is_some())
+    }
+    /// Checks that failed.
+    pub fn failures(&self) -> Vec<&CaseResult> {
+        self.results
+            .iter()
+            .filter(|r| !r.passed && r.skipped.is_none())
+            .collect()
+    }
+    /// A pass / fail table, one line per check, and a summary line.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{:<14} {:<46} {:<10} {:>10}  status",
+            "op", "case", "check", "error"
+        );
+        for r in &self.results {
+            let status = match (&r.skipped, r.passed) {
+                (Some(why), _) => format!("skipped: {why}"),
+                (None, true) => "ok".into(),
+                (None, false) => "FAIL".into(),
+            };
+            let _ = writeln!(
+                s,
+                "{:<14} {:<46} {:<10} {:>10.2e}  {status}",
+                r.op, r.case, r.check, r.error
+            );
+        }
+        let fails = self.failures().len();
+        let _ = writeln!(
+            s,
+            "{}: {} checks, {} failed, {} skipped",
+            self.backend,
+            self.results.len(),
+            fails,
+            self.results.iter().filter(|r| r.skipped.is_some()).count()
+        );
+        s
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct ConformanceConfig {
+    /// Seed of the graphs and values.
+    pub seed: u64,
+    /// Edges of the hub row of the square graph.
+    pub hub_degree: usize,
+    /// Feature widths of the aggregation cases.
+    pub widths: Vec<usize>,
+    /// Tolerance of the normwise error.
+    pub tolerance: f64,
+    /// Edge-group width of the device graphs (small values exercise split rows).
+    pub group_width: usize,
+    /// Only run the cases whose op name contains this string.
+    pub filter: Option<String>,
+}
+
+impl Default for ConformanceConfig {
+    fn default() -> Self {
+        Self {
+            seed: 7,
+            hub_degree: 10_000,
+            widths: vec![1, 7, 33, 64],
+            tolerance: 1e-4,
+            group_width: 256,
+            filter: None,
+        }
+    }
+}
+
+/// Normwise error between `a` (tested) and `b` (reference); infinite on length mismatch or NaN.
+pub fn normwise_error(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    let scale = b.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+    let mut err = 0.0f64;
+    for (x, y) in a.iter().zip(b) {
+        let d = (x - y).abs();
+        if d.is_nan() {
+            return f64::INFINITY;
+        }
+        err = err.max(d);
+    }
+    err / scale
+}
+
+/// What an evaluation on one backend produced.
+#[derive(Clone, Debug)]
+pub struct Evaluation {
+    /// Forward output, flattened.
+    pub out: Vec<f64>,
+    /// Column ids of a selection (MaxK / pooling).
+    pub indices: Option<Vec<i64>>,
+    /// `(input name, gradient)` of the loss `sum(out * r)`.
+    pub grads: Vec<(&'static str, Vec<f64>)>,
+}
+
+/// A float tensor in the backend's own float type (not the device default, which is shared by
+/// every backend on the same device, e.g. NdArray f32 and f64).
+fn tensor<B: Backend, const D: usize>(
+    v: &[f64],
+    shape: [usize; D],
+    dev: &B::Device,
+) -> Tensor<B, D> {
+    let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
+    Tensor::from_data(
+        TensorData::new(v.to_vec(), shape).convert_dtype(dtype),
+        (dev, dtype),
+    )
+}
+
+fn host<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
+    t.into_data()
+        .convert::<f64>()
+        .into_vec::<f64>()
+        .expect("f64 data")
+}
+
+fn host_int<B: Backend, const D: usize>(t: Tensor<B, D, Int>) -> Vec<i64> {
+    t.into_data()
+        .convert::<i64>()
+        .into_vec::<i64>()
+        .expect("i64 data")
+}
+
+fn upstream(n: usize, seed: u64) -> Vec<f64> {
+    random_values(n, seed ^ 0x5eed)
+}
+
+/// Runs `op` on backend `B` under autodiff: the output and the gradients of `sum(out * r)`
+/// for a fixed random `r`.
+pub fn evaluate<B: SparseGnnAutodiffBackend>(
+    dev: &B::Device,
+    adj: &Csr,
+    gopts: GraphOptions,
+    op: &Op,
+    inp: &Inputs,
+    seed: u64,
+) -> Evaluation {
+    let g = Graph::<B>::new(adj, dev, gopts);
+    let (nr, nc, nnz, f) = (adj.n_rows(), adj.n_cols(), adj.nnz(), inp.f);
+    let x = tensor::<B, 2>(
+        &inp.x,
+        [
+            if matches!(
+                op,
+                Op::Maxk { .. } | Op::MaxkDense { .. } | Op::Maxpool { .. }
+            ) {
+                nr
+            } else {
+                nc
+            },
+            f,
+        ],
+        dev,
+    )
+    .require_grad();
+    let w = inp.w.as_ref().map(|w| {
+        let h = w.len() / nnz.max(1);
+        tensor::<B, 2>(w, [nnz, h.max(1)], dev).require_grad()
+    });
+    let mut indices = None;
+    let mut extra: Vec<(&'static str, Tensor<B, 2>)> = Vec::new();
+    let out: Tensor<B, 2> = match *op {
+        Op::Spmm { reduce, .. } => {
+            ops::try_spmm(&g, w.clone(), x.clone(), reduce).expect("valid case")
+        }
+        Op::Sddmm { heads } => {
+            let a = tensor::<B, 2>(&inp.y, [nr, f], dev).require_grad();
+            extra.push(("a", a.clone()));
+            ops::try_sddmm(&g, a, x.clone(), heads).expect("valid case")
+        }
+        Op::EdgeSoftmax { heads } => {
+            let s = tensor::<B, 2>(&inp.y, [nnz, heads], dev).require_grad();
+            extra.push(("scores", s.clone()));
+            ops::try_edge_softmax(&g, s).expect("valid case")
+        }
+        Op::Sampled { spec, reduce, .. } => {
+            ops::try_sampled_spmm(&g, w.clone(), x.clone(), spec, reduce).expect("valid case")
+        }
+        Op::Maxk { k } => {
+            let c = ops::try_maxk(x.clone(), k).expect("valid case");
+            indices = Some(host_int(c.indices()));
+            c.values()
+        }
+        Op::MaxkDense { k } => ops::try_maxk(x.clone(), k).expect("valid case").to_dense(),
+        Op::Maxpool { spec } => {
+            let c = ops::try_maxpool(x.clone(), spec).expect("valid case");
+            indices = Some(host_int(c.indices()));
+            c.values()
+        }
+        Op::CbsrSpgemm { k, .. } => {
+            let c = ops::try_maxk(x.clone(), k).expect("valid case");
+            let w1 = w.clone().map(|w| w.reshape([nnz]));
+            ops::try_cbsr_spgemm(&g, w1, &c).expect("valid case")
+        }
+    };
+    let r_host = upstream(out.dims()[0] * out.dims()[1], seed);
+    let r = tensor::<B, 2>(&r_host, out.dims(), dev);
+    let out_host = host(out.clone());
+    let grads = (out * r).sum().backward();
+    let mut gl = Vec::new();
+    let uses_x = !matches!(op, Op::EdgeSoftmax { .. });
+    if uses_x {
+        if let Some(gx) = x.grad(&grads) {
+            gl.push(("x", host(gx)));
+        }
+    }
+    for (name, t) in extra {
+        if let Some(gt) = t.grad(&grads) {
+            gl.push((name, host(gt)));
+        }
+    }
+    if let Some(w) = w {
+        if let Some(gw) = w.grad(&grads) {
+            gl.push(("w", host(gw)));
+        }
+    }
+    Evaluation {
+        out: out_host,
+        indices,
+        grads: gl,
+    }
+}
+
+/// The CPU reference of the forward output (and selection indices).
+pub fn reference_forward(adj: &Csr, op: &Op, inp: &Inputs) -> (Vec<f64>, Option<Vec<i64>>) {
+    let csr = adj.as_ref();
+    let f = inp.f;
+    let ew = |heads: usize| {
+        inp.w.as_ref().map(|w| EdgeWeights {
+            values: w,
+            heads: heads.max(1),
+        })
+    };
+    let idx64 = |v: Vec<u32>| v.into_iter().map(|c| c as i64).collect::<Vec<_>>();
+    match *op {
+        Op::Spmm { reduce, heads } => (spmm_ref::spmm(&csr, ew(heads), &inp.x, f, reduce).0, None),
+        Op::Sddmm { heads } => (sddmm_ref::sddmm(&csr, &inp.y, &inp.x, f, heads), None),
+        Op::EdgeSoftmax { heads } => (softmax_ref::edge_softmax(&csr, &inp.y, heads), None),
+        Op::Sampled { spec, reduce, .. } => (
+            sample_ref::sampled_spmm(&csr, ew(1), &inp.x, f, &spec, reduce),
+            None,
+        ),
+        Op::Maxk { k } => {
+            let (v, i) = maxk_ref::maxk(&inp.x, adj.n_rows(), f, k);
+            (v, Some(idx64(i)))
+        }
+        Op::MaxkDense { k } => {
+            let (v, i) = maxk_ref::maxk(&inp.x, adj.n_rows(), f, k);
+            (cbsr_ref::to_dense(&v, &i, adj.n_rows(), k, f), None)
+        }
+        Op::Maxpool { spec } => {
+            let (v, i) = pool_ref::maxpool(&inp.x, adj.n_rows(), f, &spec);
+            (v, Some(idx64(i)))
+        }
+        Op::CbsrSpgemm { k, .. } => {
+            let (v, i) = maxk_ref::maxk(&inp.x, adj.n_cols(), f, k);
+            (cbsr_ref::spgemm(&csr, inp.w.as_deref(), &v, &i, k, f), None)
+        }
+    }
+}
+
+/// A named test graph.
+#[derive(Clone, Debug)]
+pub struct TestGraph {
+    /// Description.
+    pub name: String,
+    /// Structure.
+    pub adj: Csr,
+}
+
+/// The graphs of the suite: a square graph with a hub row, and a rectangular one whose hub row
+/// is split into several edge groups.
+pub fn test_graphs(cfg: &ConformanceConfig) -> Vec<TestGraph> {
+    let square = RandomGraphSpec {
+        hub_degree: cfg.hub_degree,
+        seed: cfg.seed,
+        ..Default::default()
+    };
+    let rect = RandomGraphSpec {
+        n_rows: 97,
+        n_cols: 211,
+        avg_degree: 5,
+        hub_degree: 700,
+        empty_fraction: 0.15,
+        self_loops: false,
+        duplicates: true,
+        seed: cfg.seed + 1,
+    };
+    vec![
+        TestGraph {
+            name: format!("sq{}+hub{}", square.n_rows, cfg.hub_degree),
+            adj: random_csr(&square),
+        },
+        TestGraph {
+            name: "rect97x211+hub700".into(),
+            adj: random_csr(&rect),
+        },
+    ]
+}
+
+/// The list of cases: `(graph index, op, width, tied values?)`.
+pub fn cases(cfg: &ConformanceConfig) -> Vec<(usize, Op, usize, bool)> {
+    let mut v = Vec::new();
+    for gi in 0..2 {
+        for &f in &cfg.widths {
+            for reduce in [Reduce::Sum, Reduce::Mean, Reduce::Max] {
+                v.push((gi, Op::Spmm { reduce, heads: 0 }, f, false));
+                v.push((gi, Op::Spmm { reduce, heads: 1 }, f, false));
+            }
+            v.push((gi, Op::Sddmm { heads: 1 }, f, false));
+        }
+        // multi-head weights and SDDMM
+        v.push((
+            gi,
+            Op::Spmm {
+                reduce: Reduce::Sum,
+                heads: 4,
+            },
+            64,
+            false,
+        ));
+        v.push((
+            gi,
+            Op::Spmm {
+                reduce: Reduce::Max,
+                heads: 3,
+            },
+            33,
+            false,
+        ));
+        v.push((gi, Op::Sddmm { heads: 4 }, 64, false));
+        v.push((gi, Op::Sddmm { heads: 3 }, 33, false));
+        v.push((gi, Op::EdgeSoftmax { heads: 1 }, 1, false));
+        v.push((gi, Op::EdgeSoftmax { heads: 3 }, 3, false));
+        for (width, mode, seed) in [
+            (1, Sampling::Bucket, 0),
+            (16, Sampling::FastRand, 0),
+            (16, Sampling::FastRand, 9),
+            (64, Sampling::Bucket, 3),
+        ] {
+            for reduce in [Reduce::Sum, Reduce::Mean] {
+                let spec = SampleSpec { width, mode, seed };
+                v.push((
+                    gi,
+                    Op::Sampled {
+                        spec,
+                        reduce,
+                        weighted: false,
+                    },
+                    33,
+                    false,
+                ));
+            }
+        }
+        v.push((
+            gi,
+            Op::Sampled {
+                spec: SampleSpec {
+                    width: 8,
+                    mode: Sampling::FastRand,
+                    seed: 5,
+                },
+                reduce: Reduce::Mean,
+                weighted: true,
+            },
+            7,
+            false,
+        ));
+        for (k, dim) in [(8, 64), (32, 256), (1, 37), (37, 37), (16, 130)] {
+            v.push((gi, Op::CbsrSpgemm { k, weighted: false }, dim, false));
+        }
+        v.push((
+            gi,
+            Op::CbsrSpgemm {
+                k: 5,
+                weighted: true,
+            },
+            33,
+            false,
+        ));
+    }
+    for (k, dim) in [
+        (1, 5),
+        (5, 5),
+        (3, 37),
+        (32, 256),
+        (64, 256),
+        (8, 300),
+        (300, 300),
+    ] {
+        v.push((0, Op::Maxk { k }, dim, false));
+        v.push((0, Op::Maxk { k }, dim, true));
+    }
+    v.push((0, Op::MaxkDense { k: 7 }, 33, false));
+    v.push((0, Op::MaxkDense { k: 16 }, 64, true));
+    for spec in [
+        PoolSpec {
+            windows: 4,
+            layout: PoolLayout::OneD,
+            channels: 1,
+        },
+        PoolSpec {
+            windows: 5,
+            layout: PoolLayout::OneD,
+            channels: 2,
+        },
+        PoolSpec {
+            windows: 16,
+            layout: PoolLayout::TwoD,
+            channels: 1,
+        },
+        PoolSpec {
+            windows: 64,
+            layout: PoolLayout::TwoD,
+            channels: 3,
+        },
+    ] {
+        let dim = if spec.layout == PoolLayout::TwoD {
+            256
+        } else {
+            37
+        };
+        v.push((0, Op::Maxpool { spec }, dim, false));
+        v.push((0, Op::Maxpool { spec }, dim, true));
+    }
+    if let Some(filter) = &cfg.filter {
+        v.retain(|(_, op, _, _)| op.name().contains(filter.as_str()));
+    }
+    v
+}
+
+/// Random inputs of a case.
+pub fn inputs(adj: &Csr, op: &Op, f: usize, tied: bool, seed: u64) -> Inputs {
+    let vals = |n: usize, s: u64| {
+        if tied {
+            random_tied_values(n, s)
+        } else {
+            random_values(n, s)
+        }
+    };
+    let (nr, nc, nnz) = (adj.n_rows(), adj.n_cols(), adj.nnz());
+    let rows_x = match op {
+        Op::Maxk { .. } | Op::MaxkDense { .. } | Op::Maxpool { .. } => nr,
+        _ => nc,
+    };
+    let x = vals(rows_x * f, seed);
+    let y = match op {
+        Op::Sddmm { .. } => vals(nr * f, seed + 1),
+        Op::EdgeSoftmax { heads } => random_values(nnz * heads, seed + 1)
+            .into_iter()
+            .map(|v| 8.0 * v)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let heads = match op {
+        Op::Spmm { heads, .. } => *heads,
+        Op::Sampled { weighted: true, .. } | Op::CbsrSpgemm { weighted: true, .. } => 1,
+        _ => 0,
+    };
+    let w = (heads > 0).then(|| random_values(nnz * heads, seed + 2));
+    Inputs { x, y, w, f }
+}
+
+fn describe(g: &TestGraph, op: &Op, f: usize, tied: bool) -> String {
+    let detail = match op {
+        Op::Spmm { reduce, heads } => format!("{reduce:?} w{heads}"),
+        Op::Sddmm { heads } | Op::EdgeSoftmax { heads } => format!("heads {heads}"),
+        Op::Sampled {
+            spec,
+            reduce,
+            weighted,
+        } => {
+            format!(
+                "{:?} S{} seed{} {reduce:?}{}",
+                spec.mode,
+                spec.width,
+                spec.seed,
+                if *weighted { " w" } else { "" }
+            )
+        }
+        Op::Maxk { k } | Op::MaxkDense { k } => format!("k{k}"),
+        Op::Maxpool { spec } => {
+            format!("{:?} win{} ch{}", spec.layout, spec.windows, spec.channels)
+        }
+        Op::CbsrSpgemm { k, weighted } => format!("k{k}{}", if *weighted { " w" } else { "" }),
+    };
+    let gname = if matches!(
+        op,
+        Op::Maxk { .. } | Op::MaxkDense { .. } | Op::Maxpool { .. }
+    ) {
+        "rows301"
+    } else {
+        g.name.as_str()
+    };
+    format!("{gname} f{f} {detail}{}", if tied { " ties" } else { "" })
+}
+
+/// Runs the suite on backend `B` (its inner backend runs the kernels; autodiff the backward).
+pub fn run<B: SparseGnnAutodiffBackend>(dev: &B::Device, cfg: &ConformanceConfig) -> Report {
+    run_with::<B>(dev, cfg, |_| None)
+}
+
+/// [`run`] with a hook that may skip a case (returns the reason), e.g. for a missing dtype.
+pub fn run_with<B: SparseGnnAutodiffBackend>(
+    dev: &B::Device,
+    cfg: &ConformanceConfig,
+    skip: impl Fn(&Op) -> Option<String>,
+) -> Report {
+    let graphs = test_graphs(cfg);
+    let ref_dev = Default::default();
+    let gopts = GraphOptions {
+        group_width: cfg.group_width,
+        ..Default::default()
+    };
+    let mut report = Report {
+        backend: <B as Backend>::name(dev),
+        results: Vec::new(),
+    };
+    for (ci, (gi, op, f, tied)) in cases(cfg).into_iter().enumerate() {
+        let g = &graphs[gi];
+        let case = describe(g, &op, f, tied);
+        let seed = cfg.seed.wrapping_mul(1000).wrapping_add(ci as u64);
+        if let Some(why) = skip(&op) {
+            report.results.push(CaseResult {
+                op: op.name().into(),
+                case,
+                check: "-".into(),
+                error: 0.0,
+                passed: false,
+                skipped: Some(why),
+            });
+            continue;
+        }
+        let inp = inputs(&g.adj, &op, f, tied, seed);
+        let got = evaluate::<B>(dev, &g.adj, gopts, &op, &inp, seed);
+        let (want, want_idx) = reference_forward(&g.adj, &op, &inp);
+        let mut push = |check: String, error: f64, passed: bool| {
+            report.results.push(CaseResult {
+                op: op.name().into(),
+                case: case.clone(),
+                check,
+                error,
+                passed,
+                skipped: None,
+            });
+        };
+        let e = normwise_error(&got.out, &want);
+        push("forward".into(), e, e <= cfg.tolerance);
+        if let Some(wi) = want_idx {
+            let same = got.indices.as_ref() == Some(&wi);
+            push("indices".into(), if same { 0.0 } else { 1.0 }, same);
+        }
+        let reference = evaluate::<RefBackend>(&ref_dev, &g.adj, gopts, &op, &inp, seed);
+        let names: Vec<&str> = reference.grads.iter().map(|g| g.0).collect();
+        for (name, want_g) in &reference.grads {
+            let got_g = got
+                .grads
+                .iter()
+                .find(|g| g.0 == *name)
+                .map(|g| g.1.as_slice())
+                .unwrap_or(&[]);
+            let e = normwise_error(got_g, want_g);
+            push(format!("grad {name}"), e, e <= cfg.tolerance);
+        }
+        if got.grads.len() != names.len() {
+            push("grad set".into(), 1.0, false);
+        }
+    }
+    report
+}
+
+/// Central finite differences of `sum(out * r)` against the autodiff gradients of the f64 CPU
+/// backend, on a sample of coordinates of every input of every differentiable case.
+pub fn finite_difference_checks(cfg: &ConformanceConfig, coords_per_input: usize) -> Report {
+    let graphs = test_graphs(cfg);
+    let dev = Default::default();
+    let gopts = GraphOptions {
+        group_width: cfg.group_width,
+        ..Default::default()
+    };
+    let mut report = Report {
+        backend: "finite differences (NdArray f64)".into(),
+        results: Vec::new(),
+    };
+    let eps = 1e-6;
+    for (ci, (gi, op, f, tied)) in cases(cfg).into_iter().enumerate() {
+        if tied {
+            continue; // ties make max / top-k non-differentiable
+        }
+        let g = &graphs[gi];
+        let seed = cfg.seed.wrapping_mul(1000).wrapping_add(ci as u64);
+        let inp = inputs(&g.adj, &op, f, false, seed);
+        let base = evaluate::<RefBackend>(&dev, &g.adj, gopts, &op, &inp, seed);
+        let r = upstream(base.out.len(), seed);
+        let loss = |inp: &Inputs| -> f64 {
+            let e = evaluate_forward(&dev, &g.adj, gopts, &op, inp);
+            e.iter().zip(&r).map(|(a, b)| a * b).sum()
+        };
+        for (name, grad) in &base.grads {
+            let mut errs = 0.0f64;
+            let scale = grad.iter().fold(1e-3f64, |m, v| m.max(v.abs()));
+            let n = grad.len();
+            // deterministic coordinate sample spread over the input, plus its extremes
+            let coords: Vec<usize> = (0..coords_per_input)
+                .map(|t| (t * 7919 + ci * 31) % n.max(1))
+                .chain([0, n.saturating_sub(1)])
+                .collect();
+            for &c in &coords {
+                let mut plus = inp.clone();
+                let mut minus = inp.clone();
+                *slot(&mut plus, name, c) += eps;
+                *slot(&mut minus, name, c) -= eps;
+                let fd = (loss(&plus) - loss(&minus)) / (2.0 * eps);
+                errs = errs.max((fd - grad[c]).abs() / scale);
+            }
+            report.results.push(CaseResult {
+                op: op.name().into(),
+                case: describe(g, &op, f, false),
+                check: format!("fd {name}"),
+                error: errs,
+                passed: errs <= 1e-5,
+                skipped: None,
+            });
+        }
+    }
+    report
+}
+
+/// The input value a gradient named `name` refers to.
+fn slot<'a>(inp: &'a mut Inputs, name: &str, c: usize) -> &'a mut f64 {
+    match name {
+        "x" => &mut inp.x[c],
+        "a" | "scores" => &mut inp.y[c],
+        _ => &mut inp.w.as_mut().expect("weighted case")[c],
+    }
+}
+
+/// Forward output only, on the f64 CPU backend (no autodiff bookkeeping).
+fn evaluate_forward(
+    dev: &burn::tensor::Device<RefBackend>,
+    adj: &Csr,
+    gopts: GraphOptions,
+    op: &Op,
+    inp: &Inputs,
+) -> Vec<f64> {
+    type Inner = <RefBackend as AutodiffBackend>::InnerBackend;
+    let g = Graph::<Inner>::new(adj, dev, gopts);
+    let (nr, nc, nnz, f) = (adj.n_rows(), adj.n_cols(), adj.nnz(), inp.f);
+    let sel = matches!(
+        op,
+        Op::Maxk { .. } | Op::MaxkDense { .. } | Op::Maxpool { .. }
+    );
+    let x = tensor::<Inner, 2>(&inp.x, [if sel { nr } else { nc }, f], dev);
+    let w = inp
+        .w
+        .as_ref()
+        .map(|w| tensor::<Inner, 2>(w, [nnz, (w.len() / nnz.max(1)).max(1)], dev));
+    let out = match *op {
+        Op::Spmm { reduce, .. } => ops::try_spmm(&g, w, x, reduce).expect("valid"),
+        Op::Sddmm { heads } => {
+            ops::try_sddmm(&g, tensor::<Inner, 2>(&inp.y, [nr, f], dev), x, heads).expect("valid")
+        }
+        Op::EdgeSoftmax { heads } => {
+            ops::try_edge_softmax(&g, tensor::<Inner, 2>(&inp.y, [nnz, heads], dev)).expect("valid")
+        }
+        Op::Sampled { spec, reduce, .. } => {
+            ops::try_sampled_spmm(&g, w, x, spec, reduce).expect("valid")
+        }
+        Op::Maxk { k } => ops::maxk(x, k).values(),
+        Op::MaxkDense { k } => ops::maxk(x, k).to_dense(),
+        Op::Maxpool { spec } => ops::maxpool(x, spec).values(),
+        Op::CbsrSpgemm { k, .. } => {
+            let c = ops::maxk(x, k);
+            ops::try_cbsr_spgemm(&g, w.map(|w| w.reshape([nnz])), &c).expect("valid")
+        }
+    };
+    host(out)
+}

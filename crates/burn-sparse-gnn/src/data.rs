@@ -1,0 +1,726 @@
+//! Host graph data: a validated CSR adjacency, node features, labels and splits.
+//!
+//! Convention: row `i` of the adjacency lists the in-neighbours of node `i` (row =
+//! destination, column = source), so an aggregation computes
+//! `out[i] = reduce_{j -> i} w(j -> i) * x[j]`. For the usual symmetric graphs the distinction
+//! does not matter.
+
+use crate::error::GraphError;
+use sparse_gnn_kernels::csr::{transpose, CsrRef};
+
+/// Largest number of nodes or edges a device graph can hold (indices are 32-bit).
+pub const MAX_INDEX: usize = i32::MAX as usize;
+
+/// How an edge list is turned into an adjacency.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Add the reverse of every edge.
+    pub symmetrize: bool,
+    /// Give every node a self-loop (nodes that already have one keep a single one when
+    /// `dedup` is on; without `dedup` an existing self-loop is not duplicated either).
+    pub add_self_loops: bool,
+    /// Merge duplicate edges (their weights add up).
+    pub dedup: bool,
+}
+
+impl BuildOptions {
+    /// Symmetrise and deduplicate (the usual preprocessing of an undirected edge list).
+    pub fn undirected() -> Self {
+        Self {
+            symmetrize: true,
+            add_self_loops: false,
+            dedup: true,
+        }
+    }
+}
+
+/// A validated CSR adjacency with optional edge weights (host memory).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Csr {
+    n_rows: usize,
+    n_cols: usize,
+    row_ptr: Vec<usize>,
+    col_idx: Vec<u32>,
+    weights: Option<Vec<f32>>,
+}
+
+impl Csr {
+    /// Builds a CSR from its arrays, checking every rule: `row_ptr` has `n_rows + 1` entries,
+    /// starts at 0, never decreases and ends at `col_idx.len()`; every column is in
+    /// `0..n_cols`; weights (if any) match the edges and are finite; sizes fit 32-bit indices.
+    pub fn new(
+        n_rows: usize,
+        n_cols: usize,
+        row_ptr: &[i64],
+        col_idx: &[i64],
+        weights: Option<Vec<f32>>,
+    ) -> Result<Self, GraphError> {
+        check_size("nodes", n_rows.max(n_cols))?;
+        check_size("edges", col_idx.len())?;
+        if row_ptr.len() != n_rows + 1 {
+            return Err(GraphError::RowPtrLength {
+                got: row_ptr.len(),
+                expected: n_rows + 1,
+            });
+        }
+        if row_ptr[0] != 0 {
+            return Err(GraphError::RowPtrStart(row_ptr[0]));
+        }
+        for (row, w) in row_ptr.windows(2).enumerate() {
+            if w[1] < w[0] {
+                return Err(GraphError::RowPtrNotMonotone {
+                    row,
+                    start: w[0],
+                    end: w[1],
+                });
+            }
+        }
+        let end = row_ptr[n_rows];
+        if end != col_idx.len() as i64 {
+            return Err(GraphError::RowPtrEnd {
+                end,
+                nnz: col_idx.len(),
+            });
+        }
+        let mut cols = Vec::with_capacity(col_idx.len());
+        for (edge, &c) in col_idx.iter().enumerate() {
+            if c < 0 || c as usize >= n_cols {
+                return Err(GraphError::ColumnOutOfRange {
+                    edge,
+                    col: c,
+                    n_cols,
+                });
+            }
+            cols.push(c as u32);
+        }
+        if let Some(w) = &weights {
+            check_weights(w, cols.len())?;
+        }
+        Ok(Self {
+            n_rows,
+            n_cols,
+            row_ptr: row_ptr.iter().map(|&v| v as usize).collect(),
+            col_idx: cols,
+            weights,
+        })
+    }
+
+    /// Builds the adjacency of `n_nodes` nodes from an edge list `src[e] -> dst[e]` (the CSR row
+    /// is the destination). Edges are sorted by (destination, source); `opts` can symmetrise,
+    /// add self-loops and merge duplicates.
+    pub fn from_edges(
+        n_nodes: usize,
+        src: &[i64],
+        dst: &[i64],
+        weights: Option<&[f32]>,
+        opts: BuildOptions,
+    ) -> Result<Self, GraphError> {
+        check_size("nodes", n_nodes)?;
+        if src.len() != dst.len() {
+            return Err(GraphError::EdgeListLength {
+                src: src.len(),
+                dst: dst.len(),
+            });
+        }
+        if let Some(w) = weights {
+            check_weights(w, src.len())?;
+        }
+        for (edge, &node) in src.iter().chain(dst.iter()).enumerate() {
+            if node < 0 || node as usize >= n_nodes {
+                let edge = if edge >= src.len() {
+                    edge - src.len()
+                } else {
+                    edge
+                };
+                return Err(GraphError::NodeOutOfRange {
+                    edge,
+                    node,
+                    n_nodes,
+                });
+            }
+        }
+        let mut edges: Vec<(u32, u32, f32)> =
+            Vec::with_capacity(src.len() * (1 + opts.symmetrize as usize));
+        for e in 0..src.len() {
+            let w = weights.map(|w| w[e]).unwrap_or(1.0);
+            edges.push((dst[e] as u32, src[e] as u32, w));
+            if opts.symmetrize && src[e] != dst[e] {
+                edges.push((src[e] as u32, dst[e] as u32, w));
+            }
+        }
+        if opts.add_self_loops {
+            let mut has = vec![false; n_nodes];
+            for &(r, c, _) in &edges {
+                if r == c {
+                    has[r as usize] = true;
+                }
+            }
+            for (i, h) in has.iter().enumerate() {
+                if !h {
+                    edges.push((i as u32, i as u32, 1.0));
+                }
+            }
+        }
+        edges.sort_by_key(|&(r, c, _)| (r, c));
+        if opts.dedup {
+            let mut merged: Vec<(u32, u32, f32)> = Vec::with_capacity(edges.len());
+            for (r, c, w) in edges {
+                match merged.last_mut() {
+                    Some(last) if last.0 == r && last.1 == c => last.2 += w,
+                    _ => merged.push((r, c, w)),
+                }
+            }
+            edges = merged;
+        }
+        check_size("edges", edges.len())?;
+        let mut row_ptr = vec![0usize; n_nodes + 1];
+        for &(r, _, _) in &edges {
+            row_ptr[r as usize + 1] += 1;
+        }
+        for i in 0..n_nodes {
+            row_ptr[i + 1] += row_ptr[i];
+        }
+        let col_idx = edges.iter().map(|e| e.1).collect();
+        let weights = weights.map(|_| edges.iter().map(|e| e.2).collect());
+        Ok(Self {
+            n_rows: n_nodes,
+            n_cols: n_nodes,
+            row_ptr,
+            col_idx,
+            weights,
+        })
+    }
+
+    /// Number of rows (destination nodes).
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+    /// Number of columns (source nodes).
+    pub fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+    /// Number of edges.
+    pub fn nnz(&self) -> usize {
+        self.col_idx.len()
+    }
+    /// Row pointer (`n_rows + 1` entries).
+    pub fn row_ptr(&self) -> &[usize] {
+        &self.row_ptr
+    }
+    /// Column of every edge.
+    pub fn col_idx(&self) -> &[u32] {
+        &self.col_idx
+    }
+    /// Edge weights, if any.
+    pub fn weights(&self) -> Option<&[f32]> {
+        self.weights.as_deref()
+    }
+    /// Replaces the edge weights (checked).
+    pub fn with_weights(mut self, weights: Option<Vec<f32>>) -> Result<Self, GraphError> {
+        if let Some(w) = &weights {
+            check_weights(w, self.nnz())?;
+        }
+        self.weights = weights;
+        Ok(self)
+    }
+    /// Borrowed view used by the references.
+    pub fn as_ref(&self) -> CsrRef<'_> {
+        CsrRef {
+            n_rows: self.n_rows,
+            n_cols: self.n_cols,
+            row_ptr: &self.row_ptr,
+            col_idx: &self.col_idx,
+        }
+    }
+    /// Number of edges of every row (in-degree of every node).
+    pub fn row_degrees(&self) -> Vec<usize> {
+        self.row_ptr.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+    /// Number of edges of every column (out-degree of every node).
+    pub fn col_degrees(&self) -> Vec<usize> {
+        let mut d = vec![0usize; self.n_cols];
+        for &c in &self.col_idx {
+            d[c as usize] += 1;
+        }
+        d
+    }
+    /// The transposed adjacency (weights follow their edges).
+    pub fn transposed(&self) -> Csr {
+        let t = transpose(&self.as_ref());
+        let weights = self
+            .weights
+            .as_ref()
+            .map(|w| t.perm.iter().map(|&e| w[e as usize]).collect());
+        Csr {
+            n_rows: self.n_cols,
+            n_cols: self.n_rows,
+            row_ptr: t.row_ptr,
+            col_idx: t.col_idx,
+            weights,
+        }
+    }
+    /// Whether the structure equals its transpose (an undirected graph stored both ways).
+    pub fn is_symmetric(&self) -> bool {
+        if self.n_rows != self.n_cols {
+            return false;
+        }
+        let t = transpose(&self.as_ref());
+        // rows of the transpose are in CSR order of the original rows, i.e. ascending when the
+        // original rows are traversed in order; compare as sorted sets per row
+        (0..self.n_rows).all(|i| {
+            let mut a: Vec<u32> = self.col_idx[self.row_ptr[i]..self.row_ptr[i + 1]].to_vec();
+            let mut b: Vec<u32> = t.col_idx[t.row_ptr[i]..t.row_ptr[i + 1]].to_vec();
+            a.sort_unstable();
+            b.sort_unstable();
+            a == b
+        })
+    }
+    /// Number of self-loops.
+    pub fn self_loops(&self) -> usize {
+        (0..self.n_rows)
+            .map(|i| {
+                self.col_idx[self.row_ptr[i]..self.row_ptr[i + 1]]
+                    .iter()
+                    .filter(|&&c| c as usize == i)
+                    .count()
+            })
+            .sum()
+    }
+}
+
+fn check_size(what: &'static str, count: usize) -> Result<(), GraphError> {
+    if count > MAX_INDEX {
+        return Err(GraphError::TooLarge {
+            what,
+            count,
+            limit: MAX_INDEX,
+        });
+    }
+    Ok(())
+}
+
+fn check_weights(w: &[f32], nnz: usize) -> Result<(), GraphError> {
+    if w.len() != nnz {
+        return Err(GraphError::WeightsLength { got: w.len(), nnz });
+    }
+    if let Some((edge, &value)) = w.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(GraphError::NonFiniteWeight { edge, value });
+    }
+    Ok(())
+}
+
+/// Node features, dense or sparse (CSR).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Features {
+    /// Row-major `[n, f]`.
+    Dense { n: usize, f: usize, data: Vec<f32> },
+    /// CSR `[n, f]` (bag-of-words style features).
+    Sparse {
+        n: usize,
+        f: usize,
+        indptr: Vec<usize>,
+        indices: Vec<u32>,
+        data: Vec<f32>,
+    },
+}
+
+impl Features {
+    /// Dense features, checked: `data.len() == n * f` and every value finite.
+    pub fn dense(n: usize, f: usize, data: Vec<f32>) -> Result<Self, GraphError> {
+        if data.len() != n * f {
+            return Err(GraphError::FeatureShape(format!(
+                "{} values cannot form [{n}, {f}]",
+                data.len()
+            )));
+        }
+        if let Some(p) = data.iter().position(|v| !v.is_finite()) {
+            return Err(GraphError::NonFiniteFeature {
+                node: p / f.max(1),
+                feature: p % f.max(1),
+                value: data[p],
+            });
+        }
+        Ok(Self::Dense { n, f, data })
+    }
+
+    /// Sparse features from CSR arrays, checked like an adjacency, plus finite values.
+    pub fn sparse(
+        n: usize,
+        f: usize,
+        indptr: &[i64],
+        indices: &[i64],
+        data: Vec<f32>,
+    ) -> Result<Self, GraphError> {
+        let csr = Csr::new(n, f, indptr, indices, None)
+            .map_err(|e| GraphError::FeatureShape(e.to_string()))?;
+        if data.len() != csr.nnz() {
+            return Err(GraphError::FeatureShape(format!(
+                "{} values for {} stored entries",
+                data.len(),
+                csr.nnz()
+            )));
+        }
+        if let Some(p) = data.iter().position(|v| !v.is_finite()) {
+            let node = csr.row_ptr.partition_point(|&s| s <= p) - 1;
+            return Err(GraphError::NonFiniteFeature {
+                node,
+                feature: csr.col_idx[p] as usize,
+                value: data[p],
+            });
+        }
+        Ok(Self::Sparse {
+            n,
+            f,
+            indptr: csr.row_ptr,
+            indices: csr.col_idx,
+            data,
+        })
+    }
+
+    /// Number of nodes.
+    pub fn n(&self) -> usize {
+        match self {
+            Self::Dense { n, .. } | Self::Sparse { n, .. } => *n,
+        }
+    }
+    /// Feature width.
+    pub fn width(&self) -> usize {
+        match self {
+            Self::Dense { f, .. } | Self::Sparse { f, .. } => *f,
+        }
+    }
+    /// Row-major dense copy.
+    pub fn to_dense(&self) -> Vec<f32> {
+        match self {
+            Self::Dense { data, .. } => data.clone(),
+            Self::Sparse {
+                n,
+                f,
+                indptr,
+                indices,
+                data,
+            } => {
+                let mut out = vec![0.0f32; n * f];
+                for i in 0..*n {
+                    for p in indptr[i]..indptr[i + 1] {
+                        out[i * f + indices[p] as usize] += data[p];
+                    }
+                }
+                out
+            }
+        }
+    }
+}
+
+/// Train / validation / test node ids.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Split {
+    /// Training nodes.
+    pub train: Vec<u32>,
+    /// Validation nodes.
+    pub valid: Vec<u32>,
+    /// Test nodes.
+    pub test: Vec<u32>,
+}
+
+/// A node-classification dataset: adjacency, features, labels (`-1` = unlabeled), classes and
+/// an optional split. Built only through [`GraphData::new`], which validates everything.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphData {
+    /// Name shown in logs and results.
+    pub name: String,
+    adj: Csr,
+    features: Features,
+    labels: Vec<i64>,
+    num_classes: usize,
+    split: Option<Split>,
+}
+
+impl GraphData {
+    /// Checks that features and labels cover every node, labels are `-1` or in
+    /// `0..num_classes`, and split ids are in range and labeled.
+    pub fn new(
+        name: impl Into<String>,
+        adj: Csr,
+        features: Features,
+        labels: Vec<i64>,
+        num_classes: usize,
+        split: Option<Split>,
+    ) -> Result<Self, GraphError> {
+        let n = adj.n_rows();
+        if adj.n_cols() != n {
+            return Err(GraphError::NodeCount {
+                what: "adjacency columns",
+                got: adj.n_cols(),
+                nodes: n,
+            });
+        }
+        if features.n() != n {
+            return Err(GraphError::NodeCount {
+                what: "features",
+                got: features.n(),
+                nodes: n,
+            });
+        }
+        if labels.len() != n {
+            return Err(GraphError::LabelCount {
+                got: labels.len(),
+                nodes: n,
+            });
+        }
+        for (node, &label) in labels.iter().enumerate() {
+            if label < -1 || label >= num_classes as i64 {
+                return Err(GraphError::LabelOutOfRange {
+                    node,
+                    label,
+                    classes: num_classes,
+                });
+            }
+        }
+        if let Some(s) = &split {
+            for (name, ids) in [("train", &s.train), ("valid", &s.valid), ("test", &s.test)] {
+                for &node in ids.iter() {
+                    if node as usize >= n {
+                        return Err(GraphError::SplitOutOfRange {
+                            split: name,
+                            node: node as i64,
+                            n_nodes: n,
+                        });
+                    }
+                    if labels[node as usize] < 0 {
+                        return Err(GraphError::UnlabeledSplitNode {
+                            split: name,
+                            node: node as usize,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(Self {
+            name: name.into(),
+            adj,
+            features,
+            labels,
+            num_classes,
+            split,
+        })
+    }
+
+    /// Converts split ids given as i64 (as files store them), checking their range.
+    pub fn split_from_i64(
+        train: &[i64],
+        valid: &[i64],
+        test: &[i64],
+        n_nodes: usize,
+    ) -> Result<Split, GraphError> {
+        let conv = |name: &'static str, v: &[i64]| -> Result<Vec<u32>, GraphError> {
+            v.iter()
+                .map(|&node| {
+                    if node < 0 || node as usize >= n_nodes {
+                        Err(GraphError::SplitOutOfRange {
+                            split: name,
+                            node,
+                            n_nodes,
+                        })
+                    } else {
+                        Ok(node as u32)
+                    }
+                })
+                .collect()
+        };
+        Ok(Split {
+            train: conv("train", train)?,
+            valid: conv("valid", valid)?,
+            test: conv("test", test)?,
+        })
+    }
+
+    /// The adjacency.
+    pub fn adjacency(&self) -> &Csr {
+        &self.adj
+    }
+    /// Replaces the adjacency (same number of nodes).
+    pub fn with_adjacency(mut self, adj: Csr) -> Result<Self, GraphError> {
+        if adj.n_rows() != self.num_nodes() || adj.n_cols() != self.num_nodes() {
+            return Err(GraphError::NodeCount {
+                what: "new adjacency",
+                got: adj.n_rows(),
+                nodes: self.num_nodes(),
+            });
+        }
+        self.adj = adj;
+        Ok(self)
+    }
+    /// Node features.
+    pub fn features(&self) -> &Features {
+        &self.features
+    }
+    /// Labels, `-1` for unlabeled nodes.
+    pub fn labels(&self) -> &[i64] {
+        &self.labels
+    }
+    /// Number of classes.
+    pub fn num_classes(&self) -> usize {
+        self.num_classes
+    }
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.adj.n_rows()
+    }
+    /// The split, if the dataset has one.
+    pub fn split(&self) -> Option<&Split> {
+        self.split.as_ref()
+    }
+    /// Sets the split (checked like in [`GraphData::new`]).
+    pub fn with_split(self, split: Split) -> Result<Self, GraphError> {
+        let GraphData {
+            name,
+            adj,
+            features,
+            labels,
+            num_classes,
+            ..
+        } = self;
+        GraphData::new(name, adj, features, labels, num_classes, Some(split))
+    }
+
+    /// Statistics for `info` and result files.
+    pub fn stats(&self) -> DatasetStats {
+        let deg = self.adj.row_degrees();
+        let n = self.num_nodes();
+        let mut sorted = deg.clone();
+        sorted.sort_unstable();
+        let pct = |p: f64| {
+            if n == 0 {
+                0
+            } else {
+                sorted[((n - 1) as f64 * p).round() as usize]
+            }
+        };
+        let (mut same, mut labeled_edges) = (0usize, 0usize);
+        for i in 0..n {
+            for &j in &self.adj.col_idx()[self.adj.row_ptr()[i]..self.adj.row_ptr()[i + 1]] {
+                let (a, b) = (self.labels[i], self.labels[j as usize]);
+                if a >= 0 && b >= 0 {
+                    labeled_edges += 1;
+                    same += (a == b) as usize;
+                }
+            }
+        }
+        let mut class_counts = vec![0usize; self.num_classes];
+        for &l in &self.labels {
+            if l >= 0 {
+                class_counts[l as usize] += 1;
+            }
+        }
+        DatasetStats {
+            name: self.name.clone(),
+            nodes: n,
+            edges: self.adj.nnz(),
+            features: self.features.width(),
+            classes: self.num_classes,
+            labeled: self.labels.iter().filter(|&&l| l >= 0).count(),
+            degree_min: sorted.first().copied().unwrap_or(0),
+            degree_median: pct(0.5),
+            degree_p99: pct(0.99),
+            degree_max: sorted.last().copied().unwrap_or(0),
+            degree_mean: if n == 0 {
+                0.0
+            } else {
+                self.adj.nnz() as f64 / n as f64
+            },
+            isolated: deg.iter().filter(|&&d| d == 0).count(),
+            self_loops: self.adj.self_loops(),
+            symmetric: self.adj.is_symmetric(),
+            edge_homophily: if labeled_edges == 0 {
+                f64::NAN
+            } else {
+                same as f64 / labeled_edges as f64
+            },
+            class_counts,
+            split_sizes: self
+                .split
+                .as_ref()
+                .map(|s| [s.train.len(), s.valid.len(), s.test.len()]),
+        }
+    }
+}
+
+/// Summary statistics of a dataset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DatasetStats {
+    pub name: String,
+    pub nodes: usize,
+    pub edges: usize,
+    pub features: usize,
+    pub classes: usize,
+    pub labeled: usize,
+    pub degree_min: usize,
+    pub degree_median: usize,
+    pub degree_p99: usize,
+    pub degree_max: usize,
+    pub degree_mean: f64,
+    pub isolated: usize,
+    pub self_loops: usize,
+    pub symmetric: bool,
+    /// Fraction of edges (between labeled nodes) whose endpoints share a label.
+    pub edge_homophily: f64,
+    pub class_counts: Vec<usize>,
+    /// Train / valid / test sizes.
+    pub split_sizes: Option<[usize; 3]>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edge_list_options() {
+        let src = [0i64, 1, 1, 2];
+        let dst = [1i64, 2, 2, 2];
+        let plain = Csr::from_edges(3, &src, &dst, None, BuildOptions::default()).unwrap();
+        assert_eq!(plain.row_ptr(), &[0, 0, 1, 4]);
+        assert_eq!(plain.col_idx(), &[0, 1, 1, 2]);
+        let dd = Csr::from_edges(
+            3,
+            &src,
+            &dst,
+            None,
+            BuildOptions {
+                dedup: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(dd.col_idx(), &[0, 1, 2]);
+        let sym = Csr::from_edges(3, &src, &dst, None, BuildOptions::undirected()).unwrap();
+        assert!(sym.is_symmetric());
+        assert_eq!(sym.nnz(), 5); // 0-1, 1-0, 1-2, 2-1, 2-2
+        let sl = Csr::from_edges(
+            3,
+            &src,
+            &dst,
+            None,
+            BuildOptions {
+                add_self_loops: true,
+                dedup: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(sl.self_loops(), 3);
+        let w = [1.0f32, 2.0, 3.0, 4.0];
+        let wd = Csr::from_edges(
+            3,
+            &src,
+            &dst,
+            Some(&w),
+            BuildOptions {
+                dedup: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(wd.weights().unwrap(), &[1.0, 5.0, 4.0]);
+    }
+}

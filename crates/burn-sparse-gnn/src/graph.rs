@@ -1,0 +1,336 @@
+//! Device graphs: the CSR structure uploaded once, with its transpose, degree norms and the
+//! edge-group partition every kernel uses for load balance.
+
+use crate::data::{Csr, GraphData};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::ops::IntTensor;
+use burn::tensor::{DType, Int, Tensor, TensorData};
+use sparse_gnn_kernels::csr::{transpose, CsrRef, EdgeGroups};
+use std::time::Instant;
+
+/// Edge-group partition on the device (see [`EdgeGroups`]); arrays of length 0 are stored with
+/// one padding entry so that every backend can allocate them, the counts are exact.
+#[derive(Clone, Debug)]
+pub struct GroupsPrim<I> {
+    /// Maximum edges per group.
+    pub width: usize,
+    /// Number of groups.
+    pub len: usize,
+    /// Number of staging slots (groups of split rows).
+    pub n_slots: usize,
+    /// Number of split rows.
+    pub n_split_rows: usize,
+    /// `[len + 1]` edge offsets.
+    pub ptr: I,
+    /// `[len]` row of each group.
+    pub row: I,
+    /// `[len]` staging slot or -1.
+    pub slot: I,
+    /// `[n_split_rows]` split rows.
+    pub split_rows: I,
+    /// `[n_split_rows + 1]` slot offsets of the split rows.
+    pub split_ptr: I,
+}
+
+/// One CSR structure on the device (the adjacency or its transpose), all indices i32.
+#[derive(Clone, Debug)]
+pub struct CsrPrim<I> {
+    /// Rows.
+    pub n_rows: usize,
+    /// Columns.
+    pub n_cols: usize,
+    /// Edges.
+    pub nnz: usize,
+    /// Longest row.
+    pub max_degree: usize,
+    /// `[n_rows + 1]`.
+    pub row_ptr: I,
+    /// `[nnz]` (padded to 1 when empty).
+    pub col_idx: I,
+    /// Edge groups of this structure.
+    pub groups: GroupsPrim<I>,
+}
+
+/// The primitive form of a device graph: adjacency (`csr`), transpose (`csc`, whose `k`-th
+/// edge is edge `t_perm[k]` of `csr`). Holds only integer primitives, which are the same type
+/// for a backend and its `Autodiff` wrapper.
+#[derive(Clone, Debug)]
+pub struct GraphPrim<I> {
+    /// Adjacency: row = destination.
+    pub csr: CsrPrim<I>,
+    /// Transpose: row = source.
+    pub csc: CsrPrim<I>,
+    /// `[nnz]` CSR edge id of every transposed edge.
+    pub t_perm: I,
+    /// Kernel choices.
+    pub policy: KernelPolicy,
+}
+
+/// [`GraphPrim`] over a backend's integer primitive.
+pub type GraphPrimitive<B> = GraphPrim<IntTensor<B>>;
+
+impl<I> GroupsPrim<I> {
+    fn map<J>(self, f: &mut impl FnMut(I) -> J) -> GroupsPrim<J> {
+        GroupsPrim {
+            width: self.width,
+            len: self.len,
+            n_slots: self.n_slots,
+            n_split_rows: self.n_split_rows,
+            ptr: f(self.ptr),
+            row: f(self.row),
+            slot: f(self.slot),
+            split_rows: f(self.split_rows),
+            split_ptr: f(self.split_ptr),
+        }
+    }
+}
+
+impl<I> CsrPrim<I> {
+    /// Applies `f` to every integer array (e.g. to move between backends).
+    pub fn map<J>(self, f: &mut impl FnMut(I) -> J) -> CsrPrim<J> {
+        CsrPrim {
+            n_rows: self.n_rows,
+            n_cols: self.n_cols,
+            nnz: self.nnz,
+            max_degree: self.max_degree,
+            row_ptr: f(self.row_ptr),
+            col_idx: f(self.col_idx),
+            groups: self.groups.map(f),
+        }
+    }
+}
+
+impl<I> GraphPrim<I> {
+    /// Applies `f` to every integer array.
+    pub fn map<J>(self, mut f: impl FnMut(I) -> J) -> GraphPrim<J> {
+        GraphPrim {
+            csr: self.csr.map(&mut f),
+            csc: self.csc.map(&mut f),
+            t_perm: f(self.t_perm),
+            policy: self.policy,
+        }
+    }
+}
+
+/// How the SSpMM backward of the CBSR SpGEMM accumulates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SspmmStrategy {
+    /// Gather over the transpose: deterministic, no atomics.
+    #[default]
+    Gather,
+    /// MaxK-GNN's outer product with atomic accumulation into the CBSR values: not
+    /// deterministic (float addition order varies). Falls back to `Gather` on backends
+    /// without float atomics.
+    OuterAtomic,
+}
+
+/// Kernel choices that trade determinism for speed; the defaults are deterministic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KernelPolicy {
+    /// SSpMM accumulation.
+    pub sspmm: SspmmStrategy,
+    /// Combine the split rows of the CBSR SpGEMM with float atomics instead of a staging
+    /// buffer and a second pass (not deterministic).
+    pub spgemm_atomic: bool,
+}
+
+/// Options of a device graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphOptions {
+    /// Maximum edges per edge group (load-balance unit of the kernels).
+    pub group_width: usize,
+    /// Kernel choices.
+    pub policy: KernelPolicy,
+}
+
+impl Default for GraphOptions {
+    fn default() -> Self {
+        Self {
+            group_width: 256,
+            policy: KernelPolicy::default(),
+        }
+    }
+}
+
+/// Degree normalisations of every node (0 where the degree is 0).
+#[derive(Clone, Debug)]
+pub struct DegreeNorms<B: Backend> {
+    /// `1 / d_in` (row degree).
+    pub in_inv: Tensor<B, 1>,
+    /// `1 / sqrt(d_in)`.
+    pub in_inv_sqrt: Tensor<B, 1>,
+    /// `1 / d_out` (column degree).
+    pub out_inv: Tensor<B, 1>,
+    /// `1 / sqrt(d_out)`.
+    pub out_inv_sqrt: Tensor<B, 1>,
+}
+
+/// A graph on a device: the structure every sparse op of [`crate::ops`] takes.
+#[derive(Clone, Debug)]
+pub struct Graph<B: Backend> {
+    prim: GraphPrimitive<B>,
+    weights: Option<Tensor<B, 1>>,
+    norms: DegreeNorms<B>,
+    setup_seconds: f64,
+}
+
+fn int_tensor<B: Backend>(mut v: Vec<i32>, device: &B::Device) -> IntTensor<B> {
+    if v.is_empty() {
+        v.push(0);
+    }
+    let n = v.len();
+    Tensor::<B, 1, Int>::from_data(TensorData::new(v, [n]), (device, DType::I32)).into_primitive()
+}
+
+fn to_i32<T: Copy + TryInto<i32>>(v: &[T]) -> Vec<i32> {
+    v.iter()
+        .map(|&x| {
+            x.try_into()
+                .ok()
+                .expect("sizes were checked against the i32 limit")
+        })
+        .collect()
+}
+
+fn upload_csr<B: Backend>(
+    csr: &CsrRef<'_>,
+    width: usize,
+    device: &B::Device,
+) -> CsrPrim<IntTensor<B>> {
+    let g = EdgeGroups::new(csr, width);
+    let max_degree = (0..csr.n_rows).map(|i| csr.degree(i)).max().unwrap_or(0);
+    CsrPrim {
+        n_rows: csr.n_rows,
+        n_cols: csr.n_cols,
+        nnz: csr.nnz(),
+        max_degree,
+        row_ptr: int_tensor::<B>(to_i32(csr.row_ptr), device),
+        col_idx: int_tensor::<B>(to_i32(csr.col_idx), device),
+        groups: GroupsPrim {
+            width: g.width,
+            len: g.len(),
+            n_slots: g.n_slots(),
+            n_split_rows: g.split_rows.len(),
+            ptr: int_tensor::<B>(to_i32(&g.ptr), device),
+            row: int_tensor::<B>(to_i32(&g.row), device),
+            slot: int_tensor::<B>(g.slot.clone(), device),
+            split_rows: int_tensor::<B>(to_i32(&g.split_rows), device),
+            split_ptr: int_tensor::<B>(to_i32(&g.split_ptr), device),
+        },
+    }
+}
+
+fn norms(deg: &[usize]) -> (Vec<f32>, Vec<f32>) {
+    let inv = deg
+        .iter()
+        .map(|&d| if d == 0 { 0.0 } else { 1.0 / d as f32 })
+        .collect();
+    let inv_sqrt = deg
+        .iter()
+        .map(|&d| if d == 0 { 0.0 } else { 1.0 / (d as f32).sqrt() })
+        .collect();
+    (inv, inv_sqrt)
+}
+
+/// A float tensor in the backend's float type (the device default dtype is shared by every
+/// backend of a device, so it is not used here).
+fn float_tensor<B: Backend>(v: Vec<f32>, device: &B::Device) -> Tensor<B, 1> {
+    let n = v.len();
+    let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
+    Tensor::from_data(
+        TensorData::new(v, [n]).convert_dtype(dtype),
+        (device, dtype),
+    )
+}
+
+impl<B: Backend> Graph<B> {
+    /// Uploads `adj` and precomputes its transpose, degree norms and edge groups
+    /// (O(N + E) host work, timed in [`Graph::setup_seconds`]).
+    pub fn new(adj: &Csr, device: &B::Device, opts: GraphOptions) -> Self {
+        let start = Instant::now();
+        let r = adj.as_ref();
+        let t = transpose(&r);
+        let tr = t.as_csr(&r);
+        let prim = GraphPrim {
+            csr: upload_csr::<B>(&r, opts.group_width, device),
+            csc: upload_csr::<B>(&tr, opts.group_width, device),
+            t_perm: int_tensor::<B>(to_i32(&t.perm), device),
+            policy: opts.policy,
+        };
+        let (in_inv, in_inv_sqrt) = norms(&adj.row_degrees());
+        let (out_inv, out_inv_sqrt) = norms(&adj.col_degrees());
+        let norms = DegreeNorms {
+            in_inv: float_tensor(in_inv, device),
+            in_inv_sqrt: float_tensor(in_inv_sqrt, device),
+            out_inv: float_tensor(out_inv, device),
+            out_inv_sqrt: float_tensor(out_inv_sqrt, device),
+        };
+        let weights = adj.weights().map(|w| float_tensor(w.to_vec(), device));
+        Self {
+            prim,
+            weights,
+            norms,
+            setup_seconds: start.elapsed().as_secs_f64(),
+        }
+    }
+
+    /// [`Graph::new`] on the adjacency of a dataset.
+    pub fn from_data(data: &GraphData, device: &B::Device, opts: GraphOptions) -> Self {
+        Self::new(data.adjacency(), device, opts)
+    }
+
+    /// Primitive form (for backend implementations).
+    pub fn prim(&self) -> &GraphPrimitive<B> {
+        &self.prim
+    }
+    /// Number of nodes (rows).
+    pub fn num_nodes(&self) -> usize {
+        self.prim.csr.n_rows
+    }
+    /// Number of rows (destination nodes).
+    pub fn n_rows(&self) -> usize {
+        self.prim.csr.n_rows
+    }
+    /// Number of columns (source nodes).
+    pub fn n_cols(&self) -> usize {
+        self.prim.csr.n_cols
+    }
+    /// Number of edges.
+    pub fn num_edges(&self) -> usize {
+        self.prim.csr.nnz
+    }
+    /// Stored edge weights (from the adjacency), if any.
+    pub fn weights(&self) -> Option<&Tensor<B, 1>> {
+        self.weights.as_ref()
+    }
+    /// Degree norms.
+    pub fn norms(&self) -> &DegreeNorms<B> {
+        &self.norms
+    }
+    /// Seconds spent building the device graph.
+    pub fn setup_seconds(&self) -> f64 {
+        self.setup_seconds
+    }
+    /// Device of the graph.
+    pub fn device(&self) -> B::Device {
+        self.norms.in_inv.device()
+    }
+}
+
+impl<B: AutodiffBackend> Graph<B> {
+    /// The same graph on the inner (non-autodiff) backend, sharing the device buffers.
+    pub fn inner(&self) -> Graph<B::InnerBackend> {
+        let n = &self.norms;
+        Graph {
+            prim: self.prim.clone().map(B::int_inner),
+            weights: self.weights.as_ref().map(|w| w.clone().inner()),
+            norms: DegreeNorms {
+                in_inv: n.in_inv.clone().inner(),
+                in_inv_sqrt: n.in_inv_sqrt.clone().inner(),
+                out_inv: n.out_inv.clone().inner(),
+                out_inv_sqrt: n.out_inv_sqrt.clone().inner(),
+            },
+            setup_seconds: self.setup_seconds,
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! # burn-sparse-gnn
+//!
+//! Sparse graph operations for [Burn](https://burn.dev): SpMM (sum / mean / max, weighted,
+//! multi-head), SDDMM, edge softmax, ES-SpMM sampled aggregation, MaxK and k-max-pooling into
+//! the CBSR format, CBSR SpGEMM / SSpMM, as a backend extension trait with
+//! - a CPU implementation (NdArray, on the references of `sparse-gnn-kernels`),
+//! - CubeCL kernels for `CubeBackend` (CUDA and wgpu),
+//! - `Autodiff<B>` with hand-written backward passes (no float atomics).
+//!
+//! ```
+//! use burn::backend::{Autodiff, NdArray};
+//! use burn::tensor::Tensor;
+//! use burn_sparse_gnn::{ops, BuildOptions, Csr, Graph, GraphOptions, Reduce};
+//!
+//! type B = Autodiff<NdArray>;
+//! let device = Default::default();
+//! // a triangle 0-1-2, stored both ways
+//! let adj = Csr::from_edges(3, &[0, 1, 2], &[1, 2, 0], None, BuildOptions::undirected()).unwrap();
+//! let g = Graph::<B>::new(&adj, &device, GraphOptions::default());
+//! let x = Tensor::<B, 2>::from_data([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], &device).require_grad();
+//! let h = ops::spmm(&g, x.clone(), Reduce::Mean);           // neighbour mean
+//! let grads = h.sum().backward();
+//! assert_eq!(x.grad(&grads).unwrap().dims(), [3, 2]);
+//! ```
+
+pub mod autodiff;
+pub mod backend;
+pub mod conformance;
+pub mod data;
+pub mod error;
+pub mod graph;
+pub(crate) mod host;
+mod ndarray;
+pub mod ops;
+pub mod random;
+
+pub use backend::{
+    CbsrPrim, PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend,
+    SparseGnnBackend,
+};
+pub use data::{BuildOptions, Csr, DatasetStats, Features, GraphData, Split};
+pub use error::{Error, GraphError, OpError};
+pub use graph::{Graph, GraphOptions, KernelPolicy, SspmmStrategy};
+pub use ops::Cbsr;
+
+/// The CPU backend (NdArray, f32).
+pub type Cpu = burn::backend::NdArray<f32, i32>;

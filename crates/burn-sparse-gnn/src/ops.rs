@@ -1,0 +1,330 @@
+//! Tensor-level sparse operations: what models call. Each function dispatches to
+//! [`SparseGnnBackend`], is differentiable on `Autodiff<B>`, and has a `try_` form that
+//! returns an [`OpError`] instead of panicking on bad arguments.
+
+use crate::backend::{CbsrPrim, PoolSpec, Reduce, SampleSpec, SparseGnnBackend};
+use crate::error::OpError;
+use crate::graph::Graph;
+use burn::tensor::backend::Backend;
+use burn::tensor::{Int, Tensor, TensorPrimitive};
+
+fn float<B: Backend, const D: usize>(t: Tensor<B, D>) -> burn::tensor::ops::FloatTensor<B> {
+    t.into_primitive().tensor()
+}
+
+fn wrap<B: Backend, const D: usize>(t: burn::tensor::ops::FloatTensor<B>) -> Tensor<B, D> {
+    Tensor::from_primitive(TensorPrimitive::Float(t))
+}
+
+fn expect_rows(
+    op: &'static str,
+    what: &'static str,
+    dims: &[usize],
+    rows: usize,
+) -> Result<(), OpError> {
+    if dims[0] != rows {
+        return Err(OpError::Shape {
+            op,
+            what,
+            got: dims.to_vec(),
+            expected: format!("[{rows}, _]"),
+        });
+    }
+    Ok(())
+}
+
+fn check_weights(
+    op: &'static str,
+    dims: &[usize],
+    nnz: usize,
+    width: usize,
+) -> Result<usize, OpError> {
+    let heads = if dims.len() == 1 { 1 } else { dims[1] };
+    if dims[0] != nnz || dims.len() > 2 {
+        return Err(OpError::Shape {
+            op,
+            what: "edge weights",
+            got: dims.to_vec(),
+            expected: format!("[{nnz}] or [{nnz}, heads]"),
+        });
+    }
+    if heads == 0 || width % heads != 0 {
+        return Err(OpError::Heads { op, heads, width });
+    }
+    Ok(heads)
+}
+
+/// A CBSR matrix: `k` (value, column) entries per row of a `dim`-wide matrix, as MaxK and
+/// k-max-pooling produce. Its values are differentiable.
+#[derive(Clone, Debug)]
+pub struct Cbsr<B: Backend> {
+    prim: CbsrPrim<B>,
+}
+
+impl<B: SparseGnnBackend> Cbsr<B> {
+    /// Wraps a primitive.
+    pub fn from_prim(prim: CbsrPrim<B>) -> Self {
+        Self { prim }
+    }
+    /// The primitive.
+    pub fn prim(&self) -> &CbsrPrim<B> {
+        &self.prim
+    }
+    /// `[n, k]` values.
+    pub fn values(&self) -> Tensor<B, 2> {
+        wrap(self.prim.values.clone())
+    }
+    /// `[n, k]` column ids (unpacked).
+    pub fn indices(&self) -> Tensor<B, 2, Int> {
+        Tensor::from_primitive(B::cbsr_indices(&self.prim))
+    }
+    /// Entries per row.
+    pub fn k(&self) -> usize {
+        self.prim.k
+    }
+    /// Width of the dense rows.
+    pub fn dim(&self) -> usize {
+        self.prim.dim
+    }
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        self.prim.n
+    }
+    /// Dense `[n, dim]` form (zeros off the pattern), differentiable.
+    pub fn to_dense(&self) -> Tensor<B, 2> {
+        wrap(B::ad_cbsr_to_dense(&self.prim))
+    }
+    /// The same pattern with other values (`[n, k]`), e.g. after an element-wise op.
+    pub fn with_values(&self, values: Tensor<B, 2>) -> Self {
+        let mut prim = self.prim.clone();
+        prim.values = float(values);
+        Self { prim }
+    }
+}
+
+/// SpMM with optional edge weights `w` (`[nnz]` or `[nnz, heads]`, heads dividing the width).
+pub fn try_spmm<B: SparseGnnBackend>(
+    g: &Graph<B>,
+    w: Option<Tensor<B, 2>>,
+    x: Tensor<B, 2>,
+    reduce: Reduce,
+) -> Result<Tensor<B, 2>, OpError> {
+    let dims = x.dims();
+    expect_rows("spmm", "x", &dims, g.n_cols())?;
+    if let Some(w) = &w {
+        check_weights("spmm", &w.dims(), g.num_edges(), dims[1])?;
+    }
+    Ok(wrap(B::ad_spmm(g.prim(), w.map(float), float(x), reduce)))
+}
+
+/// `out[i] = reduce_{j -> i} x[j]` over the graph's edges. Panics on a shape mismatch (see
+/// [`try_spmm`]).
+pub fn spmm<B: SparseGnnBackend>(g: &Graph<B>, x: Tensor<B, 2>, reduce: Reduce) -> Tensor<B, 2> {
+    try_spmm(g, None, x, reduce).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `out[i] = reduce_{e=(j -> i)} w[e] * x[j]` with one weight per edge.
+pub fn spmm_weighted<B: SparseGnnBackend>(
+    g: &Graph<B>,
+    w: Tensor<B, 1>,
+    x: Tensor<B, 2>,
+    reduce: Reduce,
+) -> Tensor<B, 2> {
+    try_spmm(g, Some(w.unsqueeze_dim(1)), x, reduce).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Multi-head weighted SpMM: `w` is `[nnz, heads]`, head `h` scales features
+/// `h * f / heads .. (h + 1) * f / heads` (what GAT's attention aggregation needs).
+pub fn spmm_heads<B: SparseGnnBackend>(
+    g: &Graph<B>,
+    w: Tensor<B, 2>,
+    x: Tensor<B, 2>,
+    reduce: Reduce,
+) -> Tensor<B, 2> {
+    try_spmm(g, Some(w), x, reduce).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// SDDMM per head: `out[e, h] = <a[row e, head h], b[col e, head h]>`, `[nnz, heads]`.
+pub fn try_sddmm<B: SparseGnnBackend>(
+    g: &Graph<B>,
+    a: Tensor<B, 2>,
+    b: Tensor<B, 2>,
+    heads: usize,
+) -> Result<Tensor<B, 2>, OpError> {
+    let (da, db) = (a.dims(), b.dims());
+    expect_rows("sddmm", "a", &da, g.n_rows())?;
+    expect_rows("sddmm", "b", &db, g.n_cols())?;
+    if da[1] != db[1] {
+        return Err(OpError::Shape {
+            op: "sddmm",
+            what: "b",
+            got: db.to_vec(),
+            expected: format!("[{}, {}]", g.n_cols(), da[1]),
+        });
+    }
+    if heads == 0 || da[1] % heads != 0 {
+        return Err(OpError::Heads {
+            op: "sddmm",
+            heads,
+            width: da[1],
+        });
+    }
+    Ok(wrap(B::ad_sddmm(g.prim(), float(a), float(b), heads)))
+}
+
+/// SDDMM: `out[e] = <a[row e], b[col e]>` (one head).
+pub fn sddmm<B: SparseGnnBackend>(g: &Graph<B>, a: Tensor<B, 2>, b: Tensor<B, 2>) -> Tensor<B, 1> {
+    let out = try_sddmm(g, a, b, 1).unwrap_or_else(|e| panic!("{e}"));
+    let n = out.dims()[0];
+    out.reshape([n])
+}
+
+/// Multi-head SDDMM (see [`try_sddmm`]).
+pub fn sddmm_heads<B: SparseGnnBackend>(
+    g: &Graph<B>,
+    a: Tensor<B, 2>,
+    b: Tensor<B, 2>,
+    heads: usize,
+) -> Tensor<B, 2> {
+    try_sddmm(g, a, b, heads).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Edge softmax of `scores` (`[nnz, heads]`) over each row's edges, max-subtracted.
+pub fn try_edge_softmax<B: SparseGnnBackend>(
+    g: &Graph<B>,
+    scores: Tensor<B, 2>,
+) -> Result<Tensor<B, 2>, OpError> {
+    let d = scores.dims();
+    if d[0] != g.num_edges() || d[1] == 0 {
+        return Err(OpError::Shape {
+            op: "edge_softmax",
+            what: "scores",
+            got: d.to_vec(),
+            expected: format!("[{}, heads]", g.num_edges()),
+        });
+    }
+    Ok(wrap(B::ad_edge_softmax(g.prim(), float(scores))))
+}
+
+/// Edge softmax (see [`try_edge_softmax`]).
+pub fn edge_softmax<B: SparseGnnBackend>(g: &Graph<B>, scores: Tensor<B, 2>) -> Tensor<B, 2> {
+    try_edge_softmax(g, scores).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// ES-SpMM: aggregation over at most `spec.width` edges per row (Bucket or FastRand, seeded),
+/// normalised by the sampled count for [`Reduce::Mean`]. Gradients use the same sample.
+pub fn try_sampled_spmm<B: SparseGnnBackend>(
+    g: &Graph<B>,
+    w: Option<Tensor<B, 2>>,
+    x: Tensor<B, 2>,
+    spec: SampleSpec,
+    reduce: Reduce,
+) -> Result<Tensor<B, 2>, OpError> {
+    let dims = x.dims();
+    expect_rows("sampled_spmm", "x", &dims, g.n_cols())?;
+    if spec.width == 0 {
+        return Err(OpError::Config {
+            op: "sampled_spmm",
+            msg: "sample width must be >= 1".into(),
+        });
+    }
+    if reduce == Reduce::Max {
+        return Err(OpError::Config {
+            op: "sampled_spmm",
+            msg: "sampled aggregation supports sum and mean".into(),
+        });
+    }
+    if let Some(w) = &w {
+        check_weights("sampled_spmm", &w.dims(), g.num_edges(), dims[1])?;
+    }
+    Ok(wrap(B::ad_sampled_spmm(
+        g.prim(),
+        w.map(float),
+        float(x),
+        spec,
+        reduce,
+    )))
+}
+
+/// Sampled SpMM without weights (see [`try_sampled_spmm`]).
+pub fn sampled_spmm<B: SparseGnnBackend>(
+    g: &Graph<B>,
+    x: Tensor<B, 2>,
+    spec: SampleSpec,
+    reduce: Reduce,
+) -> Tensor<B, 2> {
+    try_sampled_spmm(g, None, x, spec, reduce).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// MaxK: the `k` largest entries of every row of `x` (`[n, dim]`), exactly `k` per row (ties
+/// keep the lower column), as CBSR with ascending columns.
+pub fn try_maxk<B: SparseGnnBackend>(x: Tensor<B, 2>, k: usize) -> Result<Cbsr<B>, OpError> {
+    let [_, dim] = x.dims();
+    if k == 0 || k > dim {
+        return Err(OpError::K { op: "maxk", k, dim });
+    }
+    Ok(Cbsr::from_prim(B::ad_maxk(float(x), k)))
+}
+
+/// MaxK (see [`try_maxk`]).
+pub fn maxk<B: SparseGnnBackend>(x: Tensor<B, 2>, k: usize) -> Cbsr<B> {
+    try_maxk(x, k).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// k-max-pooling: window maxima of every row (see [`PoolSpec`]) as CBSR.
+pub fn try_maxpool<B: SparseGnnBackend>(
+    x: Tensor<B, 2>,
+    spec: PoolSpec,
+) -> Result<Cbsr<B>, OpError> {
+    let [_, dim] = x.dims();
+    spec.check(dim)
+        .map_err(|msg| OpError::Config { op: "maxpool", msg })?;
+    Ok(Cbsr::from_prim(B::ad_maxpool(float(x), spec)))
+}
+
+/// k-max-pooling (see [`try_maxpool`]).
+pub fn maxpool<B: SparseGnnBackend>(x: Tensor<B, 2>, spec: PoolSpec) -> Cbsr<B> {
+    try_maxpool(x, spec).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// CBSR SpGEMM (MaxK-GNN's forward aggregation): `out[i] = sum_{e=(j->i)} w[e] * dense(c)[j]`
+/// computed from the `k` entries per row only. Backward: SSpMM at the same pattern.
+pub fn try_cbsr_spgemm<B: SparseGnnBackend>(
+    g: &Graph<B>,
+    w: Option<Tensor<B, 1>>,
+    c: &Cbsr<B>,
+) -> Result<Tensor<B, 2>, OpError> {
+    if c.rows() != g.n_cols() {
+        return Err(OpError::Shape {
+            op: "cbsr_spgemm",
+            what: "cbsr",
+            got: vec![c.rows(), c.k()],
+            expected: format!("[{}, k]", g.n_cols()),
+        });
+    }
+    if let Some(w) = &w {
+        if w.dims()[0] != g.num_edges() {
+            return Err(OpError::Shape {
+                op: "cbsr_spgemm",
+                what: "edge weights",
+                got: w.dims().to_vec(),
+                expected: format!("[{}]", g.num_edges()),
+            });
+        }
+    }
+    Ok(wrap(B::ad_cbsr_spgemm(g.prim(), w.map(float), c.prim())))
+}
+
+/// CBSR SpGEMM without weights (see [`try_cbsr_spgemm`]).
+pub fn cbsr_spgemm<B: SparseGnnBackend>(g: &Graph<B>, c: &Cbsr<B>) -> Tensor<B, 2> {
+    try_cbsr_spgemm(g, None, c).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Weighted CBSR SpGEMM (see [`try_cbsr_spgemm`]).
+pub fn cbsr_spgemm_weighted<B: SparseGnnBackend>(
+    g: &Graph<B>,
+    w: Tensor<B, 1>,
+    c: &Cbsr<B>,
+) -> Tensor<B, 2> {
+    try_cbsr_spgemm(g, Some(w), c).unwrap_or_else(|e| panic!("{e}"))
+}

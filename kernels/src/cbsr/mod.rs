@@ -1,0 +1,3 @@
+//! CBSR operations of MaxK-GNN: SpGEMM forward, SSpMM backward, scatter and gather.
+
+pub mod reference;

@@ -1,0 +1,27 @@
+//! # sparse-gnn-kernels
+//!
+//! The sparse graph kernels of the project, written once in CubeCL for any CubeCL runtime
+//! (CUDA, wgpu), together with a plain-Rust CPU reference of every operation (f64
+//! accumulation) that is the oracle of every test. This crate knows nothing about Burn.
+//!
+//! One module per operation:
+//! - [`spmm`]: CSR SpMM with sum / mean / max (GE-SpMM), max backward;
+//! - [`sddmm`]: per-edge dot products;
+//! - [`softmax`]: edge softmax over CSR rows and its backward;
+//! - [`sample`]: ES-SpMM sampled aggregation (Bucket, FastRand);
+//! - [`maxk`]: MaxK top-k selection into CBSR;
+//! - [`pool`]: k-max-pooling selection into CBSR;
+//! - [`cbsr`]: CBSR SpGEMM forward, SSpMM backward, scatter / gather.
+//!
+//! Each module has a `reference` submodule; [`csr`] holds the borrowed structures they take.
+
+pub mod cbsr;
+pub mod csr;
+pub mod maxk;
+pub mod pool;
+pub mod sample;
+pub mod sddmm;
+pub mod softmax;
+pub mod spmm;
+
+pub use csr::{CsrRef, EdgeGroups, Transpose};

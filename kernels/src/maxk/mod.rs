@@ -1,0 +1,3 @@
+//! MaxK (MaxK-GNN): top-k of every feature row into the CBSR format.
+
+pub mod reference;

@@ -1,0 +1,5 @@
+//! ES-SpMM: cache-first edge-sampled SpMM (Bucket and FastRand sampling).
+
+pub mod reference;
+
+pub use reference::{SampleSpec, Sampling};

@@ -1,0 +1,3 @@
+//! SDDMM: per-edge dot products of the endpoint feature rows, per head.
+
+pub mod reference;

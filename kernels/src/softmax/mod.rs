@@ -1,0 +1,3 @@
+//! Edge softmax over the edges of each CSR row, per head, and its backward.
+
+pub mod reference;

@@ -1,0 +1,5 @@
+//! CSR SpMM (GE-SpMM): sum / mean / max reductions with optional (multi-head) edge weights.
+
+pub mod reference;
+
+pub use reference::Reduce;
