@@ -104,7 +104,9 @@ impl Transpose {
 /// The edge-group partition used for load balance: every row is split into consecutive groups
 /// of at most `width` edges (empty rows have no group). A row with more than one group is a
 /// *split row*: its groups write partial results to staging slots that a second pass combines
-/// in group order, so results stay deterministic without float atomics.
+/// in group order, so results stay deterministic without float atomics. The second pass also
+/// visits the empty rows (with no slot) to write their value (0 for every reduction), so no
+/// output needs a separate zero fill.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EdgeGroups {
     /// Maximum edges per group.
@@ -115,11 +117,11 @@ pub struct EdgeGroups {
     pub row: Vec<u32>,
     /// Staging slot of each group, or `-1` when its row has a single group.
     pub slot: Vec<i32>,
-    /// The split rows, ascending.
-    pub split_rows: Vec<u32>,
-    /// Slot offsets of the split rows, `split_rows.len() + 1` entries; the slots of split row
-    /// `s` are `split_ptr[s]..split_ptr[s + 1]`, in group order.
-    pub split_ptr: Vec<usize>,
+    /// The rows of the second pass (split rows and empty rows), ascending.
+    pub finish_rows: Vec<u32>,
+    /// Slot offsets of the finish rows, `finish_rows.len() + 1` entries; the slots of finish
+    /// row `s` are `finish_ptr[s]..finish_ptr[s + 1]`, in group order (none for an empty row).
+    pub finish_ptr: Vec<usize>,
 }
 
 impl EdgeGroups {
@@ -129,13 +131,15 @@ impl EdgeGroups {
         let mut ptr = Vec::with_capacity(csr.nnz() / width + csr.n_rows + 1);
         let mut row = Vec::with_capacity(ptr.capacity());
         let mut slot = Vec::with_capacity(ptr.capacity());
-        let mut split_rows = Vec::new();
-        let mut split_ptr = vec![0usize];
+        let mut finish_rows = Vec::new();
+        let mut finish_ptr = vec![0usize];
         let mut n_slots = 0usize;
         for i in 0..csr.n_rows {
             let r = csr.row(i);
             let deg = r.len();
             if deg == 0 {
+                finish_rows.push(i as u32);
+                finish_ptr.push(n_slots);
                 continue;
             }
             let n_groups = deg.div_ceil(width);
@@ -150,8 +154,8 @@ impl EdgeGroups {
                 }
             }
             if n_groups > 1 {
-                split_rows.push(i as u32);
-                split_ptr.push(n_slots);
+                finish_rows.push(i as u32);
+                finish_ptr.push(n_slots);
             }
         }
         ptr.push(csr.nnz());
@@ -160,8 +164,8 @@ impl EdgeGroups {
             ptr,
             row,
             slot,
-            split_rows,
-            split_ptr,
+            finish_rows,
+            finish_ptr,
         }
     }
 
@@ -177,7 +181,7 @@ impl EdgeGroups {
 
     /// Number of staging slots (groups that belong to split rows).
     pub fn n_slots(&self) -> usize {
-        *self.split_ptr.last().unwrap_or(&0)
+        *self.finish_ptr.last().unwrap_or(&0)
     }
 }
 
@@ -222,11 +226,11 @@ mod tests {
         assert_eq!(g.ptr, vec![0, 2, 5, 6]);
         assert_eq!(g.row, vec![0, 2, 2]);
         assert_eq!(g.slot, vec![-1, 0, 1]);
-        assert_eq!(g.split_rows, vec![2]);
-        assert_eq!(g.split_ptr, vec![0, 2]);
+        assert_eq!(g.finish_rows, vec![1, 2]);
+        assert_eq!(g.finish_ptr, vec![0, 0, 2]);
         assert_eq!(g.n_slots(), 2);
         let g1 = EdgeGroups::new(&csr, 100);
-        assert_eq!(g1.split_rows.len(), 0);
+        assert_eq!(g1.finish_rows, vec![1]);
         assert_eq!(g1.len(), 2);
     }
 }

@@ -17,8 +17,10 @@
 
 pub mod cbsr;
 pub mod csr;
+pub mod device;
 pub mod maxk;
 pub mod pool;
+pub mod reduce;
 pub mod sample;
 pub mod sddmm;
 pub mod softmax;

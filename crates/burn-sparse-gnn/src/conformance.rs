@@ -13,7 +13,7 @@ use crate::backend::{
     PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend,
 };
 use crate::data::Csr;
-use crate::graph::{Graph, GraphOptions};
+use crate::graph::{Graph, GraphOptions, KernelPolicy};
 use crate::ops;
 use crate::random::{random_csr, random_tied_values, random_values, RandomGraphSpec};
 use burn::backend::{Autodiff, NdArray};
@@ -170,6 +170,8 @@ pub struct ConformanceConfig {
     pub group_width: usize,
     /// Only run the cases whose op name contains this string.
     pub filter: Option<String>,
+    /// Kernel choices (e.g. the atomic SpGEMM / SSpMM variants).
+    pub policy: KernelPolicy,
 }
 
 impl Default for ConformanceConfig {
@@ -181,6 +183,7 @@ impl Default for ConformanceConfig {
             tolerance: 1e-4,
             group_width: 256,
             filter: None,
+            policy: KernelPolicy::default(),
         }
     }
 }

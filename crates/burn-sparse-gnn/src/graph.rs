@@ -18,18 +18,18 @@ pub struct GroupsPrim<I> {
     pub len: usize,
     /// Number of staging slots (groups of split rows).
     pub n_slots: usize,
-    /// Number of split rows.
-    pub n_split_rows: usize,
+    /// Number of rows of the second pass (split rows and empty rows).
+    pub n_finish: usize,
     /// `[len + 1]` edge offsets.
     pub ptr: I,
     /// `[len]` row of each group.
     pub row: I,
     /// `[len]` staging slot or -1.
     pub slot: I,
-    /// `[n_split_rows]` split rows.
-    pub split_rows: I,
-    /// `[n_split_rows + 1]` slot offsets of the split rows.
-    pub split_ptr: I,
+    /// `[n_finish]` rows of the second pass.
+    pub finish_rows: I,
+    /// `[n_finish + 1]` slot offsets of the finish rows.
+    pub finish_ptr: I,
 }
 
 /// One CSR structure on the device (the adjacency or its transpose), all indices i32.
@@ -75,12 +75,12 @@ impl<I> GroupsPrim<I> {
             width: self.width,
             len: self.len,
             n_slots: self.n_slots,
-            n_split_rows: self.n_split_rows,
+            n_finish: self.n_finish,
             ptr: f(self.ptr),
             row: f(self.row),
             slot: f(self.slot),
-            split_rows: f(self.split_rows),
-            split_ptr: f(self.split_ptr),
+            finish_rows: f(self.finish_rows),
+            finish_ptr: f(self.finish_ptr),
         }
     }
 }
@@ -210,12 +210,12 @@ fn upload_csr<B: Backend>(
             width: g.width,
             len: g.len(),
             n_slots: g.n_slots(),
-            n_split_rows: g.split_rows.len(),
+            n_finish: g.finish_rows.len(),
             ptr: int_tensor::<B>(to_i32(&g.ptr), device),
             row: int_tensor::<B>(to_i32(&g.row), device),
             slot: int_tensor::<B>(g.slot.clone(), device),
-            split_rows: int_tensor::<B>(to_i32(&g.split_rows), device),
-            split_ptr: int_tensor::<B>(to_i32(&g.split_ptr), device),
+            finish_rows: int_tensor::<B>(to_i32(&g.finish_rows), device),
+            finish_ptr: int_tensor::<B>(to_i32(&g.finish_ptr), device),
         },
     }
 }

@@ -26,6 +26,7 @@
 pub mod autodiff;
 pub mod backend;
 pub mod conformance;
+mod cube;
 pub mod data;
 pub mod error;
 pub mod graph;
@@ -45,3 +46,11 @@ pub use ops::Cbsr;
 
 /// The CPU backend (NdArray, f32).
 pub type Cpu = burn::backend::NdArray<f32, i32>;
+
+/// The wgpu backend (Vulkan / Metal / DX12 / WebGPU), not fused: a `CubeBackend`.
+#[cfg(feature = "wgpu")]
+pub type Wgpu = burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>;
+
+/// The CUDA backend, not fused: a `CubeBackend`.
+#[cfg(feature = "cuda")]
+pub type Cuda = burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>;

@@ -1,0 +1,465 @@
+//! `CubeBackend` (CUDA, wgpu, any CubeCL runtime): every sparse op launches the CubeCL kernels
+//! of `sparse-gnn-kernels`. Kernels take their float type from the tensor (`#[define]`), so f32,
+//! f16 and bf16 tensors all work on a `CubeBackend<R, f32, ..>`.
+
+use crate::backend::{
+    CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput,
+};
+use crate::graph::SspmmStrategy;
+use crate::graph::{CsrPrim, GraphPrimitive};
+use burn::tensor::{DType, Shape, TensorMetadata};
+use burn_cubecl::kernel::{into_contiguous, into_contiguous_aligned};
+use burn_cubecl::ops::numeric::empty_device_contiguous_dtype;
+use burn_cubecl::tensor::CubeTensor;
+use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
+use cubecl::prelude::{StorageType, TensorBinding};
+use sparse_gnn_kernels::cbsr::kernel::{
+    launch_gather, launch_pack, launch_scatter, launch_spgemm, launch_spgemm_grad_w,
+    launch_sspmm_gather, launch_sspmm_outer, launch_unpack, CbsrDev,
+};
+use sparse_gnn_kernels::device::CsrDev;
+use sparse_gnn_kernels::maxk::kernel::launch_maxk;
+use sparse_gnn_kernels::pool::kernel::launch_maxpool;
+use sparse_gnn_kernels::sample::kernel::{launch_sample_scale, launch_sampled_spmm};
+use sparse_gnn_kernels::sddmm::kernel::launch_sddmm;
+use sparse_gnn_kernels::softmax::kernel::launch_edge_softmax;
+use sparse_gnn_kernels::spmm::kernel::{launch_spmm, MaxGradMask};
+
+type Ft<R> = CubeTensor<R>;
+
+fn bind<R: CubeRuntime>(t: &CubeTensor<R>) -> TensorBinding<R> {
+    t.clone().binding()
+}
+
+/// Device bindings of a CSR primitive (its 1-D arrays are never pitched).
+pub(crate) fn csr_dev<R: CubeRuntime>(c: &CsrPrim<CubeTensor<R>>) -> CsrDev<R> {
+    CsrDev {
+        n_rows: c.n_rows,
+        n_cols: c.n_cols,
+        nnz: c.nnz,
+        max_degree: c.max_degree,
+        row_ptr: bind(&c.row_ptr),
+        col_idx: bind(&c.col_idx),
+        n_groups: c.groups.len,
+        n_slots: c.groups.n_slots,
+        n_finish: c.groups.n_finish,
+        group_width: c.groups.width,
+        group_ptr: bind(&c.groups.ptr),
+        group_row: bind(&c.groups.row),
+        group_slot: bind(&c.groups.slot),
+        finish_rows: bind(&c.groups.finish_rows),
+        finish_ptr: bind(&c.groups.finish_ptr),
+    }
+}
+
+/// Widths up to this are stored with packed u8 column ids (MaxK-GNN's 5-byte entries).
+pub(crate) const PACK_MAX_DIM: usize = 256;
+
+fn cbsr_dev<R: CubeRuntime>(
+    c: &CbsrPrim<CubeBackend<R, impl FloatElement, impl IntElement, impl BoolElement>>,
+) -> (CbsrDev<R>, CubeTensor<R>, CubeTensor<R>) {
+    let values = into_contiguous(c.values.clone());
+    let indices = into_contiguous(c.indices.clone());
+    let dev = CbsrDev {
+        values: bind(&values),
+        indices: bind(&indices),
+        n: c.n,
+        k: c.k,
+        dim: c.dim,
+        packed: c.packed,
+    };
+    (dev, values, indices)
+}
+
+fn dtype_of<R: CubeRuntime>(t: &CubeTensor<R>) -> StorageType {
+    t.dtype.into()
+}
+
+/// A row-major 2-D input the kernels can read (pitched rows allowed).
+fn mat<R: CubeRuntime>(t: CubeTensor<R>) -> CubeTensor<R> {
+    into_contiguous_aligned(t)
+}
+
+fn zeros<R: CubeRuntime>(
+    like: &CubeTensor<R>,
+    shape: impl Into<Shape>,
+    dtype: DType,
+) -> CubeTensor<R> {
+    burn_cubecl::ops::numeric::zeros_client(
+        like.client.clone(),
+        like.device.clone(),
+        shape.into(),
+        dtype,
+    )
+}
+
+fn empty<R: CubeRuntime>(
+    like: &CubeTensor<R>,
+    shape: impl Into<Shape>,
+    dtype: DType,
+) -> CubeTensor<R> {
+    empty_device_contiguous_dtype(
+        like.client.clone(),
+        like.device.clone(),
+        shape.into(),
+        dtype,
+    )
+}
+
+/// Edge weights as a contiguous `[nnz * heads]` array and their head count.
+fn weights<R: CubeRuntime>(w: Option<Ft<R>>) -> (Option<CubeTensor<R>>, usize) {
+    match w {
+        None => (None, 1),
+        Some(w) => {
+            let s = w.shape();
+            let heads = if s.num_dims() == 1 { 1 } else { s[1] };
+            (Some(into_contiguous(w)), heads)
+        }
+    }
+}
+
+impl<R, F, I, BT> SparseGnnBackend for CubeBackend<R, F, I, BT>
+where
+    R: CubeRuntime,
+    F: FloatElement,
+    I: IntElement,
+    BT: BoolElement,
+{
+    fn spmm(
+        csr: &CsrPrimitive<Self>,
+        w: Option<Ft<R>>,
+        x: Ft<R>,
+        reduce: Reduce,
+    ) -> SpmmOutput<Self> {
+        let x = mat(x);
+        let f = x.shape()[1];
+        let out = empty(&x, [csr.n_rows, f], x.dtype);
+        let argmax = (reduce == Reduce::Max).then(|| empty(&x, [csr.n_rows, f], DType::I32));
+        let (w, heads) = weights(w);
+        let dtype = dtype_of(&x);
+        launch_spmm::<R>(
+            &x.client,
+            &csr_dev(csr),
+            w.as_ref().map(bind),
+            heads,
+            bind(&x),
+            bind(&out),
+            argmax.as_ref().map(bind),
+            reduce,
+            None,
+            dtype,
+        );
+        SpmmOutput { out, argmax }
+    }
+
+    fn spmm_max_grad_x(
+        g: &GraphPrimitive<Self>,
+        w: Option<Ft<R>>,
+        dout: Ft<R>,
+        argmax: CubeTensor<R>,
+    ) -> Ft<R> {
+        let dout = mat(dout);
+        let argmax = mat(argmax);
+        let f = dout.shape()[1];
+        let out = empty(&dout, [g.csc.n_rows, f], dout.dtype);
+        let (w, heads) = weights(w);
+        let dtype = dtype_of(&dout);
+        let mask = MaxGradMask {
+            perm: bind(&g.t_perm),
+            argmax: bind(&argmax),
+        };
+        launch_spmm::<R>(
+            &dout.client,
+            &csr_dev(&g.csc),
+            w.as_ref().map(bind),
+            heads,
+            bind(&dout),
+            bind(&out),
+            None,
+            Reduce::Sum,
+            Some(mask),
+            dtype,
+        );
+        out
+    }
+    fn spmm_max_grad_w(
+        csr: &CsrPrimitive<Self>,
+        heads: usize,
+        dout: Ft<R>,
+        x: Ft<R>,
+        argmax: CubeTensor<R>,
+    ) -> Ft<R> {
+        let (dout, x, argmax) = (mat(dout), mat(x), mat(argmax));
+        let out = empty(&dout, [csr.nnz, heads], dout.dtype);
+        let dtype = dtype_of(&dout);
+        launch_sddmm::<R>(
+            &dout.client,
+            &csr_dev(csr),
+            bind(&dout),
+            bind(&x),
+            Some(bind(&argmax)),
+            bind(&out),
+            heads,
+            dtype,
+        );
+        out
+    }
+    fn sddmm(csr: &CsrPrimitive<Self>, a: Ft<R>, b: Ft<R>, heads: usize) -> Ft<R> {
+        let (a, b) = (mat(a), mat(b));
+        let out = empty(&a, [csr.nnz, heads], a.dtype);
+        let dtype = dtype_of(&a);
+        launch_sddmm::<R>(
+            &a.client,
+            &csr_dev(csr),
+            bind(&a),
+            bind(&b),
+            None,
+            bind(&out),
+            heads,
+            dtype,
+        );
+        out
+    }
+    fn edge_softmax(csr: &CsrPrimitive<Self>, scores: Ft<R>) -> Ft<R> {
+        let scores = into_contiguous(scores);
+        let heads = scores.shape()[1];
+        let out = empty(&scores, [csr.nnz, heads], scores.dtype);
+        let dtype = dtype_of(&scores);
+        launch_edge_softmax::<R>(
+            &scores.client,
+            csr.n_rows,
+            bind(&csr.row_ptr),
+            bind(&scores),
+            None,
+            bind(&out),
+            heads,
+            dtype,
+        );
+        out
+    }
+    fn edge_softmax_grad(csr: &CsrPrimitive<Self>, y: Ft<R>, dy: Ft<R>) -> Ft<R> {
+        let (y, dy) = (into_contiguous(y), into_contiguous(dy));
+        let heads = y.shape()[1];
+        let out = empty(&y, [csr.nnz, heads], y.dtype);
+        let dtype = dtype_of(&y);
+        launch_edge_softmax::<R>(
+            &y.client,
+            csr.n_rows,
+            bind(&csr.row_ptr),
+            bind(&y),
+            Some(bind(&dy)),
+            bind(&out),
+            heads,
+            dtype,
+        );
+        out
+    }
+    fn edge_sample_scale(
+        csr: &CsrPrimitive<Self>,
+        spec: SampleSpec,
+        reduce: Reduce,
+        like: &Ft<R>,
+    ) -> Ft<R> {
+        let out = zeros(like, [csr.nnz], like.dtype);
+        let dtype = dtype_of(like);
+        launch_sample_scale::<R>(
+            &like.client,
+            csr.n_rows,
+            bind(&csr.row_ptr),
+            bind(&out),
+            spec,
+            reduce,
+            dtype,
+        );
+        out
+    }
+    fn sampled_spmm(
+        csr: &CsrPrimitive<Self>,
+        w: Option<Ft<R>>,
+        x: Ft<R>,
+        spec: SampleSpec,
+        reduce: Reduce,
+    ) -> Ft<R> {
+        let x = mat(x);
+        let f = x.shape()[1];
+        let out = empty(&x, [csr.n_rows, f], x.dtype);
+        let (w, heads) = weights(w);
+        let dtype = dtype_of(&x);
+        launch_sampled_spmm::<R>(
+            &x.client,
+            csr.n_rows,
+            bind(&csr.row_ptr),
+            bind(&csr.col_idx),
+            w.as_ref().map(bind),
+            heads,
+            bind(&x),
+            bind(&out),
+            spec,
+            reduce,
+            dtype,
+        );
+        out
+    }
+    fn maxk(x: Ft<R>, k: usize) -> CbsrPrim<Self> {
+        let x = mat(x);
+        let [n, dim] = [x.shape()[0], x.shape()[1]];
+        let packed = dim <= PACK_MAX_DIM;
+        let values = empty(&x, [n, k], x.dtype);
+        let indices = if packed {
+            empty(&x, [n, k.div_ceil(4)], DType::U32)
+        } else {
+            empty(&x, [n, k], DType::I32)
+        };
+        let dtype = dtype_of(&x);
+        if launch_maxk::<R>(
+            &x.client,
+            bind(&x),
+            bind(&values),
+            bind(&indices),
+            k,
+            packed,
+            dtype,
+        ) {
+            CbsrPrim {
+                values,
+                indices,
+                n,
+                k,
+                dim,
+                packed,
+            }
+        } else {
+            // a row larger than shared memory: host path
+            crate::host::maxk::<Self>(x, k)
+        }
+    }
+    fn maxpool(x: Ft<R>, spec: PoolSpec) -> CbsrPrim<Self> {
+        let x = mat(x);
+        let [n, dim] = [x.shape()[0], x.shape()[1]];
+        let k = spec.k();
+        let values = empty(&x, [n, k], x.dtype);
+        let flat = empty(&x, [n, k], DType::I32);
+        let dtype = dtype_of(&x);
+        launch_maxpool::<R>(&x.client, bind(&x), bind(&values), bind(&flat), spec, dtype);
+        if dim <= PACK_MAX_DIM {
+            let packed = empty(&x, [n, k.div_ceil(4)], DType::U32);
+            launch_pack::<R>(&x.client, bind(&flat), n, k, bind(&packed));
+            CbsrPrim {
+                values,
+                indices: packed,
+                n,
+                k,
+                dim,
+                packed: true,
+            }
+        } else {
+            CbsrPrim {
+                values,
+                indices: flat,
+                n,
+                k,
+                dim,
+                packed: false,
+            }
+        }
+    }
+    fn cbsr_to_dense(c: &CbsrPrim<Self>) -> Ft<R> {
+        let (dev, values, _i) = cbsr_dev(c);
+        let out = zeros(&values, [c.n, c.dim], values.dtype);
+        launch_scatter::<R>(&values.client, &dev, bind(&out), dtype_of(&values));
+        out
+    }
+    fn cbsr_gather(x: Ft<R>, pattern: &CbsrPrim<Self>) -> Ft<R> {
+        let x = mat(x);
+        let (dev, _v, _i) = cbsr_dev(pattern);
+        let out = empty(&x, [pattern.n, pattern.k], x.dtype);
+        let dtype = dtype_of(&x);
+        launch_gather::<R>(&x.client, bind(&x), &dev, bind(&out), dtype);
+        out
+    }
+    fn cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<Ft<R>>, c: &CbsrPrim<Self>) -> Ft<R> {
+        let (dev, values, _i) = cbsr_dev(c);
+        let dtype = dtype_of(&values);
+        let atomic = g.policy.spgemm_atomic && values.dtype == DType::F32;
+        let out = if atomic {
+            zeros(&values, [g.csr.n_rows, c.dim], values.dtype)
+        } else {
+            empty(&values, [g.csr.n_rows, c.dim], values.dtype)
+        };
+        let (w, _) = weights(w);
+        if launch_spgemm::<R>(
+            &values.client,
+            &csr_dev(&g.csr),
+            w.as_ref().map(bind),
+            &dev,
+            bind(&out),
+            atomic,
+            dtype,
+        ) {
+            out
+        } else {
+            crate::host::cbsr_spgemm::<Self>(g, w, c)
+        }
+    }
+    fn cbsr_sspmm(
+        g: &GraphPrimitive<Self>,
+        w: Option<Ft<R>>,
+        dy: Ft<R>,
+        pattern: &CbsrPrim<Self>,
+    ) -> Ft<R> {
+        let dy = mat(dy);
+        let (dev, _v, _i) = cbsr_dev(pattern);
+        let dtype = dtype_of(&dy);
+        let (w, _) = weights(w);
+        if g.policy.sspmm == SspmmStrategy::OuterAtomic && dy.dtype == DType::F32 {
+            let out = zeros(&dy, [pattern.n, pattern.k], DType::F32);
+            if launch_sspmm_outer::<R>(
+                &dy.client,
+                &csr_dev(&g.csr),
+                w.as_ref().map(bind),
+                bind(&dy),
+                &dev,
+                bind(&out),
+                dtype,
+            ) {
+                return out;
+            }
+        }
+        let out = empty(&dy, [pattern.n, pattern.k], dy.dtype);
+        launch_sspmm_gather::<R>(
+            &dy.client,
+            &csr_dev(&g.csc),
+            bind(&g.t_perm),
+            w.as_ref().map(bind),
+            bind(&dy),
+            &dev,
+            bind(&out),
+            dtype,
+        );
+        out
+    }
+    fn cbsr_spgemm_grad_w(csr: &CsrPrimitive<Self>, dy: Ft<R>, c: &CbsrPrim<Self>) -> Ft<R> {
+        let dy = mat(dy);
+        let (dev, _v, _i) = cbsr_dev(c);
+        let out = empty(&dy, [csr.nnz], dy.dtype);
+        let dtype = dtype_of(&dy);
+        launch_spgemm_grad_w::<R>(
+            &dy.client,
+            &csr_dev(csr),
+            bind(&dy),
+            &dev,
+            bind(&out),
+            dtype,
+        );
+        out
+    }
+    fn cbsr_indices(c: &CbsrPrim<Self>) -> CubeTensor<R> {
+        if !c.packed {
+            return c.indices.clone();
+        }
+        let (dev, values, _i) = cbsr_dev(c);
+        let out = empty(&values, [c.n, c.k], DType::I32);
+        launch_unpack::<R>(&values.client, &dev, bind(&out));
+        out
+    }
+}

@@ -1,0 +1,212 @@
+//! MaxK selection on the GPU: each row is staged in shared memory as order-preserving u32 keys
+//! (the IEEE total order), the `k`-th largest key is found exactly by a 32-step bisection over
+//! the key bits (count of keys >= candidate, reduced across the row's lanes), then the kept
+//! entries (all keys above the threshold, plus the first ties in column order) are compacted in
+//! ascending column order with two lane scans. Output: CBSR values and indices, the indices
+//! packed four u8 to a u32 when `dim <= 256`.
+
+use crate::device::{cube_count, has_plane_ops, plane_size};
+use crate::reduce::{segment_exclusive_sum_u32, segment_sum_u32};
+use cubecl::prelude::*;
+
+/// Order-preserving key of an f32 (see `reference::ordered_key_f32`).
+#[cube]
+pub fn ordered_key(v: f32) -> u32 {
+    let bits = u32::reinterpret(v);
+    let mut key = bits | 0x8000_0000u32;
+    if bits >= 0x8000_0000u32 {
+        key = bits ^ 0xFFFF_FFFFu32;
+    }
+    key
+}
+
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn maxk_select<F: Float>(
+    x: &Tensor<F>,
+    values: &mut Array<F>,
+    indices: &mut Array<u32>,
+    n: usize,
+    #[comptime] dim: usize,
+    #[comptime] k: usize,
+    #[comptime] lanes: u32,
+    #[comptime] rows: u32,
+    #[comptime] plane: bool,
+    #[comptime] packed: bool,
+    #[define(F)] _dtype: StorageType,
+) {
+    let mut keys = SharedMemory::<u32>::new(comptime!(dim * rows as usize));
+    let mut picked = SharedMemory::<u32>::new(comptime!(k * rows as usize));
+    let mut red = SharedMemory::<u32>::new(comptime!(if plane {
+        1usize
+    } else {
+        (lanes * rows) as usize
+    }));
+    let slot = UNIT_POS_Y as usize;
+    let row = CUBE_POS * rows as usize + slot;
+    let valid = row < n;
+    let lane = UNIT_POS_X as usize;
+    let kbase = slot * dim;
+    let x_rs = x.stride(0);
+
+    let mut c = lane;
+    while c < dim {
+        let mut key = 0u32;
+        if valid {
+            key = ordered_key(f32::cast_from(x[row * x_rs + c]));
+        }
+        keys[kbase + c] = key;
+        c += lanes as usize;
+    }
+    sync_cube();
+
+    // threshold = largest T with count(key >= T) >= k, bit by bit from the top
+    let mut thr = 0u32;
+    let mut bit = 31u32;
+    let mut more = true;
+    while more {
+        let cand = thr | (1u32 << bit);
+        let mut cnt = 0u32;
+        let mut c = lane;
+        while c < dim {
+            if keys[kbase + c] >= cand {
+                cnt += 1;
+            }
+            c += lanes as usize;
+        }
+        let total = segment_sum_u32(cnt, &mut red, lanes, plane);
+        if total >= k as u32 {
+            thr = cand;
+        }
+        if bit == 0 {
+            more = false;
+        } else {
+            bit -= 1;
+        }
+    }
+
+    // compaction in column order: lane l owns columns [l * chunk, (l + 1) * chunk)
+    let chunk = comptime!(dim.div_ceil(lanes as usize));
+    let lo = lane * chunk;
+    let hi = usize::min(lo + chunk, dim);
+    let mut n_gt = 0u32;
+    let mut n_eq = 0u32;
+    let mut c = lo;
+    while c < hi {
+        let key = keys[kbase + c];
+        if key > thr {
+            n_gt += 1;
+        } else if key == thr {
+            n_eq += 1;
+        }
+        c += 1;
+    }
+    let total_gt = segment_sum_u32(n_gt, &mut red, lanes, plane);
+    let need = k as u32 - total_gt;
+    let eq_before = segment_exclusive_sum_u32(n_eq, &mut red, lanes, plane);
+    let mut eq_take = 0u32;
+    if need > eq_before {
+        eq_take = u32::min(need - eq_before, n_eq);
+    }
+    let pos = segment_exclusive_sum_u32(n_gt + eq_take, &mut red, lanes, plane);
+    let mut p = pos;
+    let mut eq_seen = 0u32;
+    let mut c = lo;
+    while c < hi {
+        let key = keys[kbase + c];
+        let mut take = key > thr;
+        if key == thr {
+            take = eq_seen < eq_take;
+            eq_seen += 1;
+        }
+        if take {
+            picked[slot * k + p as usize] = c as u32;
+            p += 1;
+        }
+        c += 1;
+    }
+    sync_cube();
+
+    if valid {
+        let mut t = lane;
+        while t < k {
+            let col = picked[slot * k + t];
+            values[row * k + t] = x[row * x_rs + col as usize];
+            t += lanes as usize;
+        }
+        if comptime!(packed) {
+            let words = comptime!(k.div_ceil(4));
+            let mut wd = lane;
+            while wd < words {
+                let mut word = 0u32;
+                #[unroll]
+                for b in 0..4usize {
+                    let t = wd * 4 + b;
+                    if t < k {
+                        word |= picked[slot * k + t] << (8 * b as u32);
+                    }
+                }
+                indices[row * words + wd] = word;
+                wd += lanes as usize;
+            }
+        } else {
+            let mut t = lane;
+            while t < k {
+                indices[row * k + t] = picked[slot * k + t];
+                t += lanes as usize;
+            }
+        }
+    }
+}
+
+/// Shared memory (bytes) one row of MaxK selection needs.
+pub fn maxk_smem_per_row(dim: usize, k: usize, lanes: usize) -> usize {
+    4 * (dim + k + lanes)
+}
+
+/// Launches MaxK on `x` (`[n, dim]`): `values` `[n * k]` (dtype of `x`), `indices` `[n * k]`
+/// u32 or `[n * ceil(k / 4)]` packed words. Returns `false` (nothing launched) when one row
+/// does not fit the device's shared memory; the caller then uses another path.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_maxk<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: TensorBinding<R>,
+    values: TensorBinding<R>,
+    indices: TensorBinding<R>,
+    k: usize,
+    packed: bool,
+    dtype: StorageType,
+) -> bool {
+    let (n, dim) = (x.shape[0], x.shape[1]);
+    let plane = has_plane_ops(client) && plane_size(client) == 32;
+    let lanes = 32u32;
+    let smem = client.properties().hardware.max_shared_memory_size;
+    let per_row = maxk_smem_per_row(dim, k, lanes as usize);
+    if per_row > smem {
+        return false;
+    }
+    if n == 0 {
+        return true;
+    }
+    // several rows per cube when they fit (budget: a quarter of the shared memory)
+    let rows = ((smem / 4) / per_row).clamp(1, 8) as u32;
+    unsafe {
+        maxk_select::launch_unchecked::<R>(
+            client,
+            cube_count(client, n.div_ceil(rows as usize)),
+            CubeDim::new_2d(lanes, rows),
+            x.into_tensor_arg(),
+            values.into_array_arg(),
+            indices.into_array_arg(),
+            n,
+            dim,
+            k,
+            lanes,
+            rows,
+            plane,
+            packed,
+            dtype,
+        );
+    }
+    true
+}

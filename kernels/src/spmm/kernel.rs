@@ -1,0 +1,323 @@
+//! GE-SpMM on edge groups. One "slot" of `CUBE_DIM_X` lanes handles one edge group (at most
+//! `W` edges of one row); each lane owns whole feature vectors (`N` features per load) and walks
+//! the group's edges, so no cross-lane reduction is needed; rows of a small width share a warp
+//! (`CUBE_DIM_Y` slots per cube). A group that covers its whole row writes the output; groups of
+//! split rows write an f32 partial (already scaled by `1 / deg` for the mean: HalfGNN's
+//! discretized reduction) to a staging slot, and a second pass combines the slots of every split
+//! row in group order and writes the empty rows: deterministic, no atomics.
+
+use crate::device::{cube_count, lanes_for, tuning, vector_width, CsrDev};
+use crate::spmm::Reduce;
+use cubecl::prelude::*;
+
+/// Reduction codes (comptime).
+pub const SUM: u32 = 0;
+/// Mean.
+pub const MEAN: u32 = 1;
+/// Max with argmax.
+pub const MAX: u32 = 2;
+
+fn code(r: Reduce) -> u32 {
+    match r {
+        Reduce::Sum => SUM,
+        Reduce::Mean => MEAN,
+        Reduce::Max => MAX,
+    }
+}
+
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn spmm_groups<F: Float, N: Size>(
+    group_ptr: &Array<i32>,
+    group_row: &Array<i32>,
+    group_slot: &Array<i32>,
+    row_ptr: &Array<i32>,
+    col_idx: &Array<i32>,
+    perm: &Array<i32>,
+    weights: &Array<F>,
+    x: &Tensor<Vector<F, N>>,
+    mask: &Tensor<Vector<i32, N>>,
+    out: &mut Tensor<Vector<F, N>>,
+    arg_out: &mut Tensor<Vector<i32, N>>,
+    stage: &mut Array<Vector<f32, N>>,
+    stage_arg: &mut Array<Vector<i32, N>>,
+    n_groups: usize,
+    heads: usize,
+    #[comptime] reduce: u32,
+    #[comptime] has_w: bool,
+    #[comptime] masked: bool,
+    #[define(F)] _dtype: StorageType,
+) {
+    let g = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
+    if g >= n_groups {
+        terminate!();
+    }
+    let start = usize::cast_from(group_ptr[g]);
+    let end = usize::cast_from(group_ptr[g + 1]);
+    let row = usize::cast_from(group_row[g]);
+    let slot = group_slot[g];
+    let n_vec = out.shape(1) / N::value();
+    let x_rs = x.stride(0) / N::value();
+    let m_rs = mask.stride(0) / N::value();
+    let o_rs = out.stride(0) / N::value();
+    let vec_per_head = n_vec / heads;
+    let deg = usize::cast_from(row_ptr[row + 1]) - usize::cast_from(row_ptr[row]);
+    let inv_deg = f32::new(1.0) / f32::cast_from(deg);
+
+    let mut v = UNIT_POS_X as usize;
+    while v < n_vec {
+        let h = v / vec_per_head;
+        if comptime!(reduce == MAX) {
+            let mut best = Vector::<f32, N>::new(f32::min_value());
+            let mut arg = Vector::<i32, N>::new(-1);
+            for e in start..end {
+                let j = usize::cast_from(col_idx[e]);
+                let mut m = Vector::<f32, N>::cast_from(x[j * x_rs + v]);
+                if comptime!(has_w) {
+                    m *= Vector::new(f32::cast_from(weights[e * heads + h]));
+                }
+                let better = m.greater_than(best) | arg.equal(Vector::new(-1));
+                best = select_many(better, m, best);
+                arg = select_many(better, Vector::new(e as i32), arg);
+            }
+            if slot < 0 {
+                out[row * o_rs + v] = Vector::cast_from(best);
+                arg_out[row * o_rs + v] = arg;
+            } else {
+                let s = usize::cast_from(slot) * n_vec + v;
+                stage[s] = best;
+                stage_arg[s] = arg;
+            }
+        } else {
+            let mut acc = Vector::<f32, N>::new(0.0);
+            for e in start..end {
+                let j = usize::cast_from(col_idx[e]);
+                let mut m = Vector::<f32, N>::cast_from(x[j * x_rs + v]);
+                if comptime!(masked) {
+                    // gradient of a max-reduce: only where the original edge won
+                    let eo = perm[e];
+                    let hit = mask[j * m_rs + v].equal(Vector::new(eo));
+                    m = select_many(hit, m, Vector::new(0.0));
+                    if comptime!(has_w) {
+                        m *= Vector::new(f32::cast_from(weights[usize::cast_from(eo) * heads + h]));
+                    }
+                } else if comptime!(has_w) {
+                    m *= Vector::new(f32::cast_from(weights[e * heads + h]));
+                }
+                acc += m;
+            }
+            if comptime!(reduce == MEAN) {
+                acc *= Vector::new(inv_deg);
+            }
+            if slot < 0 {
+                out[row * o_rs + v] = Vector::cast_from(acc);
+            } else {
+                stage[usize::cast_from(slot) * n_vec + v] = acc;
+            }
+        }
+        v += CUBE_DIM_X as usize;
+    }
+}
+
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn spmm_finish<F: Float, N: Size>(
+    finish_rows: &Array<i32>,
+    finish_ptr: &Array<i32>,
+    out: &mut Tensor<Vector<F, N>>,
+    arg_out: &mut Tensor<Vector<i32, N>>,
+    stage: &Array<Vector<f32, N>>,
+    stage_arg: &Array<Vector<i32, N>>,
+    n_finish: usize,
+    #[comptime] reduce: u32,
+    #[define(F)] _dtype: StorageType,
+) {
+    let s = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
+    if s >= n_finish {
+        terminate!();
+    }
+    let row = usize::cast_from(finish_rows[s]);
+    let a = usize::cast_from(finish_ptr[s]);
+    let b = usize::cast_from(finish_ptr[s + 1]);
+    let n_vec = out.shape(1) / N::value();
+    let o_rs = out.stride(0) / N::value();
+    let mut v = UNIT_POS_X as usize;
+    while v < n_vec {
+        if comptime!(reduce == MAX) {
+            let mut best = Vector::<f32, N>::new(0.0);
+            let mut arg = Vector::<i32, N>::new(-1);
+            for t in a..b {
+                let m = stage[t * n_vec + v];
+                let ma = stage_arg[t * n_vec + v];
+                let better = (m.greater_than(best) | arg.equal(Vector::new(-1)))
+                    & ma.not_equal(Vector::new(-1));
+                best = select_many(better, m, best);
+                arg = select_many(better, ma, arg);
+            }
+            out[row * o_rs + v] = Vector::cast_from(best);
+            arg_out[row * o_rs + v] = arg;
+        } else {
+            let mut acc = Vector::<f32, N>::new(0.0);
+            for t in a..b {
+                acc += stage[t * n_vec + v];
+            }
+            out[row * o_rs + v] = Vector::cast_from(acc);
+        }
+        v += CUBE_DIM_X as usize;
+    }
+}
+
+/// The gradient-of-max mode of [`launch_spmm`]: `csr` is the transpose, `perm` its edge
+/// permutation, `mask` the forward argmax (`[n_cols_of_csr, f]`, rows indexed like `x`).
+pub struct MaxGradMask<R: Runtime> {
+    /// Transposed edge -> original edge id.
+    pub perm: TensorBinding<R>,
+    /// Forward argmax.
+    pub argmax: TensorBinding<R>,
+}
+
+/// Launches `out = reduce_{e in row} w[e] * x[col e]`. `x` is `[n_cols, f]`, `out` `[n_rows, f]`
+/// (pre-allocated, any row pitch), `argmax` `[n_rows, f]` i32 (max only, same strides as
+/// `out`), `weights` `[nnz * heads]` contiguous. Every row of `out` is written. With
+/// `grad_mask`, computes the max-reduce gradient over the transpose instead (sum of the
+/// messages whose original edge is the argmax; weights indexed by original edge id).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_spmm<R: Runtime>(
+    client: &ComputeClient<R>,
+    csr: &CsrDev<R>,
+    weights: Option<TensorBinding<R>>,
+    heads: usize,
+    x: TensorBinding<R>,
+    out: TensorBinding<R>,
+    argmax: Option<TensorBinding<R>>,
+    reduce: Reduce,
+    grad_mask: Option<MaxGradMask<R>>,
+    dtype: StorageType,
+) {
+    let f = out.shape[1];
+    if f == 0 || csr.n_rows == 0 {
+        return;
+    }
+    let elem = dtype.size();
+    let mut mats = vec![&x, &out];
+    if let Some(m) = grad_mask.as_ref() {
+        mats.push(&m.argmax);
+    }
+    let vec = vector_width(client, elem, f / heads.max(1), &mats);
+    let n_vec = f / vec;
+    let lanes = lanes_for(n_vec, tuning("SGNN_SPMM_LANES", 32));
+    let slots_per_cube = (tuning("SGNN_SPMM_THREADS", 256) as u32 / lanes).max(1);
+    let cube_dim = CubeDim::new_2d(lanes, slots_per_cube);
+    let is_max = reduce == Reduce::Max;
+    let has_w = weights.is_some();
+    let dummy = |len: usize, size: usize| crate::device::alloc_array::<R>(client, len, size);
+    let w = weights.unwrap_or_else(|| dummy(1, elem));
+    let arg = argmax.unwrap_or_else(|| crate::device::alloc_matrix::<R>(client, 1, vec, 4));
+    // staging holds whole vectors: at least one vector even when unused
+    let stage = dummy((csr.n_slots * f).max(vec), 4);
+    let stage_arg = dummy(
+        if is_max {
+            (csr.n_slots * f).max(vec)
+        } else {
+            vec
+        },
+        4,
+    );
+    let r = code(reduce);
+    let masked = grad_mask.is_some();
+    let (perm, mask) = match grad_mask {
+        Some(m) => (m.perm, m.argmax),
+        None => (
+            dummy(1, 4),
+            crate::device::alloc_matrix::<R>(client, 1, vec, 4),
+        ),
+    };
+    if csr.n_groups > 0 {
+        let count = cube_count(client, csr.n_groups.div_ceil(slots_per_cube as usize));
+        unsafe {
+            spmm_groups::launch_unchecked::<R>(
+                client,
+                count,
+                cube_dim,
+                vec,
+                csr.group_ptr.clone().into_array_arg(),
+                csr.group_row.clone().into_array_arg(),
+                csr.group_slot.clone().into_array_arg(),
+                csr.row_ptr.clone().into_array_arg(),
+                csr.col_idx.clone().into_array_arg(),
+                perm.into_array_arg(),
+                w.into_array_arg(),
+                x.into_tensor_arg(),
+                mask.into_tensor_arg(),
+                out.clone().into_tensor_arg(),
+                arg.clone().into_tensor_arg(),
+                stage.clone().into_array_arg(),
+                stage_arg.clone().into_array_arg(),
+                csr.n_groups,
+                heads.max(1),
+                r,
+                has_w,
+                masked,
+                dtype,
+            );
+        }
+    }
+    if csr.n_finish > 0 {
+        let count = cube_count(client, csr.n_finish.div_ceil(slots_per_cube as usize));
+        unsafe {
+            spmm_finish::launch_unchecked::<R>(
+                client,
+                count,
+                cube_dim,
+                vec,
+                csr.finish_rows.clone().into_array_arg(),
+                csr.finish_ptr.clone().into_array_arg(),
+                out.into_tensor_arg(),
+                arg.into_tensor_arg(),
+                stage.into_array_arg(),
+                stage_arg.into_array_arg(),
+                csr.n_finish,
+                r,
+                dtype,
+            );
+        }
+    }
+}
+
+/// Second pass of a deterministic split-row reduction: `out[row] = sum of the f32 staging slots
+/// of the row` for every finish row of `csr` (0 for empty rows). `out` is `[n_rows, f]`,
+/// `stage` `[n_slots * f]` f32.
+pub fn launch_finish_sum<R: Runtime>(
+    client: &ComputeClient<R>,
+    csr: &CsrDev<R>,
+    out: TensorBinding<R>,
+    stage: TensorBinding<R>,
+    dtype: StorageType,
+) {
+    let f = out.shape[1];
+    if csr.n_finish == 0 || f == 0 {
+        return;
+    }
+    let vec = vector_width(client, dtype.size(), f, &[&out]);
+    let lanes = lanes_for(f / vec, 32);
+    let slots = (256 / lanes).max(1);
+    let arg = crate::device::alloc_matrix::<R>(client, 1, vec, 4);
+    let stage_arg = crate::device::alloc_array::<R>(client, vec, 4);
+    unsafe {
+        spmm_finish::launch_unchecked::<R>(
+            client,
+            cube_count(client, csr.n_finish.div_ceil(slots as usize)),
+            CubeDim::new_2d(lanes, slots),
+            vec,
+            csr.finish_rows.clone().into_array_arg(),
+            csr.finish_ptr.clone().into_array_arg(),
+            out.into_tensor_arg(),
+            arg.into_tensor_arg(),
+            stage.into_array_arg(),
+            stage_arg.into_array_arg(),
+            csr.n_finish,
+            SUM,
+            dtype,
+        );
+    }
+}
