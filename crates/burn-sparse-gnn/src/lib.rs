@@ -43,6 +43,8 @@ pub use data::{BuildOptions, Csr, DatasetStats, Features, GraphData, Split};
 pub use error::{Error, GraphError, OpError};
 pub use graph::{Graph, GraphOptions, KernelPolicy, SspmmStrategy};
 pub use ops::Cbsr;
+/// The kernels and CPU references (re-exported for applications and benchmarks).
+pub use sparse_gnn_kernels as kernels;
 
 /// The CPU backend (NdArray, f32).
 pub type Cpu = burn::backend::NdArray<f32, i32>;

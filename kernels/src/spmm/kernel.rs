@@ -90,7 +90,29 @@ fn spmm_groups<F: Float, N: Size>(
             }
         } else {
             let mut acc = Vector::<f32, N>::new(0.0);
-            for e in start..end {
+            let mut e0 = start;
+            if comptime!(!masked) {
+                // four independent gathers in flight per lane
+                while e0 + 4 <= end {
+                    let j0 = usize::cast_from(col_idx[e0]);
+                    let j1 = usize::cast_from(col_idx[e0 + 1]);
+                    let j2 = usize::cast_from(col_idx[e0 + 2]);
+                    let j3 = usize::cast_from(col_idx[e0 + 3]);
+                    let mut m0 = Vector::<f32, N>::cast_from(x[j0 * x_rs + v]);
+                    let mut m1 = Vector::<f32, N>::cast_from(x[j1 * x_rs + v]);
+                    let mut m2 = Vector::<f32, N>::cast_from(x[j2 * x_rs + v]);
+                    let mut m3 = Vector::<f32, N>::cast_from(x[j3 * x_rs + v]);
+                    if comptime!(has_w) {
+                        m0 *= Vector::new(f32::cast_from(weights[e0 * heads + h]));
+                        m1 *= Vector::new(f32::cast_from(weights[(e0 + 1) * heads + h]));
+                        m2 *= Vector::new(f32::cast_from(weights[(e0 + 2) * heads + h]));
+                        m3 *= Vector::new(f32::cast_from(weights[(e0 + 3) * heads + h]));
+                    }
+                    acc += (m0 + m1) + (m2 + m3);
+                    e0 += 4;
+                }
+            }
+            for e in e0..end {
                 let j = usize::cast_from(col_idx[e]);
                 let mut m = Vector::<f32, N>::cast_from(x[j * x_rs + v]);
                 if comptime!(masked) {

@@ -1,0 +1,496 @@
+//! `bench`: kernel timings on a given or generated graph, checked against the CPU reference
+//! first, written as JSON lines in the results format of `bench/README.md`.
+
+use crate::backend::Job;
+use crate::error::{AppError, Result};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Tensor, TensorData};
+use burn_sparse_gnn::kernels::maxk::reference as maxk_ref;
+use burn_sparse_gnn::kernels::sample::reference as sample_ref;
+use burn_sparse_gnn::{
+    ops, Csr, Graph, GraphOptions, KernelPolicy, PoolLayout, PoolSpec, Reduce, SampleSpec,
+    Sampling, SparseGnnAutodiffBackend, SparseGnnBackend, SspmmStrategy,
+};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// One result line (the project's results format, plus a few descriptive fields).
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    pub op: String,
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    pub graph: String,
+    pub nodes: usize,
+    pub edges: usize,
+    pub width: usize,
+    pub k: Option<usize>,
+    pub dtype: String,
+    pub model: Option<String>,
+    pub nonlin: Option<String>,
+    pub median_ms: f64,
+    pub runs: usize,
+    pub peak_bytes: Option<u64>,
+    pub commit: String,
+    pub device: String,
+    /// Kernel variant (e.g. `gather`, `outer-atomic`, `bucket`).
+    pub variant: Option<String>,
+    /// Minimum and 90th percentile of the runs.
+    pub min_ms: f64,
+    pub p90_ms: f64,
+    /// Bytes the kernel moves under its traffic model (see `bench/README.md`) and the rate.
+    pub bytes: Option<u64>,
+    pub gbps: Option<f64>,
+    /// Normwise error of the checked rows against the CPU reference.
+    pub check_error: Option<f64>,
+    /// ES-SpMM: fraction of the edges kept.
+    pub kept_fraction: Option<f64>,
+    /// Kernel shape knobs in effect (group width, `SGNN_*` overrides).
+    pub tuning: String,
+}
+
+fn tuning_string(group_width: usize) -> String {
+    let mut t = format!("gw={group_width}");
+    for (k, v) in std::env::vars() {
+        if k.starts_with("SGNN_") && k != "SGNN_COMMIT" {
+            t.push_str(&format!(
+                " {}={v}",
+                k.trim_start_matches("SGNN_").to_lowercase()
+            ));
+        }
+    }
+    t
+}
+
+/// The git commit the binary was built from.
+pub fn commit() -> String {
+    option_env!("SGNN_GIT_COMMIT")
+        .unwrap_or("unknown")
+        .to_string()
+}
+
+/// What to benchmark.
+#[derive(Clone, Debug)]
+pub struct Bench {
+    pub graph_name: String,
+    pub adj: Csr,
+    pub ops: Vec<String>,
+    pub widths: Vec<usize>,
+    pub ks: Vec<usize>,
+    pub samples: Vec<usize>,
+    pub runs: usize,
+    pub warmup: usize,
+    pub out: Option<PathBuf>,
+    pub group_width: usize,
+    pub device_name: Option<String>,
+}
+
+struct Stats {
+    median: f64,
+    min: f64,
+    p90: f64,
+}
+
+fn time<B: Backend, T>(
+    device: &B::Device,
+    warmup: usize,
+    runs: usize,
+    mut f: impl FnMut() -> T,
+) -> Stats {
+    for _ in 0..warmup {
+        let out = f();
+        B::sync(device).expect("device sync");
+        drop(out);
+    }
+    let mut t = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        B::sync(device).expect("device sync");
+        let start = Instant::now();
+        let out = f();
+        B::sync(device).expect("device sync");
+        t.push(start.elapsed().as_secs_f64() * 1e3);
+        drop(out);
+    }
+    t.sort_by(|a, b| a.total_cmp(b));
+    let q = |p: f64| t[((t.len() - 1) as f64 * p).round() as usize];
+    Stats {
+        median: q(0.5),
+        min: t[0],
+        p90: q(0.9),
+    }
+}
+
+fn host<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
+    t.into_data()
+        .convert::<f64>()
+        .into_vec::<f64>()
+        .expect("f64")
+}
+
+/// Rows to check against the reference: the longest row, an empty one if any, and a spread.
+fn check_rows(adj: &Csr, count: usize) -> Vec<usize> {
+    let deg = adj.row_degrees();
+    let n = adj.n_rows();
+    let mut rows: Vec<usize> = (0..count).map(|i| i * n / count.max(1)).collect();
+    if let Some((hub, _)) = deg.iter().enumerate().max_by_key(|(_, d)| **d) {
+        rows.push(hub);
+    }
+    if let Some(e) = deg.iter().position(|&d| d == 0) {
+        rows.push(e);
+    }
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
+
+fn rel_err(got: &[f64], want: &[f64]) -> f64 {
+    burn_sparse_gnn::conformance::normwise_error(got, want)
+}
+
+fn random_matrix<B: Backend>(
+    n: usize,
+    f: usize,
+    seed: u64,
+    device: &B::Device,
+) -> (Tensor<B, 2>, Vec<f32>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let v: Vec<f32> = (0..n * f)
+        .map(|_| rng.random::<f32>() * 2.0 - 1.0)
+        .collect();
+    let t = Tensor::from_data(
+        TensorData::new(v.clone(), [n, f]),
+        (device, burn::tensor::DType::F32),
+    );
+    (t, v)
+}
+
+impl Bench {
+    fn record(&self, op: &str, width: usize, k: Option<usize>, s: &Stats, device: &str) -> Record {
+        Record {
+            op: op.into(),
+            implementation: "ours".into(),
+            graph: self.graph_name.clone(),
+            nodes: self.adj.n_rows(),
+            edges: self.adj.nnz(),
+            width,
+            k,
+            dtype: "f32".into(),
+            model: None,
+            nonlin: None,
+            median_ms: s.median,
+            runs: self.runs,
+            peak_bytes: None,
+            commit: commit(),
+            device: device.into(),
+            variant: None,
+            min_ms: s.min,
+            p90_ms: s.p90,
+            bytes: None,
+            gbps: None,
+            check_error: None,
+            kept_fraction: None,
+            tuning: tuning_string(self.group_width),
+        }
+    }
+
+    fn wants(&self, op: &str) -> bool {
+        self.ops.iter().any(|o| o == op || o == "all")
+    }
+
+    fn run_inner<B: SparseGnnBackend>(
+        &self,
+        device: &B::Device,
+        backend: &str,
+        emit: &mut dyn FnMut(Record) -> Result<()>,
+    ) -> Result<()> {
+        let dev_name = self
+            .device_name
+            .clone()
+            .unwrap_or_else(|| backend.to_string());
+        let csr = self.adj.as_ref();
+        let (n, m, nnz) = (self.adj.n_rows(), self.adj.n_cols(), self.adj.nnz());
+        let setup = Instant::now();
+        let g = Graph::<B>::new(
+            &self.adj,
+            device,
+            GraphOptions {
+                group_width: self.group_width,
+                ..Default::default()
+            },
+        );
+        eprintln!(
+            "graph {}: {n} nodes, {nnz} edges, device setup {:.2} s",
+            self.graph_name,
+            setup.elapsed().as_secs_f64()
+        );
+        let rows = check_rows(&self.adj, 200);
+        let csr_bytes = (n as u64 + 1) * 4 + nnz as u64 * 4;
+        let mut full_ms = std::collections::HashMap::new();
+
+        for &w in &self.widths {
+            let (x, xh) = random_matrix::<B>(m, w, 11 + w as u64, device);
+            if self.wants("spmm") {
+                for reduce in [Reduce::Sum] {
+                    let out = host(ops::spmm(&g, x.clone(), reduce));
+                    let mut got = Vec::new();
+                    let mut want = Vec::new();
+                    for &i in &rows {
+                        let mut acc = vec![0.0f64; w];
+                        for e in csr.row(i) {
+                            let j = csr.col_idx[e] as usize;
+                            for c in 0..w {
+                                acc[c] += xh[j * w + c] as f64;
+                            }
+                        }
+                        want.extend(acc);
+                        got.extend_from_slice(&out[i * w..(i + 1) * w]);
+                    }
+                    let err = rel_err(&got, &want);
+                    let s = time::<B, _>(device, self.warmup, self.runs, || {
+                        ops::spmm(&g, x.clone(), reduce)
+                    });
+                    full_ms.insert(w, s.median);
+                    let bytes = csr_bytes + (nnz as u64 + n as u64) * w as u64 * 4;
+                    let mut r = self.record("spmm", w, None, &s, &dev_name);
+                    r.variant = Some(format!("{reduce:?}").to_lowercase());
+                    r.bytes = Some(bytes);
+                    r.gbps = Some(bytes as f64 / s.median / 1e6);
+                    r.check_error = Some(err);
+                    emit(r)?;
+                }
+            }
+            if self.wants("sddmm") {
+                let (a, _) = random_matrix::<B>(n, w, 5 + w as u64, device);
+                let s = time::<B, _>(device, self.warmup, self.runs, || {
+                    ops::sddmm(&g, a.clone(), x.clone())
+                });
+                let bytes = csr_bytes + nnz as u64 * (w as u64 * 4 + 4) + n as u64 * w as u64 * 4;
+                let mut r = self.record("sddmm", w, None, &s, &dev_name);
+                r.bytes = Some(bytes);
+                r.gbps = Some(bytes as f64 / s.median / 1e6);
+                emit(r)?;
+            }
+            if self.wants("sampled") {
+                for &sw in &self.samples {
+                    for mode in [Sampling::Bucket, Sampling::FastRand] {
+                        let spec = SampleSpec {
+                            width: sw,
+                            mode,
+                            seed: 0,
+                        };
+                        let out = host(ops::sampled_spmm(&g, x.clone(), spec, Reduce::Sum));
+                        let scale = sample_ref::edge_scale(&csr, &spec, Reduce::Sum);
+                        let kept: f64 = scale.iter().filter(|&&v| v > 0.0).count() as f64;
+                        let mut got = Vec::new();
+                        let mut want = Vec::new();
+                        for &i in &rows {
+                            let mut acc = vec![0.0f64; w];
+                            for e in csr.row(i) {
+                                if scale[e] > 0.0 {
+                                    let j = csr.col_idx[e] as usize;
+                                    for c in 0..w {
+                                        acc[c] += xh[j * w + c] as f64;
+                                    }
+                                }
+                            }
+                            want.extend(acc);
+                            got.extend_from_slice(&out[i * w..(i + 1) * w]);
+                        }
+                        let s = time::<B, _>(device, self.warmup, self.runs, || {
+                            ops::sampled_spmm(&g, x.clone(), spec, Reduce::Sum)
+                        });
+                        let mut r = self.record("spmm_sampled", w, None, &s, &dev_name);
+                        r.variant = Some(format!("{:?}-S{sw}", mode).to_lowercase());
+                        r.check_error = Some(rel_err(&got, &want));
+                        r.kept_fraction = Some(kept / nnz.max(1) as f64);
+                        let bytes = csr_bytes + (kept as u64 + n as u64) * w as u64 * 4;
+                        r.bytes = Some(bytes);
+                        r.gbps = Some(bytes as f64 / s.median / 1e6);
+                        emit(r)?;
+                    }
+                }
+            }
+        }
+        if let Some(ms) = full_ms.values().next() {
+            eprintln!("(spmm full reference time {ms:.3} ms)");
+        }
+
+        let dim = 256usize;
+        let needs_cbsr = ["maxk", "cbsr_spgemm", "cbsr_sspmm", "maxpool"]
+            .iter()
+            .any(|o| self.wants(o));
+        if needs_cbsr {
+            let (h, hh) = random_matrix::<B>(m.max(n), dim, 99, device);
+            let h = h.slice([0..m, 0..dim]);
+            for &k in &self.ks {
+                if self.wants("maxk") {
+                    let c = ops::maxk(h.clone(), k);
+                    let idx: Vec<f64> = host(c.indices().float());
+                    let mut err = 0.0f64;
+                    for &i in rows.iter().filter(|&&i| i < m) {
+                        let row: Vec<f64> = hh[i * dim..(i + 1) * dim]
+                            .iter()
+                            .map(|&v| v as f64)
+                            .collect();
+                        let (_, want) = maxk_ref::maxk(&row, 1, dim, k);
+                        let got: Vec<u32> =
+                            idx[i * k..(i + 1) * k].iter().map(|&v| v as u32).collect();
+                        if got != want {
+                            err = 1.0;
+                        }
+                    }
+                    let s =
+                        time::<B, _>(device, self.warmup, self.runs, || ops::maxk(h.clone(), k));
+                    let mut r = self.record("maxk", dim, Some(k), &s, &dev_name);
+                    let bytes = m as u64 * (dim as u64 * 4 + k as u64 * 5);
+                    r.bytes = Some(bytes);
+                    r.gbps = Some(bytes as f64 / s.median / 1e6);
+                    r.check_error = Some(err);
+                    emit(r)?;
+                }
+                let c = ops::maxk(h.clone(), k);
+                if self.wants("cbsr_spgemm") {
+                    let out = host(ops::cbsr_spgemm(&g, &c));
+                    let vals = host(c.values());
+                    let idx: Vec<u32> = host(c.indices().float())
+                        .into_iter()
+                        .map(|v| v as u32)
+                        .collect();
+                    let mut got = Vec::new();
+                    let mut want = Vec::new();
+                    for &i in &rows {
+                        let mut acc = vec![0.0f64; dim];
+                        for e in csr.row(i) {
+                            let j = csr.col_idx[e] as usize;
+                            for t in 0..k {
+                                acc[idx[j * k + t] as usize] += vals[j * k + t];
+                            }
+                        }
+                        want.extend(acc);
+                        got.extend_from_slice(&out[i * dim..(i + 1) * dim]);
+                    }
+                    let s =
+                        time::<B, _>(device, self.warmup, self.runs, || ops::cbsr_spgemm(&g, &c));
+                    let mut r = self.record("cbsr_spgemm", dim, Some(k), &s, &dev_name);
+                    let bytes = csr_bytes + nnz as u64 * k as u64 * 5 + n as u64 * dim as u64 * 4;
+                    r.bytes = Some(bytes);
+                    r.gbps = Some(bytes as f64 / s.median / 1e6);
+                    r.check_error = Some(rel_err(&got, &want));
+                    emit(r)?;
+                }
+                if self.wants("cbsr_sspmm") {
+                    let (dy, dyh) = random_matrix::<B>(n, dim, 123, device);
+                    let idx: Vec<u32> = host(c.indices().float())
+                        .into_iter()
+                        .map(|v| v as u32)
+                        .collect();
+                    // reference of a few columns
+                    let cols: Vec<usize> = rows.iter().copied().filter(|&j| j < m).collect();
+                    let t = burn_sparse_gnn::kernels::csr::transpose(&csr);
+                    let mut want = Vec::new();
+                    for &j in &cols {
+                        let mut acc = vec![0.0f64; k];
+                        for q in t.row_ptr[j]..t.row_ptr[j + 1] {
+                            let i = t.col_idx[q] as usize;
+                            for tt in 0..k {
+                                acc[tt] += dyh[i * dim + idx[j * k + tt] as usize] as f64;
+                            }
+                        }
+                        want.extend(acc);
+                    }
+                    for strategy in [SspmmStrategy::Gather, SspmmStrategy::OuterAtomic] {
+                        let opts = GraphOptions {
+                            group_width: self.group_width,
+                            policy: KernelPolicy {
+                                sspmm: strategy,
+                                spgemm_atomic: false,
+                            },
+                        };
+                        let gs = Graph::<B>::new(&self.adj, device, opts);
+                        let run = |gs: &Graph<B>| {
+                            B::cbsr_sspmm(
+                                gs.prim(),
+                                None,
+                                dy.clone().into_primitive().tensor(),
+                                c.prim(),
+                            )
+                        };
+                        let out = host(Tensor::<B, 2>::from_primitive(
+                            burn::tensor::TensorPrimitive::Float(run(&gs)),
+                        ));
+                        let got: Vec<f64> = cols
+                            .iter()
+                            .flat_map(|&j| out[j * k..(j + 1) * k].to_vec())
+                            .collect();
+                        let s = time::<B, _>(device, self.warmup, self.runs, || run(&gs));
+                        let mut r = self.record("cbsr_sspmm", dim, Some(k), &s, &dev_name);
+                        r.variant = Some(match strategy {
+                            SspmmStrategy::Gather => "gather".into(),
+                            SspmmStrategy::OuterAtomic => "outer-atomic".into(),
+                        });
+                        let bytes =
+                            csr_bytes + nnz as u64 * k as u64 * 5 + n as u64 * dim as u64 * 4;
+                        r.bytes = Some(bytes);
+                        r.gbps = Some(bytes as f64 / s.median / 1e6);
+                        r.check_error = Some(rel_err(&got, &want));
+                        emit(r)?;
+                    }
+                }
+            }
+            if self.wants("maxpool") {
+                for (layout, windows) in [(PoolLayout::OneD, 64usize), (PoolLayout::TwoD, 64)] {
+                    let spec = PoolSpec {
+                        windows,
+                        layout,
+                        channels: 1,
+                    };
+                    let s = time::<B, _>(device, self.warmup, self.runs, || {
+                        ops::maxpool(h.clone(), spec)
+                    });
+                    let mut r = self.record("maxpool", dim, Some(windows), &s, &dev_name);
+                    r.variant = Some(format!("{layout:?}").to_lowercase());
+                    emit(r)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Job for Bench {
+    type Output = Vec<Record>;
+
+    fn run<B: SparseGnnAutodiffBackend>(
+        self,
+        device: B::Device,
+        backend: &str,
+    ) -> Result<Vec<Record>> {
+        let mut file = match &self.out {
+            Some(p) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .map_err(|e| AppError::io(p, e))?,
+            ),
+            None => None,
+        };
+        let mut all = Vec::new();
+        let out_path = self.out.clone();
+        let mut emit = |r: Record| -> Result<()> {
+            let line = serde_json::to_string(&r).expect("record serialises");
+            println!("{line}");
+            if let (Some(f), Some(p)) = (file.as_mut(), out_path.as_ref()) {
+                writeln!(f, "{line}").map_err(|e| AppError::io(p, e))?;
+            }
+            all.push(r);
+            Ok(())
+        };
+        self.run_inner::<<B as AutodiffBackend>::InnerBackend>(&device, backend, &mut emit)?;
+        Ok(all)
+    }
+}

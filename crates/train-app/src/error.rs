@@ -1,0 +1,68 @@
+//! Errors of the application: every bad input names the file and the problem.
+
+use burn_sparse_gnn::{GraphError, OpError};
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// Something the user gave us (a file, a flag, a config) is not usable.
+#[derive(Debug, Error)]
+pub enum AppError {
+    /// A file cannot be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A required file is missing.
+    #[error("{path}: file not found ({what})")]
+    Missing { path: PathBuf, what: String },
+    /// A file's dtype is not one we can use for this array.
+    #[error("{path}: dtype {found} cannot be read as {expected}")]
+    Dtype {
+        path: PathBuf,
+        found: String,
+        expected: &'static str,
+    },
+    /// A file's array has the wrong shape.
+    #[error("{path}: shape {found:?}, expected {expected}")]
+    Shape {
+        path: PathBuf,
+        found: Vec<usize>,
+        expected: String,
+    },
+    /// A file is malformed (not npy / npz / csv / json as expected).
+    #[error("{path}: {msg}")]
+    Format { path: PathBuf, msg: String },
+    /// The graph data violates a rule.
+    #[error("{context}: {source}")]
+    Graph { context: String, source: GraphError },
+    /// An operation rejected its arguments.
+    #[error(transparent)]
+    Op(#[from] OpError),
+    /// A flag or configuration value is invalid.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// The requested backend is not available.
+    #[error("backend {backend}: {msg}")]
+    Backend { backend: String, msg: String },
+    /// A self test failed.
+    #[error("self test failed: {0}")]
+    SelfTest(String),
+}
+
+impl AppError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        AppError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+    pub fn graph(context: impl Into<String>, source: GraphError) -> Self {
+        AppError::Graph {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, AppError>;
