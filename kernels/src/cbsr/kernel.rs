@@ -214,10 +214,12 @@ fn sspmm_gather_groups<F: Float>(
         let mut total = acc;
         if comptime!(subs > 1) {
             if comptime!(plane) {
-                let mut m = lk;
-                while m < 32 {
-                    total += plane_shuffle_xor(total, m);
-                    m *= 2;
+                // butterfly over the sub-warps (lanes t, t + lk, ...); a literal-initialised
+                // counter (a comptime-initialised one cannot be mutated in a kernel)
+                let mut q = 1u32;
+                while q < subs {
+                    total += plane_shuffle_xor(total, q * lk);
+                    q *= 2;
                 }
             } else {
                 let u = UNIT_POS as usize;

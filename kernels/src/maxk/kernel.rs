@@ -1,8 +1,9 @@
 //! MaxK selection on the GPU: each row is staged in shared memory as order-preserving u32 keys
-//! (the IEEE total order), the `k`-th largest key is found exactly by a 32-step bisection over
-//! the key bits (count of keys >= candidate, reduced across the row's lanes), then the kept
+//! (the IEEE total order), the key of the `k`-th largest entry is found exactly by a radix
+//! select (four rounds of 8 bits: a 256-bin shared-memory histogram of the keys that share the
+//! prefix found so far, a lane scan to find the bin where the count crosses `k`), then the kept
 //! entries (all keys above the threshold, plus the first ties in column order) are compacted in
-//! ascending column order with two lane scans. Output: CBSR values and indices, the indices
+//! ascending column order with lane scans. Output: CBSR values and indices, the indices
 //! packed four u8 to a u32 when `dim <= 256`.
 
 use crate::device::{cube_count, has_plane_ops, plane_size};
@@ -36,18 +37,22 @@ fn maxk_select<F: Float>(
     #[define(F)] _dtype: StorageType,
 ) {
     let mut keys = SharedMemory::<u32>::new(comptime!(dim * rows as usize));
+    let hist = SharedMemory::<Atomic<u32>>::new(comptime!(256 * rows as usize));
     let mut picked = SharedMemory::<u32>::new(comptime!(k * rows as usize));
     let mut red = SharedMemory::<u32>::new(comptime!(if plane {
         1usize
     } else {
         (lanes * rows) as usize
     }));
+    let mut bcast = SharedMemory::<u32>::new(comptime!(2 * rows as usize));
     let slot = UNIT_POS_Y as usize;
     let row = CUBE_POS * rows as usize + slot;
     let valid = row < n;
     let lane = UNIT_POS_X as usize;
     let kbase = slot * dim;
+    let hbase = slot * 256;
     let x_rs = x.stride(0);
+    let bins_per_lane = comptime!(256 / lanes as usize);
 
     let mut c = lane;
     while c < dim {
@@ -58,32 +63,64 @@ fn maxk_select<F: Float>(
         keys[kbase + c] = key;
         c += lanes as usize;
     }
-    sync_cube();
 
-    // threshold = largest T with count(key >= T) >= k, bit by bit from the top
-    let mut thr = 0u32;
-    let mut bit = 31u32;
-    let mut more = true;
-    while more {
-        let cand = thr | (1u32 << bit);
-        let mut cnt = 0u32;
+    // radix select, 8 bits per round from the top: the threshold is the key of the k-th
+    // largest entry; `above` counts the keys known to be larger than the current prefix range
+    let mut prefix = 0u32;
+    let mut above = 0u32;
+    #[unroll]
+    for r in 0..4u32 {
+        let shift = comptime!(24 - 8 * r);
+        let mut b = lane;
+        while b < 256 {
+            hist[hbase + b].store(0u32);
+            b += lanes as usize;
+        }
+        sync_cube();
         let mut c = lane;
         while c < dim {
-            if keys[kbase + c] >= cand {
-                cnt += 1;
+            let key = keys[kbase + c];
+            let mut in_range = true;
+            if comptime!(r > 0) {
+                in_range = (key >> comptime!(shift + 8)) == (prefix >> comptime!(shift + 8));
+            }
+            if in_range {
+                hist[hbase + ((key >> shift) & 255u32) as usize].fetch_add(1u32);
             }
             c += lanes as usize;
         }
-        let total = segment_sum_u32(cnt, &mut red, lanes, plane);
-        if total >= k as u32 {
-            thr = cand;
+        sync_cube();
+        // lane l owns bins [l * bpl, (l + 1) * bpl); count of the bins above a lane's range
+        let mut s = 0u32;
+        #[unroll]
+        for q in 0..bins_per_lane {
+            s += hist[hbase + lane * bins_per_lane + q].load();
         }
-        if bit == 0 {
-            more = false;
-        } else {
-            bit -= 1;
+        let before = segment_exclusive_sum_u32(s, &mut red, lanes, plane);
+        let total = segment_sum_u32(s, &mut red, lanes, plane);
+        let suffix = total - before - s;
+        let need = k as u32 - above;
+        if suffix < need && need <= suffix + s {
+            let mut acc = suffix;
+            let mut found = false;
+            #[unroll]
+            for q in 0..bins_per_lane {
+                let bin = lane * bins_per_lane + comptime!(bins_per_lane - 1 - q);
+                let cnt = hist[hbase + bin].load();
+                if !found && acc + cnt >= need {
+                    found = true;
+                    bcast[slot * 2] = bin as u32;
+                    bcast[slot * 2 + 1] = above + acc;
+                }
+                acc += cnt;
+            }
         }
+        sync_cube();
+        prefix |= bcast[slot * 2] << shift;
+        above = bcast[slot * 2 + 1];
+        sync_cube();
     }
+    let thr = prefix;
 
     // compaction in column order: lane l owns columns [l * chunk, (l + 1) * chunk)
     let chunk = comptime!(dim.div_ceil(lanes as usize));
@@ -161,7 +198,7 @@ fn maxk_select<F: Float>(
 
 /// Shared memory (bytes) one row of MaxK selection needs.
 pub fn maxk_smem_per_row(dim: usize, k: usize, lanes: usize) -> usize {
-    4 * (dim + k + lanes)
+    4 * (dim + 256 + k + lanes + 2)
 }
 
 /// Launches MaxK on `x` (`[n, dim]`): `values` `[n * k]` (dtype of `x`), `indices` `[n * k]`

@@ -43,12 +43,17 @@ fn spmm_groups<F: Float, N: Size>(
     stage_arg: &mut Array<Vector<i32, N>>,
     n_groups: usize,
     heads: usize,
+    blocks: usize,
+    tile_vecs: usize,
     #[comptime] reduce: u32,
     #[comptime] has_w: bool,
     #[comptime] masked: bool,
     #[define(F)] _dtype: StorageType,
 ) {
-    let g = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
+    // cubes are tile-major: every group block of feature tile 0, then of tile 1, ... so the
+    // gathered slice of `x` stays resident in L2 while a tile is processed
+    let tile = CUBE_POS / blocks;
+    let g = (CUBE_POS % blocks) * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     if g >= n_groups {
         terminate!();
     }
@@ -63,9 +68,10 @@ fn spmm_groups<F: Float, N: Size>(
     let vec_per_head = n_vec / heads;
     let deg = usize::cast_from(row_ptr[row + 1]) - usize::cast_from(row_ptr[row]);
     let inv_deg = f32::new(1.0) / f32::cast_from(deg);
+    let v_end = usize::min((tile + 1) * tile_vecs, n_vec);
 
-    let mut v = UNIT_POS_X as usize;
-    while v < n_vec {
+    let mut v = tile * tile_vecs + UNIT_POS_X as usize;
+    while v < v_end {
         let h = v / vec_per_head;
         if comptime!(reduce == MAX) {
             let mut best = Vector::<f32, N>::new(f32::min_value());
@@ -227,7 +233,14 @@ pub fn launch_spmm<R: Runtime>(
     }
     let vec = vector_width(client, elem, f / heads.max(1), &mats);
     let n_vec = f / vec;
-    let lanes = lanes_for(n_vec, tuning("SGNN_SPMM_LANES", 32));
+    // feature tile: keep the gathered slice of x (n_cols x tile) within an L2 budget
+    let budget = tuning("SGNN_SPMM_L2_BYTES", 64 << 20);
+    let fit = (budget / (csr.n_cols.max(1) * elem)).max(1);
+    let largest_pow2 = 1usize << (usize::BITS - 1 - fit.leading_zeros());
+    let tile_features = tuning("SGNN_SPMM_TILE", largest_pow2.max(32));
+    let tile_vecs = (tile_features / vec).clamp(1, n_vec);
+    let n_tiles = n_vec.div_ceil(tile_vecs);
+    let lanes = lanes_for(tile_vecs, tuning("SGNN_SPMM_LANES", 32));
     let slots_per_cube = (tuning("SGNN_SPMM_THREADS", 256) as u32 / lanes).max(1);
     let cube_dim = CubeDim::new_2d(lanes, slots_per_cube);
     let is_max = reduce == Reduce::Max;
@@ -255,7 +268,8 @@ pub fn launch_spmm<R: Runtime>(
         ),
     };
     if csr.n_groups > 0 {
-        let count = cube_count(client, csr.n_groups.div_ceil(slots_per_cube as usize));
+        let blocks = csr.n_groups.div_ceil(slots_per_cube as usize);
+        let count = cube_count(client, blocks * n_tiles);
         unsafe {
             spmm_groups::launch_unchecked::<R>(
                 client,
@@ -277,6 +291,8 @@ pub fn launch_spmm<R: Runtime>(
                 stage_arg.clone().into_array_arg(),
                 csr.n_groups,
                 heads.max(1),
+                blocks,
+                tile_vecs,
                 r,
                 has_w,
                 masked,
