@@ -121,8 +121,48 @@ fn maxk_select<F: Float>(
         sync_cube();
     }
     let thr = prefix;
+    maxk_write::<F>(
+        x,
+        values,
+        indices,
+        &keys,
+        &mut picked,
+        &mut red,
+        thr,
+        row,
+        valid,
+        dim,
+        k,
+        lanes,
+        plane,
+        packed,
+    );
+}
 
-    // compaction in column order: lane l owns columns [l * chunk, (l + 1) * chunk)
+/// Compaction of the kept entries of one row in ascending column order, and the writes
+/// (shared by both selection kernels): `keys` holds the row's keys at `kbase`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn maxk_write<F: Float>(
+    x: &Tensor<F>,
+    values: &mut Array<F>,
+    indices: &mut Array<u32>,
+    keys: &SharedMemory<u32>,
+    picked: &mut SharedMemory<u32>,
+    red: &mut SharedMemory<u32>,
+    thr: u32,
+    row: usize,
+    valid: bool,
+    #[comptime] dim: usize,
+    #[comptime] k: usize,
+    #[comptime] lanes: u32,
+    #[comptime] plane: bool,
+    #[comptime] packed: bool,
+) {
+    let slot = UNIT_POS_Y as usize;
+    let lane = UNIT_POS_X as usize;
+    let kbase = slot * dim;
+    let x_rs = x.stride(0);
     let chunk = comptime!(dim.div_ceil(lanes as usize));
     let lo = lane * chunk;
     let hi = usize::min(lo + chunk, dim);
@@ -138,14 +178,14 @@ fn maxk_select<F: Float>(
         }
         c += 1;
     }
-    let total_gt = segment_sum_u32(n_gt, &mut red, lanes, plane);
+    let total_gt = segment_sum_u32(n_gt, red, lanes, plane);
     let need = k as u32 - total_gt;
-    let eq_before = segment_exclusive_sum_u32(n_eq, &mut red, lanes, plane);
+    let eq_before = segment_exclusive_sum_u32(n_eq, red, lanes, plane);
     let mut eq_take = 0u32;
     if need > eq_before {
         eq_take = u32::min(need - eq_before, n_eq);
     }
-    let pos = segment_exclusive_sum_u32(n_gt + eq_take, &mut red, lanes, plane);
+    let pos = segment_exclusive_sum_u32(n_gt + eq_take, red, lanes, plane);
     let mut p = pos;
     let mut eq_seen = 0u32;
     let mut c = lo;
@@ -163,7 +203,6 @@ fn maxk_select<F: Float>(
         c += 1;
     }
     sync_cube();
-
     if valid {
         let mut t = lane;
         while t < k {
@@ -194,6 +233,89 @@ fn maxk_select<F: Float>(
             }
         }
     }
+}
+
+/// MaxK for rows of at most `32 * 16` entries: each lane keeps its keys (columns
+/// `lane + 32 q`) in registers and the threshold key is found by a 32-step bisection over the
+/// key bits, each step one compare per key and one lane reduction (no shared-memory traffic).
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn maxk_select_regs<F: Float>(
+    x: &Tensor<F>,
+    values: &mut Array<F>,
+    indices: &mut Array<u32>,
+    n: usize,
+    #[comptime] dim: usize,
+    #[comptime] k: usize,
+    #[comptime] rows: u32,
+    #[comptime] plane: bool,
+    #[comptime] packed: bool,
+    #[define(F)] _dtype: StorageType,
+) {
+    let lanes = comptime!(32u32);
+    let kpl = comptime!(dim.div_ceil(32));
+    let mut keys = SharedMemory::<u32>::new(comptime!(dim * rows as usize));
+    let mut picked = SharedMemory::<u32>::new(comptime!(k * rows as usize));
+    let mut red =
+        SharedMemory::<u32>::new(comptime!(if plane { 1usize } else { (32 * rows) as usize }));
+    let slot = UNIT_POS_Y as usize;
+    let row = CUBE_POS * rows as usize + slot;
+    let valid = row < n;
+    let lane = UNIT_POS_X as usize;
+    let kbase = slot * dim;
+    let x_rs = x.stride(0);
+    let mut kr = Array::<u32>::new(kpl);
+    #[unroll]
+    for q in 0..kpl {
+        let c = lane + q * 32;
+        let mut key = 0u32;
+        if valid && c < dim {
+            key = ordered_key(f32::cast_from(x[row * x_rs + c]));
+        }
+        kr[q] = key;
+        if c < dim {
+            keys[kbase + c] = key;
+        }
+    }
+    let mut thr = 0u32;
+    let mut bit = 31u32;
+    let mut more = true;
+    while more {
+        let cand = thr | (1u32 << bit);
+        let mut cnt = 0u32;
+        #[unroll]
+        for q in 0..kpl {
+            if kr[q] >= cand {
+                cnt += 1;
+            }
+        }
+        let total = segment_sum_u32(cnt, &mut red, lanes, plane);
+        if total >= k as u32 {
+            thr = cand;
+        }
+        if bit == 0 {
+            more = false;
+        } else {
+            bit -= 1;
+        }
+    }
+    sync_cube();
+    maxk_write::<F>(
+        x,
+        values,
+        indices,
+        &keys,
+        &mut picked,
+        &mut red,
+        thr,
+        row,
+        valid,
+        dim,
+        k,
+        lanes,
+        plane,
+        packed,
+    );
 }
 
 /// Shared memory (bytes) one row of MaxK selection needs.
@@ -227,10 +349,31 @@ pub fn launch_maxk<R: Runtime>(
     }
     // several rows per cube when they fit (budget: a quarter of the shared memory)
     let rows = ((smem / 4) / per_row).clamp(1, 8) as u32;
+    let count = cube_count(client, n.div_ceil(rows as usize));
+    if dim <= 512 && crate::device::tuning("SGNN_MAXK_RADIX", 0) == 0 {
+        unsafe {
+            maxk_select_regs::launch_unchecked::<R>(
+                client,
+                count,
+                CubeDim::new_2d(lanes, rows),
+                x.into_tensor_arg(),
+                values.into_array_arg(),
+                indices.into_array_arg(),
+                n,
+                dim,
+                k,
+                rows,
+                plane,
+                packed,
+                dtype,
+            );
+        }
+        return true;
+    }
     unsafe {
         maxk_select::launch_unchecked::<R>(
             client,
-            cube_count(client, n.div_ceil(rows as usize)),
+            count,
             CubeDim::new_2d(lanes, rows),
             x.into_tensor_arg(),
             values.into_array_arg(),

@@ -234,7 +234,7 @@ pub fn launch_spmm<R: Runtime>(
     let vec = vector_width(client, elem, f / heads.max(1), &mats);
     let n_vec = f / vec;
     // feature tile: keep the gathered slice of x (n_cols x tile) within an L2 budget
-    let budget = tuning("SGNN_SPMM_L2_BYTES", 64 << 20);
+    let budget = tuning("SGNN_SPMM_L2_BYTES", 32 << 20);
     let fit = (budget / (csr.n_cols.max(1) * elem)).max(1);
     let largest_pow2 = 1usize << (usize::BITS - 1 - fit.leading_zeros());
     let tile_features = tuning("SGNN_SPMM_TILE", largest_pow2.max(32));
