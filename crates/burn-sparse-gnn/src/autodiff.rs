@@ -478,6 +478,9 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
     fn cbsr_indices(c: &CbsrPrim<Self>) -> IntTensor<Self> {
         B::cbsr_indices(&cbsr_inner(c))
     }
+    fn device_memory(device: &Self::Device) -> Option<(u64, u64)> {
+        B::device_memory(device)
+    }
 
     fn ad_spmm(
         g: &GraphPrimitive<Self>,

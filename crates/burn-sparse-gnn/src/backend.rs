@@ -148,6 +148,12 @@ pub trait SparseGnnBackend: Backend {
     /// Unpacked `[n, k]` i32 column ids of a CBSR matrix.
     fn cbsr_indices(c: &CbsrPrim<Self>) -> IntTensor<Self>;
 
+    /// Device memory held by this process on `device`: `(bytes reserved, bytes in use)`, where
+    /// the backend can tell (CubeCL memory pools); `None` on the CPU.
+    fn device_memory(_device: &Self::Device) -> Option<(u64, u64)> {
+        None
+    }
+
     // ---- differentiable operations --------------------------------------------------------
 
     /// Differentiable [`SparseGnnBackend::spmm`] (gradients for `x` and `w`).

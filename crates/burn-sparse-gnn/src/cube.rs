@@ -453,6 +453,13 @@ where
         );
         out
     }
+    fn device_memory(device: &R::Device) -> Option<(u64, u64)> {
+        let client = R::client(device);
+        client
+            .memory_usage()
+            .ok()
+            .map(|m| (m.bytes_reserved, m.bytes_in_use))
+    }
     fn cbsr_indices(c: &CbsrPrim<Self>) -> CubeTensor<R> {
         if !c.packed {
             return c.indices.clone();

@@ -434,6 +434,7 @@ pub struct GraphData {
     labels: Vec<i64>,
     num_classes: usize,
     split: Option<Split>,
+    alternatives: Vec<Split>,
 }
 
 impl GraphData {
@@ -503,7 +504,40 @@ impl GraphData {
             labels,
             num_classes,
             split,
+            alternatives: Vec::new(),
         })
+    }
+
+    /// Adds the further splits a file provides (e.g. the ten masks of the heterophilous
+    /// benchmarks), each checked like the main split.
+    pub fn with_alternative_splits(mut self, splits: Vec<Split>) -> Result<Self, GraphError> {
+        let n = self.num_nodes();
+        for s in &splits {
+            for (name, ids) in [("train", &s.train), ("valid", &s.valid), ("test", &s.test)] {
+                for &node in ids.iter() {
+                    if node as usize >= n {
+                        return Err(GraphError::SplitOutOfRange {
+                            split: name,
+                            node: node as i64,
+                            n_nodes: n,
+                        });
+                    }
+                    if self.labels[node as usize] < 0 {
+                        return Err(GraphError::UnlabeledSplitNode {
+                            split: name,
+                            node: node as usize,
+                        });
+                    }
+                }
+            }
+        }
+        self.alternatives = splits;
+        Ok(self)
+    }
+
+    /// The further splits of the file (see [`GraphData::with_alternative_splits`]).
+    pub fn alternative_splits(&self) -> &[Split] {
+        &self.alternatives
     }
 
     /// Converts split ids given as i64 (as files store them), checking their range.
@@ -579,9 +613,12 @@ impl GraphData {
             features,
             labels,
             num_classes,
+            alternatives,
             ..
         } = self;
-        GraphData::new(name, adj, features, labels, num_classes, Some(split))
+        let mut d = GraphData::new(name, adj, features, labels, num_classes, Some(split))?;
+        d.alternatives = alternatives;
+        Ok(d)
     }
 
     /// Statistics for `info` and result files.

@@ -152,9 +152,13 @@ impl Default for GraphOptions {
     }
 }
 
-/// Degree normalisations of every node (0 where the degree is 0).
+/// Degrees and degree normalisations of every node (norms are 0 where the degree is 0).
 #[derive(Clone, Debug)]
 pub struct DegreeNorms<B: Backend> {
+    /// In-degree (row length), as floats.
+    pub in_degree: Tensor<B, 1>,
+    /// Out-degree (column length), as floats.
+    pub out_degree: Tensor<B, 1>,
     /// `1 / d_in` (row degree).
     pub in_inv: Tensor<B, 1>,
     /// `1 / sqrt(d_in)`.
@@ -165,6 +169,9 @@ pub struct DegreeNorms<B: Backend> {
     pub out_inv_sqrt: Tensor<B, 1>,
 }
 
+/// Per-graph memo of derived node vectors (e.g. a layer's normalisation), shared by clones.
+type Memo<B> = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Tensor<B, 1>>>>;
+
 /// A graph on a device: the structure every sparse op of [`crate::ops`] takes.
 #[derive(Clone, Debug)]
 pub struct Graph<B: Backend> {
@@ -172,6 +179,7 @@ pub struct Graph<B: Backend> {
     weights: Option<Tensor<B, 1>>,
     norms: DegreeNorms<B>,
     setup_seconds: f64,
+    memo: Memo<B>,
 }
 
 fn int_tensor<B: Backend>(mut v: Vec<i32>, device: &B::Device) -> IntTensor<B> {
@@ -220,21 +228,21 @@ fn upload_csr<B: Backend>(
     }
 }
 
-fn norms(deg: &[usize]) -> (Vec<f32>, Vec<f32>) {
+fn norms(deg: &[usize]) -> (Vec<f64>, Vec<f64>) {
     let inv = deg
         .iter()
-        .map(|&d| if d == 0 { 0.0 } else { 1.0 / d as f32 })
+        .map(|&d| if d == 0 { 0.0 } else { 1.0 / d as f64 })
         .collect();
     let inv_sqrt = deg
         .iter()
-        .map(|&d| if d == 0 { 0.0 } else { 1.0 / (d as f32).sqrt() })
+        .map(|&d| if d == 0 { 0.0 } else { 1.0 / (d as f64).sqrt() })
         .collect();
     (inv, inv_sqrt)
 }
 
 /// A float tensor in the backend's float type (the device default dtype is shared by every
 /// backend of a device, so it is not used here).
-fn float_tensor<B: Backend>(v: Vec<f32>, device: &B::Device) -> Tensor<B, 1> {
+fn float_tensor<B: Backend>(v: Vec<f64>, device: &B::Device) -> Tensor<B, 1> {
     let n = v.len();
     let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
     Tensor::from_data(
@@ -257,20 +265,26 @@ impl<B: Backend> Graph<B> {
             t_perm: int_tensor::<B>(to_i32(&t.perm), device),
             policy: opts.policy,
         };
-        let (in_inv, in_inv_sqrt) = norms(&adj.row_degrees());
-        let (out_inv, out_inv_sqrt) = norms(&adj.col_degrees());
+        let (in_deg, out_deg) = (adj.row_degrees(), adj.col_degrees());
+        let (in_inv, in_inv_sqrt) = norms(&in_deg);
+        let (out_inv, out_inv_sqrt) = norms(&out_deg);
         let norms = DegreeNorms {
+            in_degree: float_tensor(in_deg.iter().map(|&d| d as f64).collect(), device),
+            out_degree: float_tensor(out_deg.iter().map(|&d| d as f64).collect(), device),
             in_inv: float_tensor(in_inv, device),
             in_inv_sqrt: float_tensor(in_inv_sqrt, device),
             out_inv: float_tensor(out_inv, device),
             out_inv_sqrt: float_tensor(out_inv_sqrt, device),
         };
-        let weights = adj.weights().map(|w| float_tensor(w.to_vec(), device));
+        let weights = adj
+            .weights()
+            .map(|w| float_tensor(w.iter().map(|&v| v as f64).collect(), device));
         Self {
             prim,
             weights,
             norms,
             setup_seconds: start.elapsed().as_secs_f64(),
+            memo: Default::default(),
         }
     }
 
@@ -311,6 +325,18 @@ impl<B: Backend> Graph<B> {
     pub fn setup_seconds(&self) -> f64 {
         self.setup_seconds
     }
+    /// A node vector derived from the graph, computed once per graph by `compute` and
+    /// remembered under `key` (e.g. a GCN normalisation that every epoch reuses).
+    pub fn memoized(&self, key: &str, compute: impl FnOnce(&Self) -> Tensor<B, 1>) -> Tensor<B, 1> {
+        let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = memo.get(key) {
+            return t.clone();
+        }
+        let t = compute(self);
+        memo.insert(key.to_string(), t.clone());
+        t
+    }
+
     /// Device of the graph.
     pub fn device(&self) -> B::Device {
         self.norms.in_inv.device()
@@ -325,12 +351,15 @@ impl<B: AutodiffBackend> Graph<B> {
             prim: self.prim.clone().map(B::int_inner),
             weights: self.weights.as_ref().map(|w| w.clone().inner()),
             norms: DegreeNorms {
+                in_degree: n.in_degree.clone().inner(),
+                out_degree: n.out_degree.clone().inner(),
                 in_inv: n.in_inv.clone().inner(),
                 in_inv_sqrt: n.in_inv_sqrt.clone().inner(),
                 out_inv: n.out_inv.clone().inner(),
                 out_inv_sqrt: n.out_inv_sqrt.clone().inner(),
             },
             setup_seconds: self.setup_seconds,
+            memo: Default::default(),
         }
     }
 }

@@ -1,1 +1,38 @@
-pub fn _x() {}
+//! # gnn-models
+//!
+//! Graph convolutions as Burn modules, built only from the tensor-level sparse ops of
+//! `burn-sparse-gnn`, so they run unchanged on CUDA, wgpu and the CPU, with autodiff:
+//! [`GcnConv`], [`SageConv`], [`GinConv`], [`GatConv`]; activations ([`Nonlinearity`]: ReLU,
+//! MaxK, k-max-pooling) whose sparse outputs feed the CBSR SpGEMM; and [`GnnModel`], MaxK-GNN's
+//! `lin_in -> [nonlinearity -> dropout -> conv (-> norm)] x L -> lin_out`.
+//!
+//! ```
+//! use burn::backend::{Autodiff, NdArray};
+//! use burn::tensor::Tensor;
+//! use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+//! use gnn_models::{ConvKind, GnnModelConfig, Nonlinearity};
+//!
+//! type B = Autodiff<NdArray>;
+//! let dev = Default::default();
+//! let adj = Csr::from_edges(4, &[0, 1, 2], &[1, 2, 3], None, BuildOptions::undirected()).unwrap();
+//! let g = Graph::<B>::new(&adj, &dev, GraphOptions::default());
+//! let model = GnnModelConfig::new(ConvKind::Sage, 5, 16, 3)
+//!     .with_nonlin(Nonlinearity::Maxk { k: 4 })
+//!     .init::<B>(&dev)
+//!     .unwrap();
+//! let logits = model.forward(&g, Tensor::ones([4, 5], &dev));
+//! assert_eq!(logits.dims(), [4, 3]);
+//! ```
+
+pub mod activation;
+pub mod conv;
+pub mod hidden;
+pub mod model;
+
+pub use activation::Nonlinearity;
+pub use conv::gat::{GatConv, GatConvConfig};
+pub use conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
+pub use conv::gin::{GinConv, GinConvConfig};
+pub use conv::sage::{SageAggr, SageConv, SageConvConfig};
+pub use hidden::{aggregate, Hidden, Precision};
+pub use model::{Conv, ConvKind, GnnModel, GnnModelConfig, ModelError, NormKind};

@@ -76,6 +76,32 @@ pub fn per_class_split(
     s
 }
 
+/// Random split: fractions `train` and `valid` of the labeled nodes, the rest test.
+pub fn random_split(labels: &[i64], train: f64, valid: f64, seed: u64) -> Split {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut ids: Vec<u32> = labels
+        .iter()
+        .enumerate()
+        .filter(|(_, &l)| l >= 0)
+        .map(|(i, _)| i as u32)
+        .collect();
+    ids.shuffle(&mut rng);
+    let n = ids.len();
+    let (a, b) = (
+        (n as f64 * train) as usize,
+        (n as f64 * (train + valid)) as usize,
+    );
+    let mut s = Split {
+        train: ids[..a].to_vec(),
+        valid: ids[a..b].to_vec(),
+        test: ids[b..].to_vec(),
+    };
+    s.train.sort_unstable();
+    s.valid.sort_unstable();
+    s.test.sort_unstable();
+    s
+}
+
 /// Generates the SBM dataset.
 pub fn sbm(spec: &SbmSpec) -> Result<GraphData> {
     if spec.nodes < spec.classes || spec.classes < 2 || spec.features == 0 {

@@ -1,18 +1,11 @@
 //! `train-app`: train, evaluate, self-test and benchmark sparse GNNs on CUDA, wgpu or the CPU.
 
-mod backend;
-mod bench;
-mod datasets;
-mod error;
-mod gen;
-mod npyio;
-mod selftest;
-
-use backend::{dispatch, BackendKind};
 use burn_sparse_gnn::BuildOptions;
 use clap::{Args, Parser, Subcommand};
 use error::{AppError, Result};
 use std::path::PathBuf;
+use train_app::backend::{dispatch, BackendKind};
+use train_app::{bench, datasets, error, gen, npyio, selftest};
 
 #[derive(Parser)]
 #[command(name = "train-app", version = concat!(env!("CARGO_PKG_VERSION"), " ", env!("SGNN_GIT_COMMIT")), about = "Sparse GNN training on Burn: CUDA, wgpu or CPU")]
@@ -23,6 +16,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Train a model full-batch (the default command: GCN on the built-in SBM dataset).
+    Train(TrainArgs),
+    /// Evaluate a trained model (its artifact directory) on the train / valid / test splits.
+    Eval {
+        /// Artifact directory of a `train` run (holds config.json and model.mpk).
+        dir: PathBuf,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendKind,
+        /// Evaluate on another dataset path than the one of the run.
+        #[arg(long)]
+        dataset: Option<String>,
+    },
     /// Run the conformance suite (kernels vs the CPU reference, forward and gradients).
     Selftest {
         #[arg(long, value_enum, default_value = "auto")]
@@ -46,6 +51,247 @@ enum Command {
         /// Dataset path or built-in name (`sbm`).
         dataset: String,
     },
+}
+
+#[derive(Args, Default)]
+struct TrainArgs {
+    /// Config file (TOML or JSON, fields of `TrainConfig`); flags override it.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[arg(long, value_enum)]
+    backend: Option<BackendKind>,
+    /// Dataset path (npy folder, .npz, OGB / GraphSAINT folder) or `sbm`.
+    #[arg(long)]
+    dataset: Option<String>,
+    /// per-class:TRAIN,VALID | random:TRAIN,VALID | mask:K.
+    #[arg(long)]
+    split: Option<String>,
+    /// gcn, sage, gin, gat.
+    #[arg(long)]
+    model: Option<String>,
+    #[arg(long)]
+    hidden: Option<usize>,
+    #[arg(long)]
+    layers: Option<usize>,
+    /// relu, maxk:K, maxpool:W[xC][:2d].
+    #[arg(long)]
+    nonlin: Option<String>,
+    #[arg(long)]
+    dropout: Option<f64>,
+    /// none or layernorm.
+    #[arg(long)]
+    norm: Option<String>,
+    /// f32, mixedf16, mixedbf16.
+    #[arg(long)]
+    precision: Option<String>,
+    /// SAGE aggregation: mean, sum, maxpool.
+    #[arg(long)]
+    sage_aggr: Option<String>,
+    #[arg(long)]
+    heads: Option<usize>,
+    /// GAT attention dropout.
+    #[arg(long)]
+    attention_dropout: Option<f64>,
+    #[arg(long)]
+    epochs: Option<usize>,
+    #[arg(long)]
+    lr: Option<f64>,
+    #[arg(long)]
+    weight_decay: Option<f64>,
+    /// Early stopping: epochs without validation-loss improvement.
+    #[arg(long)]
+    patience: Option<usize>,
+    #[arg(long)]
+    seed: Option<u64>,
+    #[arg(long)]
+    self_loops: bool,
+    #[arg(long)]
+    symmetrize: bool,
+    /// Non-deterministic atomic SSpMM backward (faster MaxK training).
+    #[arg(long)]
+    atomic: bool,
+    #[arg(long)]
+    group_width: Option<usize>,
+    /// Artifact directory (checkpoints, model, results.json, charts).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Resume from this checkpoint epoch of the artifact directory.
+    #[arg(long)]
+    resume: Option<usize>,
+    /// Do not write checkpoints.
+    #[arg(long)]
+    no_checkpoints: bool,
+    /// Classic architecture: convolutions `d_in -> hidden -> classes`, no lin_in / lin_out.
+    #[arg(long)]
+    classic: bool,
+    #[arg(long)]
+    input_dropout: Option<f64>,
+    /// Row-normalise the input features.
+    #[arg(long)]
+    normalize_features: bool,
+    /// Print a line every N epochs (plain log).
+    #[arg(long)]
+    log_every: Option<usize>,
+}
+
+fn parse_enum<T: serde::de::DeserializeOwned>(what: &str, v: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(v.to_lowercase()))
+        .map_err(|_| AppError::Config(format!("unknown {what} `{v}`")))
+}
+
+fn train_config(a: &TrainArgs) -> Result<train_app::training::TrainConfig> {
+    let mut c = match &a.config {
+        Some(p) => train_app::training::TrainConfig::from_file(p)?,
+        None => Default::default(),
+    };
+    if let Some(v) = &a.dataset {
+        c.dataset = v.clone();
+    }
+    if let Some(v) = &a.split {
+        c.split = Some(v.clone());
+    }
+    if let Some(v) = &a.model {
+        c.conv = parse_enum("model", v)?;
+    }
+    if let Some(v) = a.hidden {
+        c.hidden = v;
+    }
+    if let Some(v) = a.layers {
+        c.layers = v;
+    }
+    if let Some(v) = &a.nonlin {
+        c.nonlin = v.clone();
+    }
+    if let Some(v) = a.dropout {
+        c.dropout = v;
+    }
+    if let Some(v) = &a.norm {
+        c.norm = parse_enum("norm", v)?;
+    }
+    if let Some(v) = &a.precision {
+        c.precision = parse_enum("precision", v)?;
+    }
+    if let Some(v) = &a.sage_aggr {
+        c.sage_aggr = parse_enum("SAGE aggregation", v)?;
+    }
+    if let Some(v) = a.heads {
+        c.gat_heads = v;
+    }
+    if let Some(v) = a.attention_dropout {
+        c.gat_attention_dropout = v;
+    }
+    if let Some(v) = a.epochs {
+        c.epochs = v;
+    }
+    if let Some(v) = a.lr {
+        c.lr = v;
+    }
+    if let Some(v) = a.weight_decay {
+        c.weight_decay = v;
+    }
+    if let Some(v) = a.patience {
+        c.patience = Some(v);
+    }
+    if let Some(v) = a.seed {
+        c.seed = v;
+    }
+    c.self_loops |= a.self_loops;
+    c.symmetrize |= a.symmetrize;
+    c.atomic |= a.atomic;
+    if let Some(v) = a.group_width {
+        c.group_width = v;
+    }
+    if let Some(v) = &a.out {
+        c.artifact_dir = v.clone();
+    }
+    if a.no_checkpoints {
+        c.checkpoints = false;
+    }
+    if a.classic {
+        c.linear_io = false;
+    }
+    if let Some(v) = a.input_dropout {
+        c.input_dropout = v;
+    }
+    c.normalize_features |= a.normalize_features;
+    if let Some(v) = a.log_every {
+        c.log_every = v;
+    }
+    c.check()?;
+    Ok(c)
+}
+
+struct TrainJob {
+    cfg: train_app::training::TrainConfig,
+    resume: Option<usize>,
+}
+
+impl train_app::backend::Job for TrainJob {
+    type Output = ();
+    fn run<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(
+        self,
+        device: B::Device,
+        backend: &str,
+    ) -> Result<()> {
+        let data = datasets::load(&self.cfg.dataset, BuildOptions::default())?;
+        let stats = data.stats();
+        eprintln!(
+            "dataset {}: {} nodes, {} edges, {} features, {} classes",
+            stats.name, stats.nodes, stats.edges, stats.features, stats.classes
+        );
+        let host = train_app::training::prepare(&self.cfg, data)?;
+        let report =
+            train_app::training::train::<B>(&self.cfg, host, &device, backend, self.resume)?;
+        let a = &report.final_accuracy;
+        let last = report.epochs.last();
+        println!(
+            "{} {} on {} ({backend}): {} epochs in {:.1} s{}; accuracy train {:.4} valid {:.4} test {:.4}",
+            report.config.conv.name(),
+            report.config.nonlin,
+            report.dataset.name,
+            report.epochs.len(),
+            report.train_seconds,
+            last.and_then(|e| e.device_bytes_reserved).map(|b| format!(", device memory {:.2} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or_default(),
+            a.train,
+            a.valid,
+            a.test
+        );
+        println!(
+            "results: {}",
+            report.config.artifact_dir.join("results.json").display()
+        );
+        Ok(())
+    }
+}
+
+struct EvalJob {
+    dir: PathBuf,
+    dataset: Option<String>,
+}
+
+impl train_app::backend::Job for EvalJob {
+    type Output = ();
+    fn run<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(
+        self,
+        device: B::Device,
+        _backend: &str,
+    ) -> Result<()> {
+        let (cfg, a) = train_app::training::eval::<B::InnerBackend>(
+            &self.dir,
+            self.dataset.as_deref(),
+            &device,
+        )?;
+        println!(
+            "{} on {}: accuracy train {:.4} valid {:.4} test {:.4} (test loss {:.4})",
+            cfg.conv.name(),
+            cfg.dataset,
+            a.train,
+            a.valid,
+            a.test,
+            a.test_loss
+        );
+        Ok(())
+    }
 }
 
 #[derive(Args)]
@@ -138,10 +384,24 @@ fn parse_rmat(s: &str) -> Result<(usize, usize)> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        None => Err(AppError::Config(
-            "training lands with the train-app issue; see `train-app --help` for what works now"
-                .into(),
-        )),
+        None => run(Cli {
+            command: Some(Command::Train(TrainArgs::default())),
+        }),
+        Some(Command::Train(a)) => {
+            let cfg = train_config(&a)?;
+            dispatch(
+                a.backend.unwrap_or(BackendKind::Auto),
+                TrainJob {
+                    cfg,
+                    resume: a.resume,
+                },
+            )
+        }
+        Some(Command::Eval {
+            dir,
+            backend,
+            dataset,
+        }) => dispatch(backend, EvalJob { dir, dataset }),
         Some(Command::Selftest {
             backend,
             quick,

@@ -2,17 +2,21 @@
 //! its files) or by a built-in name (`sbm`).
 
 pub mod npy;
+pub mod npz;
+pub mod ogb;
+pub mod saint;
 
 use crate::error::{AppError, Result};
 use crate::gen::{sbm, SbmSpec};
 use burn_sparse_gnn::{BuildOptions, GraphData};
 use std::path::Path;
 
-/// Loads `spec`: `sbm` (built-in synthetic default) or a path to an npy folder.
+/// Loads `spec`: `sbm` (the built-in synthetic default), an npy folder, a gnn-benchmark or
+/// heterophilous `.npz`, an OGB node-property folder or a GraphSAINT folder.
 pub fn load(spec: &str, opts: BuildOptions) -> Result<GraphData> {
     if spec == "sbm" {
         let d = sbm(&SbmSpec::default())?;
-        return apply_options(d, opts);
+        return rebuild(d, opts);
     }
     let path = Path::new(spec);
     if !path.exists() {
@@ -21,16 +25,27 @@ pub fn load(spec: &str, opts: BuildOptions) -> Result<GraphData> {
             what: "dataset (a folder or file, or the built-in `sbm`)".into(),
         });
     }
-    if path.is_dir() && path.join("num_nodes.npy").exists() {
-        return npy::load(path, opts);
+    if path.is_dir() {
+        if path.join("num_nodes.npy").exists() {
+            return npy::load(path, opts);
+        }
+        if ogb::is_ogb(path) {
+            return ogb::load(path, opts);
+        }
+        if saint::is_saint(path) {
+            return saint::load(path, opts);
+        }
+    } else if path.extension().is_some_and(|e| e == "npz") {
+        return npz::load(path, opts);
     }
     Err(AppError::Format {
         path: path.into(),
-        msg: "unrecognised dataset format (expected an npy folder with num_nodes.npy)".into(),
+        msg: "unrecognised dataset (expected an npy folder with num_nodes.npy, a .npz, an OGB folder with raw/edge.csv.gz or a GraphSAINT folder with adj_full.npz)".into(),
     })
 }
 
-fn apply_options(d: GraphData, opts: BuildOptions) -> Result<GraphData> {
+/// Rebuilds the adjacency of a dataset with `opts` (symmetrise, self-loops, dedup).
+pub fn rebuild(d: GraphData, opts: BuildOptions) -> Result<GraphData> {
     if opts == BuildOptions::default() {
         return Ok(d);
     }
@@ -47,4 +62,14 @@ fn apply_options(d: GraphData, opts: BuildOptions) -> Result<GraphData> {
         .map_err(|e| AppError::graph(&d.name, e))?;
     let name = d.name.clone();
     d.with_adjacency(new).map_err(|e| AppError::graph(name, e))
+}
+
+/// The `k`-th alternative split of a dataset (`mask:K`).
+pub fn mask_split(data: &GraphData, k: usize) -> Result<burn_sparse_gnn::Split> {
+    data.alternative_splits().get(k).cloned().ok_or_else(|| {
+        AppError::Config(format!(
+            "split mask:{k}: the dataset has {} alternative splits",
+            data.alternative_splits().len()
+        ))
+    })
 }

@@ -1,0 +1,139 @@
+//! GAT convolution (Velickovic et al.): multi-head attention over each node's in-neighbours.
+//! Edge scores `e_ij = LeakyReLU(a_dst . W h_i + a_src . W h_j)` come from one SDDMM
+//! (`<[s_dst_i, 1], [1, s_src_j]>` per head), the edge softmax subtracts the row maximum (so
+//! `exp` never overflows, also in half precision), and the weighted multi-head SpMM aggregates.
+//! The graph should contain self-loops (as in PyG, where `GATConv` adds them).
+
+use crate::hidden::{Hidden, Precision};
+use burn::config::Config;
+use burn::module::{Module, Param};
+use burn::nn::{Dropout, DropoutConfig, Initializer, Linear, LinearConfig};
+use burn::tensor::activation::leaky_relu;
+use burn::tensor::backend::Backend;
+use burn::tensor::Tensor;
+use burn_sparse_gnn::{ops, Graph, Reduce, SparseGnnBackend};
+
+/// Configuration of [`GatConv`].
+#[derive(Config, Debug)]
+pub struct GatConvConfig {
+    /// Input width.
+    pub d_in: usize,
+    /// Output width per head.
+    pub d_head: usize,
+    /// Number of heads.
+    #[config(default = 1)]
+    pub heads: usize,
+    /// Concatenate the heads (`[n, heads * d_head]`) instead of averaging them (`[n, d_head]`).
+    #[config(default = true)]
+    pub concat: bool,
+    /// Slope of the LeakyReLU on the scores.
+    #[config(default = 0.2)]
+    pub negative_slope: f64,
+    /// Dropout on the attention coefficients.
+    #[config(default = 0.0)]
+    pub attention_dropout: f64,
+}
+
+/// A GAT layer.
+///
+/// ```
+/// use burn::backend::NdArray;
+/// use burn::tensor::Tensor;
+/// use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+/// use gnn_models::{GatConvConfig, Hidden, Precision};
+///
+/// type B = NdArray;
+/// let dev = Default::default();
+/// let opts = BuildOptions { symmetrize: true, add_self_loops: true, dedup: true };
+/// let adj = Csr::from_edges(3, &[0, 1], &[1, 2], None, opts).unwrap();
+/// let g = Graph::<B>::new(&adj, &dev, GraphOptions::default());
+/// let conv = GatConvConfig::new(4, 2).with_heads(3).init::<B>(&dev);
+/// let y = conv.forward(&g, &Hidden::Dense(Tensor::ones([3, 4], &dev)), Precision::F32);
+/// assert_eq!(y.dims(), [3, 6]);
+/// ```
+#[derive(Module, Debug)]
+pub struct GatConv<B: Backend> {
+    pub lin: Linear<B>,
+    pub att_src: Param<Tensor<B, 2>>,
+    pub att_dst: Param<Tensor<B, 2>>,
+    pub bias: Param<Tensor<B, 1>>,
+    pub dropout: Dropout,
+    pub heads: usize,
+    pub d_head: usize,
+    pub concat: bool,
+    pub negative_slope: f64,
+}
+
+impl GatConvConfig {
+    /// Width of the output.
+    pub fn d_out(&self) -> usize {
+        if self.concat {
+            self.heads * self.d_head
+        } else {
+            self.d_head
+        }
+    }
+
+    /// Initialises the layer.
+    pub fn init<B: Backend>(&self, device: &B::Device) -> GatConv<B> {
+        let glorot = Initializer::XavierUniform { gain: 1.0 };
+        GatConv {
+            lin: LinearConfig::new(self.d_in, self.heads * self.d_head)
+                .with_bias(false)
+                .with_initializer(glorot.clone())
+                .init(device),
+            att_src: glorot.init_with(
+                [self.heads, self.d_head],
+                Some(self.d_head),
+                Some(1),
+                device,
+            ),
+            att_dst: glorot.init_with(
+                [self.heads, self.d_head],
+                Some(self.d_head),
+                Some(1),
+                device,
+            ),
+            bias: Param::from_tensor(Tensor::zeros([self.d_out()], device)),
+            dropout: DropoutConfig::new(self.attention_dropout).init(),
+            heads: self.heads,
+            d_head: self.d_head,
+            concat: self.concat,
+            negative_slope: self.negative_slope,
+        }
+    }
+}
+
+impl<B: SparseGnnBackend> GatConv<B> {
+    /// `[n, d_in]` -> `[n, heads * d_head]` (concat) or `[n, d_head]` (mean of the heads).
+    pub fn forward(&self, g: &Graph<B>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
+        let x = self.lin.forward(h.dense());
+        let [n, _] = x.dims();
+        let (hd, dd) = (self.heads, self.d_head);
+        let xr = x.clone().reshape([n, hd, dd]);
+        let s_src: Tensor<B, 2> = (xr.clone() * self.att_src.val().unsqueeze_dim::<3>(0))
+            .sum_dim(2)
+            .reshape([n, hd]);
+        let s_dst: Tensor<B, 2> = (xr * self.att_dst.val().unsqueeze_dim::<3>(0))
+            .sum_dim(2)
+            .reshape([n, hd]);
+        let ones = Tensor::<B, 2>::ones([n, hd], &x.device());
+        // per head: <[s_dst_i, 1], [1, s_src_j]> = s_dst_i + s_src_j
+        let a = Tensor::stack::<3>(vec![s_dst, ones.clone()], 2).reshape([n, 2 * hd]);
+        let b = Tensor::stack::<3>(vec![ones, s_src], 2).reshape([n, 2 * hd]);
+        let scores = leaky_relu(ops::sddmm_heads(g, a, b, hd), self.negative_slope);
+        let alpha = self.dropout.forward(ops::edge_softmax(g, scores));
+        let out = precision.up(ops::spmm_heads(
+            g,
+            precision.down(alpha),
+            precision.down(x),
+            Reduce::Sum,
+        ));
+        let out = if self.concat {
+            out
+        } else {
+            out.reshape([n, hd, dd]).mean_dim(1).reshape([n, dd])
+        };
+        out + self.bias.val().unsqueeze_dim::<2>(0)
+    }
+}

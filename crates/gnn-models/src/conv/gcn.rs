@@ -1,0 +1,161 @@
+//! GCN convolution (Kipf & Welling): `out = D_l (A + I) D_r h W + b`.
+
+use crate::hidden::{aggregate, Hidden, Precision};
+use burn::config::Config;
+use burn::module::{Module, Param};
+use burn::nn::{Linear, LinearConfig};
+use burn::tensor::backend::Backend;
+use burn::tensor::Tensor;
+use burn_sparse_gnn::{Graph, Reduce, SparseGnnBackend};
+use serde::{Deserialize, Serialize};
+
+/// Degree normalisation of a GCN layer (`d` counts the self-loop when there is one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GcnNorm {
+    /// `D^-1/2 A D^-1/2` (in-degree on the left, out-degree on the right).
+    #[default]
+    Symmetric,
+    /// `D_in^-1 A` (row mean).
+    Left,
+    /// `A D_out^-1` (column normalised).
+    Right,
+    /// `A` unnormalised.
+    None,
+}
+
+/// Configuration of [`GcnConv`].
+#[derive(Config, Debug)]
+pub struct GcnConvConfig {
+    /// Input width.
+    pub d_in: usize,
+    /// Output width.
+    pub d_out: usize,
+    /// Degree normalisation.
+    #[config(default = "GcnNorm::Symmetric")]
+    pub norm: GcnNorm,
+    /// Add a self-loop to every node (computed in the layer; the graph is not changed).
+    #[config(default = true)]
+    pub self_loops: bool,
+    /// Compute the normalisation once per graph and reuse it (it only depends on the graph).
+    #[config(default = true)]
+    pub cached: bool,
+    /// Learnable bias.
+    #[config(default = true)]
+    pub bias: bool,
+}
+
+/// A GCN layer.
+///
+/// ```
+/// use burn::backend::NdArray;
+/// use burn::tensor::Tensor;
+/// use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+/// use gnn_models::{GcnConvConfig, Hidden, Precision};
+///
+/// type B = NdArray;
+/// let dev = Default::default();
+/// let adj = Csr::from_edges(3, &[0, 1], &[1, 2], None, BuildOptions::undirected()).unwrap();
+/// let g = Graph::<B>::new(&adj, &dev, GraphOptions::default());
+/// let conv = GcnConvConfig::new(4, 2).init::<B>(&dev);
+/// let x = Tensor::<B, 2>::ones([3, 4], &dev);
+/// let y = conv.forward(&g, &Hidden::Dense(x), Precision::F32);
+/// assert_eq!(y.dims(), [3, 2]);
+/// ```
+#[derive(Module, Debug)]
+pub struct GcnConv<B: Backend> {
+    pub linear: Linear<B>,
+    pub bias: Option<Param<Tensor<B, 1>>>,
+    pub d_in: usize,
+    pub d_out: usize,
+    pub self_loops: bool,
+    pub cached: bool,
+    #[module(skip)]
+    pub norm: GcnNorm,
+}
+
+impl GcnConvConfig {
+    /// Initialises the layer.
+    pub fn init<B: Backend>(&self, device: &B::Device) -> GcnConv<B> {
+        GcnConv {
+            linear: LinearConfig::new(self.d_in, self.d_out)
+                .with_bias(false)
+                .init(device),
+            bias: self
+                .bias
+                .then(|| Param::from_tensor(Tensor::zeros([self.d_out], device))),
+            d_in: self.d_in,
+            d_out: self.d_out,
+            self_loops: self.self_loops,
+            cached: self.cached,
+            norm: self.norm,
+        }
+    }
+}
+
+/// `(d + loop)^p`, 0 where the degree is 0.
+fn degree_power<B: Backend>(deg: Tensor<B, 1>, self_loop: bool, p: f64) -> Tensor<B, 1> {
+    let d = if self_loop { deg + 1.0 } else { deg };
+    let zero = d.clone().lower_equal_elem(0.0);
+    d.clamp_min(1.0).powf_scalar(p).mask_fill(zero, 0.0)
+}
+
+impl<B: SparseGnnBackend> GcnConv<B> {
+    fn norms(&self, g: &Graph<B>) -> (Option<Tensor<B, 1>>, Option<Tensor<B, 1>>) {
+        let sl = self.self_loops;
+        let compute = |side: &'static str, p: f64| {
+            let key = format!("gcn:{side}:{sl}:{p}");
+            let f = |g: &Graph<B>| {
+                let deg = if side == "in" {
+                    g.norms().in_degree.clone()
+                } else {
+                    g.norms().out_degree.clone()
+                };
+                degree_power(deg, sl, p)
+            };
+            if self.cached {
+                g.memoized(&key, f)
+            } else {
+                f(g)
+            }
+        };
+        match self.norm {
+            GcnNorm::Symmetric => (Some(compute("in", -0.5)), Some(compute("out", -0.5))),
+            GcnNorm::Left => (Some(compute("in", -1.0)), None),
+            GcnNorm::Right => (None, Some(compute("out", -1.0))),
+            GcnNorm::None => (None, None),
+        }
+    }
+
+    /// `[n, d_in]` -> `[n, d_out]`. Dense input is transformed before the aggregation when that
+    /// narrows it; CBSR input is aggregated by the CBSR SpGEMM first.
+    pub fn forward(&self, g: &Graph<B>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
+        let (left, right) = self.norms(g);
+        let transform_first = matches!(h, Hidden::Dense(_)) && self.d_out < self.d_in;
+        let h = if transform_first {
+            Hidden::Dense(self.linear.forward(h.dense()))
+        } else {
+            h.clone()
+        };
+        let s = match right {
+            Some(r) => h.scale_rows(r),
+            None => h,
+        };
+        let mut agg = aggregate(g, &s, Reduce::Sum, precision);
+        if self.self_loops {
+            agg = agg + s.dense();
+        }
+        if let Some(l) = left {
+            agg = agg * l.unsqueeze_dim::<2>(1);
+        }
+        let out = if transform_first {
+            agg
+        } else {
+            self.linear.forward(agg)
+        };
+        match &self.bias {
+            Some(b) => out + b.val().unsqueeze_dim::<2>(0),
+            None => out,
+        }
+    }
+}

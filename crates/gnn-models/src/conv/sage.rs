@@ -1,0 +1,126 @@
+//! GraphSAGE convolution: `out = W_n aggr_{j -> i}(h_j) + W_r h_i`.
+
+use crate::hidden::{aggregate, Hidden, Precision};
+use burn::config::Config;
+use burn::module::Module;
+use burn::nn::{Linear, LinearConfig};
+use burn::tensor::activation::relu;
+use burn::tensor::backend::Backend;
+use burn::tensor::Tensor;
+use burn_sparse_gnn::{ops, Graph, Reduce, SparseGnnBackend};
+use serde::{Deserialize, Serialize};
+
+/// Neighbour aggregation of a SAGE layer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SageAggr {
+    /// Mean of the neighbours.
+    #[default]
+    Mean,
+    /// Sum of the neighbours.
+    Sum,
+    /// Max-pool: `max_j relu(W_p h_j + b_p)` (the projection of the original paper).
+    MaxPool,
+}
+
+/// Configuration of [`SageConv`].
+#[derive(Config, Debug)]
+pub struct SageConvConfig {
+    /// Input width.
+    pub d_in: usize,
+    /// Output width.
+    pub d_out: usize,
+    /// Aggregation.
+    #[config(default = "SageAggr::Mean")]
+    pub aggr: SageAggr,
+    /// Add `W_r h_i` (the root weight).
+    #[config(default = true)]
+    pub root_weight: bool,
+}
+
+/// A GraphSAGE layer.
+///
+/// ```
+/// use burn::backend::NdArray;
+/// use burn::tensor::Tensor;
+/// use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+/// use gnn_models::{Hidden, Precision, SageAggr, SageConvConfig};
+///
+/// type B = NdArray;
+/// let dev = Default::default();
+/// let adj = Csr::from_edges(3, &[0, 1], &[1, 2], None, BuildOptions::undirected()).unwrap();
+/// let g = Graph::<B>::new(&adj, &dev, GraphOptions::default());
+/// let conv = SageConvConfig::new(4, 2).with_aggr(SageAggr::MaxPool).init::<B>(&dev);
+/// let y = conv.forward(&g, &Hidden::Dense(Tensor::ones([3, 4], &dev)), Precision::F32);
+/// assert_eq!(y.dims(), [3, 2]);
+/// ```
+#[derive(Module, Debug)]
+pub struct SageConv<B: Backend> {
+    pub lin_neigh: Linear<B>,
+    pub lin_root: Option<Linear<B>>,
+    pub lin_pool: Option<Linear<B>>,
+    #[module(skip)]
+    pub aggr: SageAggr,
+}
+
+impl SageConvConfig {
+    /// Initialises the layer.
+    pub fn init<B: Backend>(&self, device: &B::Device) -> SageConv<B> {
+        SageConv {
+            lin_neigh: LinearConfig::new(self.d_in, self.d_out).init(device),
+            lin_root: self.root_weight.then(|| {
+                LinearConfig::new(self.d_in, self.d_out)
+                    .with_bias(false)
+                    .init(device)
+            }),
+            lin_pool: (self.aggr == SageAggr::MaxPool)
+                .then(|| LinearConfig::new(self.d_in, self.d_in).init(device)),
+            aggr: self.aggr,
+        }
+    }
+}
+
+impl<B: SparseGnnBackend> SageConv<B> {
+    /// `[n, d_in]` -> `[n, d_out]`; CBSR input aggregates by the CBSR SpGEMM (mean / sum).
+    pub fn forward(&self, g: &Graph<B>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
+        // mean / sum commute with the linear map: transform first when that narrows dense input
+        let [_, d_in] = h.dims();
+        let d_out = self.lin_neigh.weight.dims()[1];
+        if let (Hidden::Dense(x), SageAggr::Mean | SageAggr::Sum) = (h, self.aggr) {
+            if d_out < d_in {
+                let reduce = if self.aggr == SageAggr::Mean {
+                    Reduce::Mean
+                } else {
+                    Reduce::Sum
+                };
+                let w = Hidden::Dense(x.clone().matmul(self.lin_neigh.weight.val()));
+                let mut out = aggregate(g, &w, reduce, precision);
+                if let Some(b) = &self.lin_neigh.bias {
+                    out = out + b.val().unsqueeze_dim::<2>(0);
+                }
+                return match &self.lin_root {
+                    Some(r) => out + r.forward(x.clone()),
+                    None => out,
+                };
+            }
+        }
+        let neigh = match self.aggr {
+            SageAggr::Mean => aggregate(g, h, Reduce::Mean, precision),
+            SageAggr::Sum => aggregate(g, h, Reduce::Sum, precision),
+            SageAggr::MaxPool => {
+                let p = relu(
+                    self.lin_pool
+                        .as_ref()
+                        .expect("max-pool projection")
+                        .forward(h.dense()),
+                );
+                precision.up(ops::spmm(g, precision.down(p), Reduce::Max))
+            }
+        };
+        let out = self.lin_neigh.forward(neigh);
+        match &self.lin_root {
+            Some(r) => out + r.forward(h.dense()),
+            None => out,
+        }
+    }
+}

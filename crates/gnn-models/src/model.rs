@@ -1,0 +1,288 @@
+//! The model of MaxK-GNN (Table 3): `lin_in -> [nonlinearity -> dropout -> conv (-> norm)] x L
+//! -> lin_out`, with the convolution, depth, width, nonlinearity, dropout, normalisation and
+//! precision configurable.
+
+use crate::activation::Nonlinearity;
+use crate::conv::gat::{GatConv, GatConvConfig};
+use crate::conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
+use crate::conv::gin::{GinConv, GinConvConfig};
+use crate::conv::sage::{SageAggr, SageConv, SageConvConfig};
+use crate::hidden::{Hidden, Precision};
+use burn::config::Config;
+use burn::module::Module;
+use burn::nn::{Dropout, DropoutConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
+use burn::tensor::backend::Backend;
+use burn::tensor::Tensor;
+use burn_sparse_gnn::{Graph, SparseGnnBackend};
+use serde::{Deserialize, Serialize};
+
+/// Which convolution the model stacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConvKind {
+    Gcn,
+    Sage,
+    Gin,
+    Gat,
+}
+
+impl ConvKind {
+    /// Short name (`gcn`, `sage`, `gin`, `gat`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ConvKind::Gcn => "gcn",
+            ConvKind::Sage => "sage",
+            ConvKind::Gin => "gin",
+            ConvKind::Gat => "gat",
+        }
+    }
+}
+
+/// Normalisation after each convolution.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NormKind {
+    #[default]
+    None,
+    LayerNorm,
+}
+
+/// A model configuration error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid model configuration: {0}")]
+pub struct ModelError(pub String);
+
+/// Configuration of [`GnnModel`].
+#[derive(Config, Debug)]
+pub struct GnnModelConfig {
+    /// Convolution.
+    pub conv: ConvKind,
+    /// Input feature width.
+    pub d_in: usize,
+    /// Hidden width.
+    pub hidden: usize,
+    /// Number of classes.
+    pub classes: usize,
+    /// Number of convolution layers.
+    #[config(default = 2)]
+    pub layers: usize,
+    /// Nonlinearity before each convolution.
+    #[config(default = "Nonlinearity::Relu")]
+    pub nonlin: Nonlinearity,
+    /// Dropout before each convolution.
+    #[config(default = 0.5)]
+    pub dropout: f64,
+    /// Normalisation after each convolution.
+    #[config(default = "NormKind::None")]
+    pub norm: NormKind,
+    /// Storage precision of the sparse aggregations.
+    #[config(default = "Precision::F32")]
+    pub precision: Precision,
+    /// GCN normalisation.
+    #[config(default = "GcnNorm::Symmetric")]
+    pub gcn_norm: GcnNorm,
+    /// SAGE aggregation.
+    #[config(default = "SageAggr::Mean")]
+    pub sage_aggr: SageAggr,
+    /// GAT heads (the hidden width is split over them).
+    #[config(default = 4)]
+    pub gat_heads: usize,
+    /// GAT attention dropout.
+    #[config(default = 0.0)]
+    pub gat_attention_dropout: f64,
+    /// GIN half-safe aggregation (`lambda * mean`).
+    #[config(default = "None")]
+    pub gin_half_safe_lambda: Option<f64>,
+    /// MaxK-GNN's input and output linear layers (`lin_in`, `lin_out`) around hidden-to-hidden
+    /// convolutions. Without them the convolutions map `d_in -> hidden -> ... -> classes`
+    /// (the classic PyG / Kipf architecture; a GAT's last layer then has one head).
+    #[config(default = true)]
+    pub linear_io: bool,
+    /// Dropout on the input features.
+    #[config(default = 0.0)]
+    pub input_dropout: f64,
+}
+
+/// One convolution of the stack.
+#[derive(Module, Debug)]
+pub enum Conv<B: Backend> {
+    Gcn(GcnConv<B>),
+    Sage(SageConv<B>),
+    Gin(GinConv<B>),
+    Gat(GatConv<B>),
+}
+
+/// A GNN for node classification.
+#[derive(Module, Debug)]
+pub struct GnnModel<B: Backend> {
+    lin_in: Option<Linear<B>>,
+    convs: Vec<Conv<B>>,
+    norms: Vec<LayerNorm<B>>,
+    lin_out: Option<Linear<B>>,
+    dropout: Dropout,
+    input_dropout: Dropout,
+    #[module(skip)]
+    nonlin: Nonlinearity,
+    #[module(skip)]
+    precision: Precision,
+}
+
+impl GnnModelConfig {
+    /// Checks the configuration (widths, k, heads, dropout).
+    pub fn check(&self) -> Result<(), ModelError> {
+        let e = |m: String| Err(ModelError(m));
+        if self.d_in == 0 || self.hidden == 0 || self.classes == 0 {
+            return e(format!(
+                "widths must be positive (d_in {}, hidden {}, classes {})",
+                self.d_in, self.hidden, self.classes
+            ));
+        }
+        if self.layers == 0 {
+            return e("at least one convolution layer is needed".into());
+        }
+        for (what, p) in [
+            ("dropout", self.dropout),
+            ("attention dropout", self.gat_attention_dropout),
+            ("input dropout", self.input_dropout),
+        ] {
+            if !(0.0..1.0).contains(&p) {
+                return e(format!("{what} must be in [0, 1), got {p}"));
+            }
+        }
+        if self.conv == ConvKind::Gat && (self.gat_heads == 0 || self.hidden % self.gat_heads != 0)
+        {
+            return e(format!(
+                "{} GAT heads must divide the hidden width {}",
+                self.gat_heads, self.hidden
+            ));
+        }
+        self.nonlin.check(self.hidden).map_err(ModelError)
+    }
+
+    /// Whether the graph must contain self-loops for this model (GAT attends to itself).
+    pub fn needs_self_loops(&self) -> bool {
+        self.conv == ConvKind::Gat
+    }
+
+    /// Initialises the model (after [`GnnModelConfig::check`]).
+    pub fn init<B: Backend>(&self, device: &B::Device) -> Result<GnnModel<B>, ModelError> {
+        self.check()?;
+        let h = self.hidden;
+        // widths of each convolution
+        let dims: Vec<(usize, usize)> = (0..self.layers)
+            .map(|l| {
+                if self.linear_io {
+                    (h, h)
+                } else {
+                    let a = if l == 0 { self.d_in } else { h };
+                    let b = if l + 1 == self.layers {
+                        self.classes
+                    } else {
+                        h
+                    };
+                    (a, b)
+                }
+            })
+            .collect();
+        let convs = dims
+            .iter()
+            .enumerate()
+            .map(|(l, &(a, b))| match self.conv {
+                ConvKind::Gcn => Conv::Gcn(
+                    GcnConvConfig::new(a, b)
+                        .with_norm(self.gcn_norm)
+                        .init(device),
+                ),
+                ConvKind::Sage => Conv::Sage(
+                    SageConvConfig::new(a, b)
+                        .with_aggr(self.sage_aggr)
+                        .init(device),
+                ),
+                ConvKind::Gin => Conv::Gin(
+                    GinConvConfig::new(a, b)
+                        .with_half_safe_lambda(self.gin_half_safe_lambda)
+                        .init(device),
+                ),
+                ConvKind::Gat => {
+                    let last = !self.linear_io && l + 1 == self.layers;
+                    let (heads, d_head, concat) = if last {
+                        (1, b, false)
+                    } else {
+                        (self.gat_heads, b / self.gat_heads, true)
+                    };
+                    Conv::Gat(
+                        GatConvConfig::new(a, d_head)
+                            .with_heads(heads)
+                            .with_concat(concat)
+                            .with_attention_dropout(self.gat_attention_dropout)
+                            .init(device),
+                    )
+                }
+            })
+            .collect();
+        let n_norms = if self.linear_io {
+            self.layers
+        } else {
+            self.layers.saturating_sub(1)
+        };
+        let norms = match self.norm {
+            NormKind::None => Vec::new(),
+            NormKind::LayerNorm => (0..n_norms)
+                .map(|_| LayerNormConfig::new(h).init(device))
+                .collect(),
+        };
+        Ok(GnnModel {
+            lin_in: self
+                .linear_io
+                .then(|| LinearConfig::new(self.d_in, h).init(device)),
+            convs,
+            norms,
+            lin_out: self
+                .linear_io
+                .then(|| LinearConfig::new(h, self.classes).init(device)),
+            dropout: DropoutConfig::new(self.dropout).init(),
+            input_dropout: DropoutConfig::new(self.input_dropout).init(),
+            nonlin: self.nonlin,
+            precision: self.precision,
+        })
+    }
+}
+
+impl<B: SparseGnnBackend> GnnModel<B> {
+    /// Class logits `[n, classes]` of every node.
+    pub fn forward(&self, g: &Graph<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
+        let x = self.input_dropout.forward(x);
+        let mut h = match &self.lin_in {
+            Some(lin) => lin.forward(x),
+            None => x,
+        };
+        for (l, conv) in self.convs.iter().enumerate() {
+            // MaxK-GNN: every conv follows a nonlinearity; classic: the first conv reads the input
+            let a = if self.lin_in.is_none() && l == 0 {
+                Hidden::Dense(h)
+            } else {
+                self.nonlin
+                    .forward(h)
+                    .map_values(|v| self.dropout.forward(v))
+            };
+            h = match conv {
+                Conv::Gcn(c) => c.forward(g, &a, self.precision),
+                Conv::Sage(c) => c.forward(g, &a, self.precision),
+                Conv::Gin(c) => c.forward(g, &a, self.precision),
+                Conv::Gat(c) => c.forward(g, &a, self.precision),
+            };
+            if let Some(n) = self.norms.get(l) {
+                h = n.forward(h);
+            }
+        }
+        match &self.lin_out {
+            Some(lin) => lin.forward(h),
+            None => h,
+        }
+    }
+
+    /// The nonlinearity between layers.
+    pub fn nonlinearity(&self) -> Nonlinearity {
+        self.nonlin
+    }
+}

@@ -1,0 +1,241 @@
+//! `.npz` datasets: gnn-benchmark (Shchur et al.: `adj_*`, `attr_*`, `labels`) and
+//! heterophilous (Platonov et al.: `node_features`, `node_labels`, `edges`, `*_masks`).
+
+use crate::error::{AppError, Result};
+use crate::npyio::{expect_shape, floats_from, ints_from, Array};
+use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
+use npyz::npz::NpzArchive;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+
+type Archive = NpzArchive<BufReader<File>>;
+
+/// Opens an npz archive.
+pub fn open(path: &Path) -> Result<Archive> {
+    let file = File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => AppError::Missing {
+            path: path.into(),
+            what: "npz archive".into(),
+        },
+        _ => AppError::io(path, e),
+    })?;
+    NpzArchive::new(BufReader::new(file)).map_err(|e| AppError::Format {
+        path: path.into(),
+        msg: format!("not a valid .npz archive: {e}"),
+    })
+}
+
+/// Names of the arrays of an archive.
+pub fn names(a: &Archive) -> Vec<String> {
+    a.array_names().map(|s| s.to_string()).collect()
+}
+
+/// Reads integer array `name`.
+pub fn ints(a: &mut Archive, path: &Path, name: &str) -> Result<Array<i64>> {
+    let npy = a
+        .by_name(name)
+        .map_err(|e| AppError::Format {
+            path: path.into(),
+            msg: format!("array `{name}`: {e}"),
+        })?
+        .ok_or_else(|| AppError::Format {
+            path: path.into(),
+            msg: format!("missing array `{name}`"),
+        })?;
+    ints_from(&path.join(name), npy)
+}
+
+/// Reads float array `name`.
+pub fn floats(a: &mut Archive, path: &Path, name: &str) -> Result<Array<f32>> {
+    let npy = a
+        .by_name(name)
+        .map_err(|e| AppError::Format {
+            path: path.into(),
+            msg: format!("array `{name}`: {e}"),
+        })?
+        .ok_or_else(|| AppError::Format {
+            path: path.into(),
+            msg: format!("missing array `{name}`"),
+        })?;
+    floats_from(&path.join(name), npy)
+}
+
+fn graph_err(path: &Path) -> impl Fn(burn_sparse_gnn::GraphError) -> AppError + '_ {
+    move |e| AppError::graph(path.display().to_string(), e)
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "npz".into())
+}
+
+/// Loads a gnn-benchmark archive. The stored adjacency (row = source) is turned into our
+/// convention (row = destination), symmetrised and deduplicated unless `opts` says otherwise.
+pub fn load_gnn_benchmark(path: &Path, opts: BuildOptions) -> Result<GraphData> {
+    let mut a = open(path)?;
+    let shape = ints(&mut a, path, "adj_shape")?;
+    expect_shape(&path.join("adj_shape"), &shape.shape, &[Some(2)])?;
+    let n = shape.data[0].max(0) as usize;
+    let indptr = ints(&mut a, path, "adj_indptr")?;
+    let indices = ints(&mut a, path, "adj_indices")?;
+    let stored = Csr::new(
+        n,
+        shape.data[1].max(0) as usize,
+        &indptr.data,
+        &indices.data,
+        None,
+    )
+    .map_err(graph_err(path))?;
+    let (mut src, mut dst) = (
+        Vec::with_capacity(stored.nnz()),
+        Vec::with_capacity(stored.nnz()),
+    );
+    for i in 0..n {
+        for &j in &stored.col_idx()[stored.row_ptr()[i]..stored.row_ptr()[i + 1]] {
+            src.push(i as i64);
+            dst.push(j as i64);
+        }
+    }
+    let adj = Csr::from_edges(n, &src, &dst, None, opts).map_err(graph_err(path))?;
+    let names = names(&a);
+    let features = if names.iter().any(|s| s == "attr_indptr") {
+        let fs = ints(&mut a, path, "attr_shape")?;
+        expect_shape(&path.join("attr_shape"), &fs.shape, &[Some(2)])?;
+        let ip = ints(&mut a, path, "attr_indptr")?;
+        let ix = ints(&mut a, path, "attr_indices")?;
+        let dt = floats(&mut a, path, "attr_data")?;
+        Features::sparse(
+            fs.data[0].max(0) as usize,
+            fs.data[1].max(0) as usize,
+            &ip.data,
+            &ix.data,
+            dt.data,
+        )
+        .map_err(graph_err(path))?
+    } else if names.iter().any(|s| s == "attr_matrix") {
+        let m = floats(&mut a, path, "attr_matrix")?;
+        expect_shape(&path.join("attr_matrix"), &m.shape, &[Some(n), None])?;
+        Features::dense(n, m.shape[1], m.data).map_err(graph_err(path))?
+    } else {
+        // no attributes (e.g. polblogs): one-hot node ids
+        let ip: Vec<i64> = (0..=n as i64).collect();
+        let ix: Vec<i64> = (0..n as i64).collect();
+        Features::sparse(n, n, &ip, &ix, vec![1.0; n]).map_err(graph_err(path))?
+    };
+    let labels = ints(&mut a, path, "labels")?;
+    expect_shape(&path.join("labels"), &labels.shape, &[Some(n)])?;
+    let classes = labels.data.iter().copied().max().unwrap_or(-1) + 1;
+    GraphData::new(
+        stem(path),
+        adj,
+        features,
+        labels.data,
+        classes.max(0) as usize,
+        None,
+    )
+    .map_err(graph_err(path))
+}
+
+fn masks_to_splits(
+    path: &Path,
+    train: &Array<i64>,
+    valid: &Array<i64>,
+    test: &Array<i64>,
+    n: usize,
+) -> Result<Vec<Split>> {
+    let rows = |m: &Array<i64>, name: &str| -> Result<usize> {
+        match m.shape.as_slice() {
+            [r, c] if *c == n => Ok(*r),
+            [c] if *c == n => Ok(1),
+            s => Err(AppError::Shape {
+                path: path.join(name),
+                found: s.to_vec(),
+                expected: format!("[splits, {n}]"),
+            }),
+        }
+    };
+    let k = rows(train, "train_masks")?;
+    if rows(valid, "val_masks")? != k || rows(test, "test_masks")? != k {
+        return Err(AppError::Format {
+            path: path.into(),
+            msg: "train / val / test masks have different split counts".into(),
+        });
+    }
+    let pick = |m: &Array<i64>, s: usize| -> Vec<u32> {
+        (0..n)
+            .filter(|&i| m.data[s * n + i] != 0)
+            .map(|i| i as u32)
+            .collect()
+    };
+    Ok((0..k)
+        .map(|s| Split {
+            train: pick(train, s),
+            valid: pick(valid, s),
+            test: pick(test, s),
+        })
+        .collect())
+}
+
+/// Loads a heterophilous-benchmark archive: `edges` `[E, 2]` (symmetrised unless the file name
+/// says `directed`), ten splits from the masks (the first is the default, all are alternatives
+/// for `mask:K`).
+pub fn load_heterophilous(path: &Path, opts: BuildOptions) -> Result<GraphData> {
+    let mut a = open(path)?;
+    let x = floats(&mut a, path, "node_features")?;
+    expect_shape(&path.join("node_features"), &x.shape, &[None, None])?;
+    let (n, f) = (x.shape[0], x.shape[1]);
+    let labels = ints(&mut a, path, "node_labels")?;
+    expect_shape(&path.join("node_labels"), &labels.shape, &[Some(n)])?;
+    let e = ints(&mut a, path, "edges")?;
+    expect_shape(&path.join("edges"), &e.shape, &[None, Some(2)])?;
+    let src: Vec<i64> = e.data.iter().step_by(2).copied().collect();
+    let dst: Vec<i64> = e.data.iter().skip(1).step_by(2).copied().collect();
+    let directed = stem(path).contains("directed");
+    let opts = BuildOptions {
+        symmetrize: opts.symmetrize || !directed,
+        dedup: true,
+        ..opts
+    };
+    let adj = Csr::from_edges(n, &src, &dst, None, opts).map_err(graph_err(path))?;
+    let features = Features::dense(n, f, x.data).map_err(graph_err(path))?;
+    let classes = labels.data.iter().copied().max().unwrap_or(-1) + 1;
+    let train = ints(&mut a, path, "train_masks")?;
+    let valid = ints(&mut a, path, "val_masks")?;
+    let test = ints(&mut a, path, "test_masks")?;
+    let splits = masks_to_splits(path, &train, &valid, &test, n)?;
+    let first = splits.first().cloned();
+    GraphData::new(
+        stem(path),
+        adj,
+        features,
+        labels.data,
+        classes.max(0) as usize,
+        first,
+    )
+    .and_then(|d| d.with_alternative_splits(splits))
+    .map_err(graph_err(path))
+}
+
+/// Loads either kind of archive, by its keys.
+pub fn load(path: &Path, opts: BuildOptions) -> Result<GraphData> {
+    let keys = names(&open(path)?);
+    if keys.iter().any(|k| k == "adj_indptr") {
+        load_gnn_benchmark(
+            path,
+            BuildOptions {
+                symmetrize: true,
+                dedup: true,
+                ..opts
+            },
+        )
+    } else if keys.iter().any(|k| k == "node_features") {
+        load_heterophilous(path, opts)
+    } else {
+        Err(AppError::Format {
+            path: path.into(),
+            msg: format!("unknown npz layout (arrays: {})", keys.join(", ")),
+        })
+    }
+}

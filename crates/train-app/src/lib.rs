@@ -1,0 +1,14 @@
+//! The `train-app` library: dataset loaders, synthetic generators, full-batch training through
+//! burn-train, evaluation, self test and benchmarks. The `train-app` binary is its CLI; the
+//! integration tests use the same functions.
+
+pub mod backend;
+pub mod bench;
+pub mod datasets;
+pub mod error;
+pub mod gen;
+pub mod npyio;
+pub mod selftest;
+pub mod training;
+
+pub use error::{AppError, Result};

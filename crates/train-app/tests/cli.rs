@@ -1,0 +1,227 @@
+//! Bad inputs through the command line: each is a clear error and a non-zero exit, never a panic.
+
+mod common;
+
+use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
+use common::tmp;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use train_app::npyio::write;
+
+fn app(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_train-app"))
+        .args(args)
+        .env("SGNN_PLAIN_LOG", "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !text.contains("panicked"),
+        "a bad input must not panic:\n{text}"
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// A valid 6-node npy dataset.
+fn tiny(name: &str) -> PathBuf {
+    let dir = tmp(name);
+    let adj = Csr::from_edges(
+        6,
+        &[0, 1, 2, 3, 4],
+        &[1, 2, 3, 4, 5],
+        None,
+        BuildOptions::undirected(),
+    )
+    .unwrap();
+    let x = Features::dense(6, 3, (0..18).map(|v| v as f32 / 10.0).collect()).unwrap();
+    let split = Split {
+        train: vec![0, 1],
+        valid: vec![2, 3],
+        test: vec![4, 5],
+    };
+    let d = GraphData::new("tiny", adj, x, vec![0, 1, 0, 1, 0, 1], 2, Some(split)).unwrap();
+    train_app::datasets::npy::save(&d, &dir).unwrap();
+    dir
+}
+
+fn train_on(dir: &Path, extra: &[&str]) -> (i32, String) {
+    let out = dir.join("run");
+    let mut args = vec![
+        "train",
+        "--backend",
+        "cpu",
+        "--dataset",
+        dir.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--log-every",
+        "0",
+    ];
+    if !extra.contains(&"--epochs") {
+        args.extend_from_slice(&["--epochs", "2"]);
+    }
+    args.extend_from_slice(extra);
+    app(&args)
+}
+
+fn fails_with(r: (i32, String), needle: &str) {
+    assert_ne!(r.0, 0, "must fail: {}", r.1);
+    assert!(
+        r.1.to_lowercase().contains(&needle.to_lowercase()),
+        "expected `{needle}` in:\n{}",
+        r.1
+    );
+}
+
+#[test]
+fn the_tiny_dataset_trains() {
+    let dir = tiny("ok");
+    let (code, text) = train_on(&dir, &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("accuracy"));
+}
+
+#[test]
+fn missing_dataset() {
+    fails_with(
+        app(&["train", "--backend", "cpu", "--dataset", "/no/such/dataset"]),
+        "not found",
+    );
+}
+
+#[test]
+fn missing_file_in_a_dataset() {
+    let dir = tiny("missing-labels");
+    std::fs::remove_file(dir.join("labels.npy")).unwrap();
+    fails_with(train_on(&dir, &[]), "labels.npy: file not found");
+}
+
+#[test]
+fn not_an_npy_file() {
+    let dir = tiny("garbage");
+    std::fs::write(dir.join("labels.npy"), b"definitely not numpy").unwrap();
+    fails_with(train_on(&dir, &[]), "not a valid .npy");
+}
+
+#[test]
+fn wrong_dtype() {
+    let dir = tiny("dtype-indices");
+    write(&dir.join("adj_indices.npy"), &[10], &[1.5f32; 10]).unwrap();
+    fails_with(
+        train_on(&dir, &[]),
+        "adj_indices.npy: dtype <f4 cannot be read as integers",
+    );
+    let dir = tiny("dtype-labels");
+    std::fs::write(dir.join("labels.npy"), npy_unicode()).unwrap();
+    fails_with(train_on(&dir, &[]), "labels.npy: dtype");
+}
+
+/// A minimal `.npy` holding one unicode string (dtype `<U3`).
+fn npy_unicode() -> Vec<u8> {
+    let header = "{'descr': '<U3', 'fortran_order': False, 'shape': (1,), }";
+    let mut h = header.to_string();
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut v = b"\x93NUMPY\x01\x00".to_vec();
+    v.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    v.extend_from_slice(h.as_bytes());
+    v.extend_from_slice(&[b'a', 0, 0, 0, b'b', 0, 0, 0, b'c', 0, 0, 0]);
+    v
+}
+
+#[test]
+fn wrong_shape() {
+    let dir = tiny("shape");
+    write(&dir.join("labels.npy"), &[7], &[0i64; 7]).unwrap();
+    fails_with(train_on(&dir, &[]), "labels.npy: shape [7]");
+}
+
+#[test]
+fn column_out_of_range() {
+    let dir = tiny("range");
+    write(
+        &dir.join("adj_indices.npy"),
+        &[10],
+        &[1i32, 0, 2, 1, 3, 2, 4, 3, 99, 4],
+    )
+    .unwrap();
+    fails_with(train_on(&dir, &[]), "column 99");
+}
+
+#[test]
+fn label_out_of_range() {
+    let dir = tiny("label");
+    write(&dir.join("labels.npy"), &[6], &[0i64, 1, -5, 1, 0, 1]).unwrap();
+    fails_with(train_on(&dir, &[]), "label -5");
+}
+
+#[test]
+fn non_finite_feature() {
+    let dir = tiny("nan");
+    let mut x = vec![0.5f32; 18];
+    x[7] = f32::NAN;
+    write(&dir.join("feat_dense.npy"), &[6, 3], &x).unwrap();
+    fails_with(train_on(&dir, &[]), "feature (2, 1) is not finite");
+}
+
+#[test]
+fn k_larger_than_hidden() {
+    let dir = tiny("k");
+    fails_with(
+        train_on(&dir, &["--hidden", "16", "--nonlin", "maxk:32"]),
+        "MaxK k = 32 must be in 1..=16",
+    );
+}
+
+#[test]
+fn bad_nonlinearity_split_and_model() {
+    let dir = tiny("strings");
+    fails_with(train_on(&dir, &["--nonlin", "tanh"]), "nonlinearity `tanh`");
+    fails_with(
+        train_on(&dir, &["--split", "per-class:x"]),
+        "split `per-class:x`",
+    );
+    fails_with(train_on(&dir, &["--model", "transformer"]), "unknown model");
+    fails_with(train_on(&dir, &["--epochs", "0"]), "epochs must be >= 1");
+}
+
+#[test]
+fn unknown_backend_is_rejected_by_the_parser() {
+    let (code, text) = app(&["train", "--backend", "tpu"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("invalid value 'tpu'"), "{text}");
+}
+
+#[test]
+fn cuda_without_a_gpu_is_a_clear_error() {
+    let (code, text) = app(&["selftest", "--backend", "cuda", "--quick"]);
+    if code == 0 {
+        println!("skipped: a CUDA device answered on this machine");
+        return;
+    }
+    assert!(
+        text.contains("backend cuda: no CUDA device answered"),
+        "{text}"
+    );
+}
+
+#[test]
+fn resume_without_checkpoint_and_bad_config_file() {
+    let dir = tiny("resume");
+    fails_with(
+        train_on(&dir, &["--resume", "7"]),
+        "checkpoint to resume from",
+    );
+    let cfg = dir.join("bad.toml");
+    std::fs::write(&cfg, "epochs = 3\nlearning_rate = 0.1\n").unwrap();
+    fails_with(
+        train_on(&dir, &["--config", cfg.to_str().unwrap()]),
+        "unknown field `learning_rate`",
+    );
+}

@@ -1,0 +1,77 @@
+//! Training, checkpointing and resuming gives the same final model as an uninterrupted run, and
+//! a saved model evaluates to the accuracies its run reported.
+
+mod common;
+
+use burn::backend::Autodiff;
+use burn_sparse_gnn::{BuildOptions, Cpu};
+use common::tmp;
+use train_app::training::{eval, prepare, train, TrainConfig};
+
+fn config(dir: &std::path::Path, epochs: usize) -> TrainConfig {
+    TrainConfig {
+        dataset: "sbm".into(),
+        hidden: 32,
+        epochs,
+        dropout: 0.5,
+        artifact_dir: dir.to_path_buf(),
+        log_every: 0,
+        ..Default::default()
+    }
+}
+
+fn run(cfg: &TrainConfig, resume: Option<usize>) -> train_app::training::TrainReport {
+    let data = train_app::datasets::load(&cfg.dataset, BuildOptions::default()).unwrap();
+    let host = prepare(cfg, data).unwrap();
+    train::<Autodiff<Cpu>>(cfg, host, &Default::default(), "cpu", resume).unwrap()
+}
+
+#[test]
+fn resumed_training_matches_an_uninterrupted_run() {
+    let a = tmp("resume-a");
+    let full = run(&config(&a, 6), None);
+    let b = tmp("resume-b");
+    let first = run(&config(&b, 3), None);
+    assert_eq!(first.epochs.len(), 3);
+    let resumed = run(&config(&b, 6), Some(3));
+    // identical accuracies; losses equal up to f32 round-off across the checkpoint boundary
+    let close = |x: Option<f64>, y: Option<f64>| {
+        (x.unwrap() - y.unwrap()).abs() <= 1e-5 * (1.0 + x.unwrap().abs())
+    };
+    let (fa, ra) = (&full.final_accuracy, &resumed.final_accuracy);
+    assert_eq!(
+        (fa.train, fa.valid, fa.test),
+        (ra.train, ra.valid, ra.test),
+        "final accuracies"
+    );
+    assert!(
+        close(Some(fa.test_loss), Some(ra.test_loss)),
+        "test loss {} vs {}",
+        fa.test_loss,
+        ra.test_loss
+    );
+    let (fl, rl) = (full.epochs.last().unwrap(), resumed.epochs.last().unwrap());
+    assert_eq!(fl.epoch, 6);
+    assert_eq!(rl.epoch, 6);
+    assert!(
+        close(fl.train_loss, rl.train_loss),
+        "train loss {:?} vs {:?}",
+        fl.train_loss,
+        rl.train_loss
+    );
+    assert!(
+        close(fl.valid_loss, rl.valid_loss),
+        "valid loss {:?} vs {:?}",
+        fl.valid_loss,
+        rl.valid_loss
+    );
+
+    // the saved model evaluates to what the run reported
+    let (_, acc) = eval::<Cpu>(&a, None, &Default::default()).unwrap();
+    assert_eq!(acc, full.final_accuracy);
+    // results file written
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["epochs"].as_array().unwrap().len(), 6);
+    assert!(results["final_accuracy"]["test"].as_f64().unwrap() > 0.5);
+}
