@@ -18,7 +18,7 @@ use crate::ops;
 use crate::random::{random_csr, random_tied_values, random_values, RandomGraphSpec};
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Int, Tensor, TensorData};
+use burn::tensor::{DType, FloatDType, Int, Tensor, TensorData};
 use sparse_gnn_kernels::cbsr::reference as cbsr_ref;
 use sparse_gnn_kernels::maxk::reference as maxk_ref;
 use sparse_gnn_kernels::pool::reference as pool_ref;
@@ -172,6 +172,9 @@ pub struct ConformanceConfig {
     pub filter: Option<String>,
     /// Kernel choices (e.g. the atomic SpGEMM / SSpMM variants).
     pub policy: KernelPolicy,
+    /// Storage type of the op inputs (`None`: the backend's float type). With f16 / bf16 the
+    /// inputs are rounded to that type first, so the reference sees the same values.
+    pub dtype: Option<FloatDType>,
 }
 
 impl Default for ConformanceConfig {
@@ -184,6 +187,7 @@ impl Default for ConformanceConfig {
             group_width: 256,
             filter: None,
             policy: KernelPolicy::default(),
+            dtype: None,
         }
     }
 }
@@ -257,8 +261,18 @@ pub fn evaluate<B: SparseGnnAutodiffBackend>(
     op: &Op,
     inp: &Inputs,
     seed: u64,
+    dtype: Option<FloatDType>,
 ) -> Evaluation {
     let g = Graph::<B>::new(adj, dev, gopts);
+    // op inputs in the storage type (the cast is differentiable: gradients reach the leaves)
+    let down = |t: Tensor<B, 2>| match dtype {
+        Some(d) => t.cast(d),
+        None => t,
+    };
+    let up = |t: Tensor<B, 2>| match dtype {
+        Some(_) => t.cast(<B::FloatElem as burn::tensor::Element>::dtype()),
+        None => t,
+    };
     let (nr, nc, nnz, f) = (adj.n_rows(), adj.n_cols(), adj.nnz(), inp.f);
     let x = tensor::<B, 2>(
         &inp.x,
@@ -284,36 +298,44 @@ pub fn evaluate<B: SparseGnnAutodiffBackend>(
     let mut extra: Vec<(&'static str, Tensor<B, 2>)> = Vec::new();
     let out: Tensor<B, 2> = match *op {
         Op::Spmm { reduce, .. } => {
-            ops::try_spmm(&g, w.clone(), x.clone(), reduce).expect("valid case")
+            up(
+                ops::try_spmm(&g, w.clone().map(down), down(x.clone()), reduce)
+                    .expect("valid case"),
+            )
         }
         Op::Sddmm { heads } => {
             let a = tensor::<B, 2>(&inp.y, [nr, f], dev).require_grad();
             extra.push(("a", a.clone()));
-            ops::try_sddmm(&g, a, x.clone(), heads).expect("valid case")
+            up(ops::try_sddmm(&g, down(a), down(x.clone()), heads).expect("valid case"))
         }
         Op::EdgeSoftmax { heads } => {
             let s = tensor::<B, 2>(&inp.y, [nnz, heads], dev).require_grad();
             extra.push(("scores", s.clone()));
-            ops::try_edge_softmax(&g, s).expect("valid case")
+            up(ops::try_edge_softmax(&g, down(s)).expect("valid case"))
         }
         Op::Sampled { spec, reduce, .. } => {
-            ops::try_sampled_spmm(&g, w.clone(), x.clone(), spec, reduce).expect("valid case")
+            up(
+                ops::try_sampled_spmm(&g, w.clone().map(down), down(x.clone()), spec, reduce)
+                    .expect("valid case"),
+            )
         }
         Op::Maxk { k } => {
-            let c = ops::try_maxk(x.clone(), k).expect("valid case");
+            let c = ops::try_maxk(down(x.clone()), k).expect("valid case");
             indices = Some(host_int(c.indices()));
-            c.values()
+            up(c.values())
         }
-        Op::MaxkDense { k } => ops::try_maxk(x.clone(), k).expect("valid case").to_dense(),
+        Op::MaxkDense { k } => up(ops::try_maxk(down(x.clone()), k)
+            .expect("valid case")
+            .to_dense()),
         Op::Maxpool { spec } => {
-            let c = ops::try_maxpool(x.clone(), spec).expect("valid case");
+            let c = ops::try_maxpool(down(x.clone()), spec).expect("valid case");
             indices = Some(host_int(c.indices()));
-            c.values()
+            up(c.values())
         }
         Op::CbsrSpgemm { k, .. } => {
-            let c = ops::try_maxk(x.clone(), k).expect("valid case");
-            let w1 = w.clone().map(|w| w.reshape([nnz]));
-            ops::try_cbsr_spgemm(&g, w1, &c).expect("valid case")
+            let c = ops::try_maxk(down(x.clone()), k).expect("valid case");
+            let w1 = w.clone().map(|w| down(w).reshape([nnz]));
+            up(ops::try_cbsr_spgemm(&g, w1, &c).expect("valid case"))
         }
     };
     let r_host = upstream(out.dims()[0] * out.dims()[1], seed);
@@ -552,6 +574,23 @@ pub fn cases(cfg: &ConformanceConfig) -> Vec<(usize, Op, usize, bool)> {
     v
 }
 
+/// Rounds every input value to the storage type (so that the reference sees what the device
+/// stores).
+pub fn round_inputs(inp: &mut Inputs, dtype: Option<FloatDType>) {
+    let round = |v: &mut f64| {
+        *v = match dtype {
+            Some(FloatDType::F16) => half::f16::from_f64(*v).to_f64(),
+            Some(FloatDType::BF16) => half::bf16::from_f64(*v).to_f64(),
+            _ => *v,
+        }
+    };
+    inp.x.iter_mut().for_each(round);
+    inp.y.iter_mut().for_each(round);
+    if let Some(w) = inp.w.as_mut() {
+        w.iter_mut().for_each(round);
+    }
+}
+
 /// Random inputs of a case.
 pub fn inputs(adj: &Csr, op: &Op, f: usize, tied: bool, seed: u64) -> Inputs {
     let vals = |n: usize, s: u64| {
@@ -639,11 +678,15 @@ pub fn run_with<B: SparseGnnAutodiffBackend>(
         backend: <B as Backend>::name(dev),
         results: Vec::new(),
     };
+    let missing_dtype = cfg.dtype.and_then(|d| {
+        let dt: DType = d.into();
+        (!B::supports_dtype(dev, dt)).then(|| format!("{dt:?} is not supported by this device"))
+    });
     for (ci, (gi, op, f, tied)) in cases(cfg).into_iter().enumerate() {
         let g = &graphs[gi];
         let case = describe(g, &op, f, tied);
         let seed = cfg.seed.wrapping_mul(1000).wrapping_add(ci as u64);
-        if let Some(why) = skip(&op) {
+        if let Some(why) = missing_dtype.clone().or_else(|| skip(&op)) {
             report.results.push(CaseResult {
                 op: op.name().into(),
                 case,
@@ -654,8 +697,9 @@ pub fn run_with<B: SparseGnnAutodiffBackend>(
             });
             continue;
         }
-        let inp = inputs(&g.adj, &op, f, tied, seed);
-        let got = evaluate::<B>(dev, &g.adj, gopts, &op, &inp, seed);
+        let mut inp = inputs(&g.adj, &op, f, tied, seed);
+        round_inputs(&mut inp, cfg.dtype);
+        let got = evaluate::<B>(dev, &g.adj, gopts, &op, &inp, seed, cfg.dtype);
         let (want, want_idx) = reference_forward(&g.adj, &op, &inp);
         let mut push = |check: String, error: f64, passed: bool| {
             report.results.push(CaseResult {
@@ -673,7 +717,7 @@ pub fn run_with<B: SparseGnnAutodiffBackend>(
             let same = got.indices.as_ref() == Some(&wi);
             push("indices".into(), if same { 0.0 } else { 1.0 }, same);
         }
-        let reference = evaluate::<RefBackend>(&ref_dev, &g.adj, gopts, &op, &inp, seed);
+        let reference = evaluate::<RefBackend>(&ref_dev, &g.adj, gopts, &op, &inp, seed, None);
         let names: Vec<&str> = reference.grads.iter().map(|g| g.0).collect();
         for (name, want_g) in &reference.grads {
             let got_g = got
@@ -713,7 +757,7 @@ pub fn finite_difference_checks(cfg: &ConformanceConfig, coords_per_input: usize
         let g = &graphs[gi];
         let seed = cfg.seed.wrapping_mul(1000).wrapping_add(ci as u64);
         let inp = inputs(&g.adj, &op, f, false, seed);
-        let base = evaluate::<RefBackend>(&dev, &g.adj, gopts, &op, &inp, seed);
+        let base = evaluate::<RefBackend>(&dev, &g.adj, gopts, &op, &inp, seed, None);
         let r = upstream(base.out.len(), seed);
         let loss = |inp: &Inputs| -> f64 {
             let e = evaluate_forward(&dev, &g.adj, gopts, &op, inp);

@@ -201,6 +201,7 @@ impl GnnModelConfig {
                 ConvKind::Gin => Conv::Gin(
                     GinConvConfig::new(a, b)
                         .with_half_safe_lambda(self.gin_half_safe_lambda)
+                        .with_d_mlp(Some(b.max(h)))
                         .init(device),
                 ),
                 ConvKind::Gat => {

@@ -26,6 +26,9 @@ pub struct GinConvConfig {
     /// Half-safe aggregation `lambda * mean` instead of the sum (HalfGNN uses 0.1).
     #[config(default = "None")]
     pub half_safe_lambda: Option<f64>,
+    /// Width of the MLP's hidden layer (default: `d_out`).
+    #[config(default = "None")]
+    pub d_mlp: Option<usize>,
 }
 
 /// A GIN layer with a two-layer MLP.
@@ -61,8 +64,8 @@ impl GinConvConfig {
         ))
         .set_require_grad(self.learn_eps);
         GinConv {
-            mlp_in: LinearConfig::new(self.d_in, self.d_out).init(device),
-            mlp_out: LinearConfig::new(self.d_out, self.d_out).init(device),
+            mlp_in: LinearConfig::new(self.d_in, self.d_mlp.unwrap_or(self.d_out)).init(device),
+            mlp_out: LinearConfig::new(self.d_mlp.unwrap_or(self.d_out), self.d_out).init(device),
             eps,
             lambda: self.half_safe_lambda,
         }

@@ -1,0 +1,138 @@
+//! Half precision on wgpu (lavapipe in CI): the conformance suite with f16 storage, bf16 skipped
+//! where the device lacks it, and HalfGNN's overflow case: a hub row of 70,000 edges with
+//! features near 1.0, where a naive f16 reduction overflows and ours returns the f32 result.
+#![cfg(feature = "wgpu")]
+
+use burn::backend::Autodiff;
+use burn::tensor::{DType, FloatDType, Tensor, TensorData};
+use burn_sparse_gnn::conformance::{run, ConformanceConfig};
+use burn_sparse_gnn::{ops, Csr, Graph, GraphOptions, Reduce, Wgpu};
+use rand::{Rng, SeedableRng};
+
+fn device() -> burn::backend::wgpu::WgpuDevice {
+    burn::backend::wgpu::WgpuDevice::DefaultDevice
+}
+
+#[test]
+fn conformance_in_f16_and_bf16() {
+    let f16 = ConformanceConfig {
+        dtype: Some(FloatDType::F16),
+        tolerance: 1e-2,
+        hub_degree: 4_000,
+        widths: vec![7, 64],
+        ..Default::default()
+    };
+    let report = run::<Autodiff<Wgpu>>(&device(), &f16);
+    println!("{}", report.table());
+    if <Wgpu as burn::tensor::backend::Backend>::supports_dtype(&device(), DType::F16) {
+        assert!(
+            report.results.iter().all(|r| r.skipped.is_none()),
+            "f16 ran"
+        );
+        assert!(report.passed(), "failures: {:#?}", report.failures());
+    } else {
+        println!("skipped: f16 is not supported by this wgpu device");
+    }
+    let bf16 = ConformanceConfig {
+        dtype: Some(FloatDType::BF16),
+        filter: Some("spmm".into()),
+        ..f16
+    };
+    let report = run::<Autodiff<Wgpu>>(&device(), &bf16);
+    if <Wgpu as burn::tensor::backend::Backend>::supports_dtype(&device(), DType::BF16) {
+        assert!(report.passed(), "failures: {:#?}", report.failures());
+    } else {
+        let why = report.results[0]
+            .skipped
+            .clone()
+            .expect("skipped, with the reason");
+        println!("skipped: {why}");
+        assert!(why.contains("BF16"));
+    }
+}
+
+#[test]
+fn hub_of_70000_edges_does_not_overflow_in_f16() {
+    let dev = device();
+    if !<Wgpu as burn::tensor::backend::Backend>::supports_dtype(&dev, DType::F16) {
+        println!("skipped: f16 is not supported by this wgpu device");
+        return;
+    }
+    let (n, hub, f) = (5_000usize, 70_000usize, 8usize);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    let mut row_ptr = vec![0i64];
+    let mut cols: Vec<i64> = (0..hub).map(|_| rng.random_range(0..n as i64)).collect();
+    cols.sort_unstable();
+    row_ptr.push(hub as i64);
+    for i in 1..n {
+        cols.push(((i * 7) % n) as i64);
+        row_ptr.push(row_ptr[i] + 1);
+    }
+    let adj = Csr::new(n, n, &row_ptr, &cols, None).unwrap();
+    let x: Vec<f32> = (0..n * f)
+        .map(|_| half::f16::from_f32(0.9 + 0.2 * rng.random::<f32>()).to_f32())
+        .collect();
+
+    // naive f16 aggregation of the hub row, sum in f16 then divide: a parallel (tree) reduction
+    // overflows to INF; a sequential one stalls at 4096 (f16 spacing 4 there)
+    let vals: Vec<half::f16> = cols[..hub]
+        .iter()
+        .map(|&c| half::f16::from_f32(x[c as usize * f]))
+        .collect();
+    fn tree(v: &[half::f16]) -> half::f16 {
+        if v.len() == 1 {
+            v[0]
+        } else {
+            let m = v.len() / 2;
+            tree(&v[..m]) + tree(&v[m..])
+        }
+    }
+    let tree_mean = tree(&vals) / half::f16::from_f32(hub as f32);
+    // the sum overflows to INF and the degree (70,000 > 65,504) too: INF / INF = NaN
+    assert!(
+        !tree_mean.is_finite(),
+        "tree-reduced f16 mean is not finite ({tree_mean})"
+    );
+    let seq = vals.iter().fold(half::f16::ZERO, |a, &b| a + b);
+    let true_sum: f64 = vals.iter().map(|v| v.to_f64()).sum();
+    assert!(
+        (seq.to_f64() - true_sum).abs() > 0.9 * true_sum,
+        "sequential f16 sum stalls ({seq} vs {true_sum})"
+    );
+
+    // ours, f16 storage
+    let g = Graph::<Wgpu>::new(&adj, &dev, GraphOptions::default());
+    let xt = Tensor::<Wgpu, 2>::from_data(TensorData::new(x.clone(), [n, f]), &dev)
+        .cast(FloatDType::F16);
+    let out = ops::spmm(&g, xt.clone(), Reduce::Mean)
+        .cast(FloatDType::F32)
+        .into_data()
+        .to_vec::<f32>()
+        .unwrap();
+    for c in 0..f {
+        let want: f64 = cols[..hub]
+            .iter()
+            .map(|&j| x[j as usize * f + c] as f64)
+            .sum::<f64>()
+            / hub as f64;
+        let got = out[c] as f64;
+        assert!(got.is_finite(), "feature {c}: {got}");
+        assert!(
+            (got - want).abs() <= 1e-3 * want.abs(),
+            "feature {c}: {got} vs {want}"
+        );
+    }
+    // a GCN-style normalised sum (edge weights 1 / deg) is finite too
+    let w: Vec<f32> = (0..adj.nnz())
+        .map(|e| if e < hub { 1.0 / hub as f32 } else { 1.0 })
+        .collect();
+    let wt =
+        Tensor::<Wgpu, 1>::from_data(TensorData::new(w, [adj.nnz()]), &dev).cast(FloatDType::F16);
+    let norm = ops::spmm_weighted(&g, wt, xt, Reduce::Sum)
+        .cast(FloatDType::F32)
+        .into_data()
+        .to_vec::<f32>()
+        .unwrap();
+    assert!(norm.iter().all(|v| v.is_finite()));
+    assert!((norm[0] as f64 - 1.0).abs() < 0.1);
+}
