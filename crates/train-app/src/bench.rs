@@ -87,6 +87,8 @@ pub struct Bench {
     pub out: Option<PathBuf>,
     pub group_width: usize,
     pub device_name: Option<String>,
+    /// Storage types of the SpMM timings (`f32`, `f16`, `bf16`).
+    pub dtypes: Vec<String>,
 }
 
 struct Stats {
@@ -234,8 +236,28 @@ impl Bench {
         for &w in &self.widths {
             let (x, xh) = random_matrix::<B>(m, w, 11 + w as u64, device);
             if self.wants("spmm") {
-                for reduce in [Reduce::Sum] {
-                    let out = host(ops::spmm(&g, x.clone(), reduce));
+                for dname in &self.dtypes {
+                    let dt = match dname.as_str() {
+                        "f16" => Some(burn::tensor::FloatDType::F16),
+                        "bf16" => Some(burn::tensor::FloatDType::BF16),
+                        _ => None,
+                    };
+                    if let Some(d) = dt {
+                        if !B::supports_dtype(device, d.into()) {
+                            eprintln!("skipped: spmm {dname}: not supported by this device");
+                            continue;
+                        }
+                    }
+                    let elem = if dt.is_some() { 2u64 } else { 4 };
+                    let xd = match dt {
+                        Some(d) => x.clone().cast(d),
+                        None => x.clone(),
+                    };
+                    // the reference reads the stored (rounded) values
+                    let xs = host(xd.clone().cast(burn::tensor::FloatDType::F32));
+                    let out = host(
+                        ops::spmm(&g, xd.clone(), Reduce::Sum).cast(burn::tensor::FloatDType::F32),
+                    );
                     let mut got = Vec::new();
                     let mut want = Vec::new();
                     for &i in &rows {
@@ -243,7 +265,7 @@ impl Bench {
                         for e in csr.row(i) {
                             let j = csr.col_idx[e] as usize;
                             for c in 0..w {
-                                acc[c] += xh[j * w + c] as f64;
+                                acc[c] += xs[j * w + c];
                             }
                         }
                         want.extend(acc);
@@ -251,12 +273,15 @@ impl Bench {
                     }
                     let err = rel_err(&got, &want);
                     let s = time::<B, _>(device, self.warmup, self.runs, || {
-                        ops::spmm(&g, x.clone(), reduce)
+                        ops::spmm(&g, xd.clone(), Reduce::Sum)
                     });
-                    full_ms.insert(w, s.median);
-                    let bytes = csr_bytes + (nnz as u64 + n as u64) * w as u64 * 4;
+                    if dt.is_none() {
+                        full_ms.insert(w, s.median);
+                    }
+                    let bytes = csr_bytes + (nnz as u64 + n as u64) * w as u64 * elem;
                     let mut r = self.record("spmm", w, None, &s, &dev_name);
-                    r.variant = Some(format!("{reduce:?}").to_lowercase());
+                    r.dtype = dname.clone();
+                    r.variant = Some("sum".into());
                     r.bytes = Some(bytes);
                     r.gbps = Some(bytes as f64 / s.median / 1e6);
                     r.check_error = Some(err);

@@ -9,6 +9,7 @@ pub mod error;
 pub mod gen;
 pub mod npyio;
 pub mod selftest;
+pub mod trainbench;
 pub mod training;
 
 pub use error::{AppError, Result};

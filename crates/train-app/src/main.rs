@@ -51,6 +51,22 @@ enum Command {
         /// Dataset path or built-in name (`sbm`).
         dataset: String,
     },
+    /// Time full-batch training epochs (forward + backward + Adam step) of models on a dataset.
+    BenchTrain(BenchTrainArgs),
+    /// Write a dataset (with its split, e.g. a seeded per-class split) as an npy folder, so that
+    /// peers train on exactly the same data.
+    Export {
+        /// Dataset path or `sbm`.
+        #[arg(long)]
+        dataset: String,
+        /// Split to apply (per-class:T,V | random:T,V | mask:K); the dataset's own by default.
+        #[arg(long)]
+        split: Option<String>,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 #[derive(Args, Default)]
@@ -295,6 +311,124 @@ impl train_app::backend::Job for EvalJob {
 }
 
 #[derive(Args)]
+struct BenchTrainArgs {
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendKind,
+    /// Dataset (npy folder with features and labels).
+    #[arg(long)]
+    dataset: String,
+    /// Models: gcn, sage, gin, gat.
+    #[arg(long, value_delimiter = ',', default_value = "sage,gcn")]
+    models: Vec<String>,
+    /// Nonlinearities: relu, maxk:K, maxpool:W.
+    #[arg(long, value_delimiter = ',', default_value = "relu,maxk:32")]
+    nonlins: Vec<String>,
+    /// Precisions: f32, mixedf16, mixedbf16.
+    #[arg(long, value_delimiter = ',', default_value = "f32")]
+    precisions: Vec<String>,
+    #[arg(long, default_value_t = 4)]
+    layers: usize,
+    #[arg(long, default_value_t = 256)]
+    hidden: usize,
+    #[arg(long, default_value_t = 10)]
+    epochs: usize,
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// Atomic SSpMM backward for MaxK.
+    #[arg(long)]
+    atomic: bool,
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[arg(long)]
+    device_name: Option<String>,
+}
+
+struct BenchTrainJob(BenchTrainArgs);
+
+impl train_app::backend::Job for BenchTrainJob {
+    type Output = ();
+    fn run<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(
+        self,
+        device: B::Device,
+        backend: &str,
+    ) -> Result<()> {
+        let a = self.0;
+        let data = datasets::load(&a.dataset, BuildOptions::default())?;
+        let name = a.device_name.clone().unwrap_or_else(|| backend.to_string());
+        let mut file = match &a.out {
+            Some(p) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .map_err(|e| AppError::io(p, e))?,
+            ),
+            None => None,
+        };
+        // one prepared graph (and device upload) per graph option set
+        let mut batchers: std::collections::HashMap<
+            (bool, usize, bool),
+            train_app::training::FullGraphBatcher,
+        > = Default::default();
+        for m in &a.models {
+            for nl in &a.nonlins {
+                for p in &a.precisions {
+                    let cfg = train_app::training::TrainConfig {
+                        dataset: a.dataset.clone(),
+                        conv: parse_enum("model", m)?,
+                        hidden: a.hidden,
+                        layers: a.layers,
+                        nonlin: nl.clone(),
+                        precision: parse_enum("precision", p)?,
+                        dropout: 0.5,
+                        atomic: a.atomic,
+                        checkpoints: false,
+                        ..Default::default()
+                    };
+                    cfg.check()?;
+                    let key = (
+                        cfg.conv == gnn_models::ConvKind::Gat || cfg.self_loops,
+                        cfg.group_width,
+                        cfg.atomic,
+                    );
+                    if !batchers.contains_key(&key) {
+                        let host = train_app::training::prepare(&cfg, data.clone())?;
+                        batchers.insert(
+                            key,
+                            train_app::training::FullGraphBatcher::new(
+                                std::sync::Arc::new(host),
+                                0,
+                            ),
+                        );
+                    }
+                    let tb = train_app::trainbench::TrainBench {
+                        cfg,
+                        epochs: a.epochs,
+                        warmup: a.warmup,
+                    };
+                    let rec =
+                        match train_app::trainbench::run::<B>(&tb, &batchers[&key], &device, &name)
+                        {
+                            Ok(r) => r,
+                            Err(e) => {
+                                eprintln!("{m} {nl} {p}: {e}");
+                                continue;
+                            }
+                        };
+                    let line = serde_json::to_string(&rec).expect("record serialises");
+                    println!("{line}");
+                    if let (Some(f), Some(path)) = (file.as_mut(), a.out.as_ref()) {
+                        use std::io::Write;
+                        writeln!(f, "{line}").map_err(|e| AppError::io(path, e))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Args)]
 struct BenchArgs {
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendKind,
@@ -327,6 +461,9 @@ struct BenchArgs {
     /// Device name recorded in the results (e.g. "NVIDIA H200").
     #[arg(long)]
     device_name: Option<String>,
+    /// Storage types of the SpMM timings: f32, f16, bf16.
+    #[arg(long, value_delimiter = ',', default_value = "f32")]
+    dtypes: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -407,6 +544,27 @@ fn run(cli: Cli) -> Result<()> {
             quick,
             filter,
         }) => dispatch(backend, selftest::SelfTest { quick, filter }),
+        Some(Command::BenchTrain(a)) => dispatch(a.backend, BenchTrainJob(a)),
+        Some(Command::Export {
+            dataset,
+            split,
+            seed,
+            out,
+        }) => {
+            let d = datasets::load(&dataset, BuildOptions::default())?;
+            let d = train_app::training::apply_split(d, split.as_deref(), seed)?;
+            datasets::npy::save(&d, &out)?;
+            let s = d.stats();
+            eprintln!(
+                "exported {} ({} nodes, {} edges, split {:?}) to {}",
+                s.name,
+                s.nodes,
+                s.edges,
+                s.split_sizes,
+                out.display()
+            );
+            Ok(())
+        }
         Some(Command::Info { dataset }) => {
             let d = datasets::load(&dataset, BuildOptions::default())?;
             println!("{:#?}", d.stats());
@@ -518,6 +676,7 @@ fn run(cli: Cli) -> Result<()> {
                 out: a.out,
                 group_width: a.group_width.max(1),
                 device_name: a.device_name,
+                dtypes: a.dtypes,
             };
             dispatch(a.backend, job).map(|_| ())
         }

@@ -41,6 +41,21 @@ impl Job for SelfTest {
                 ..base.clone()
             },
         ));
+        for (name, dtype) in [
+            ("f16 storage", burn::tensor::FloatDType::F16),
+            ("bf16 storage", burn::tensor::FloatDType::BF16),
+        ] {
+            runs.push((
+                name,
+                ConformanceConfig {
+                    dtype: Some(dtype),
+                    tolerance: 2e-2,
+                    hub_degree: 4_000,
+                    widths: vec![7, 64],
+                    ..base.clone()
+                },
+            ));
+        }
         let plane_fallback = (
             "shared-memory fallbacks (SGNN_NO_PLANE=1)",
             ConformanceConfig {

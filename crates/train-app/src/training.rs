@@ -67,7 +67,7 @@ pub struct TrainConfig {
     pub linear_io: bool,
     /// Dropout on the input features.
     pub input_dropout: f64,
-    /// Divide every feature row by its sum (PyG's `NormalizeFeatures`; rows summing to 0 stay).
+    /// Divide every feature row by its sum clamped to >= 1 (PyG's `NormalizeFeatures`).
     pub normalize_features: bool,
     pub epochs: usize,
     pub lr: f64,
@@ -320,6 +320,11 @@ impl FullGraphBatcher {
             cache: Default::default(),
             epoch: Arc::new(AtomicUsize::new(first_epoch)),
         }
+    }
+
+    /// The host data.
+    pub fn host(&self) -> &HostGraph {
+        &self.host
     }
 
     /// The device-resident parts (graph, features, labels), built once.
@@ -692,10 +697,9 @@ pub fn prepare(cfg: &TrainConfig, data: GraphData) -> Result<HostGraph> {
     let d_in = data.features().width();
     if cfg.normalize_features && d_in > 0 {
         for row in x.chunks_mut(d_in) {
-            let sum: f32 = row.iter().sum();
-            if sum != 0.0 {
-                row.iter_mut().for_each(|v| *v /= sum);
-            }
+            // as PyG's NormalizeFeatures: divide by the row sum clamped to >= 1
+            let sum = row.iter().sum::<f32>().max(1.0);
+            row.iter_mut().for_each(|v| *v /= sum);
         }
     }
     Ok(HostGraph {

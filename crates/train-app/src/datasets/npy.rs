@@ -137,33 +137,48 @@ pub fn load(dir: &Path, opts: BuildOptions) -> Result<GraphData> {
         .map_err(|e| AppError::graph(dir.display().to_string(), e))
 }
 
-/// Writes a dataset as an npy folder (adjacency as CSR, features dense or CSR as stored).
+/// Writes a dataset as an npy folder: adjacency as CSR; features dense u8 when they are small
+/// non-negative integers and that is smaller, else dense f32 or CSR as stored.
 pub fn save(data: &GraphData, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| AppError::io(dir, e))?;
     let n = data.num_nodes();
     write(&dir.join("num_nodes.npy"), &[], &[n as i64])?;
     save_adjacency(data.adjacency(), dir)?;
-    match data.features() {
-        Features::Dense { n, f, data } => write(&dir.join("feat_dense.npy"), &[*n, *f], data)?,
-        Features::Sparse {
-            n,
-            f,
-            indptr,
-            indices,
-            data,
-        } => {
-            write(&dir.join("feat_shape.npy"), &[2], &[*n as i64, *f as i64])?;
-            write(
-                &dir.join("feat_indptr.npy"),
-                &[n + 1],
-                &indptr.iter().map(|&v| v as i64).collect::<Vec<_>>(),
-            )?;
-            write(
-                &dir.join("feat_indices.npy"),
-                &[indices.len()],
-                &indices.iter().map(|&v| v as i32).collect::<Vec<_>>(),
-            )?;
-            write(&dir.join("feat_data.npy"), &[data.len()], data)?;
+    let feats = data.features();
+    let (n_f, w_f) = (feats.n(), feats.width());
+    let (stored, values) = match feats {
+        Features::Dense { data, .. } => (data.len() * 4, data),
+        Features::Sparse { data, .. } => (data.len() * 8, data),
+    };
+    let small_ints = values
+        .iter()
+        .all(|&x| (0.0..=255.0).contains(&x) && x.fract() == 0.0);
+    if small_ints && n_f * w_f < stored {
+        let dense: Vec<u8> = feats.to_dense().iter().map(|&v| v as u8).collect();
+        write(&dir.join("feat_dense.npy"), &[n_f, w_f], &dense)?;
+    } else {
+        match feats {
+            Features::Dense { n, f, data } => write(&dir.join("feat_dense.npy"), &[*n, *f], data)?,
+            Features::Sparse {
+                n,
+                f,
+                indptr,
+                indices,
+                data,
+            } => {
+                write(&dir.join("feat_shape.npy"), &[2], &[*n as i64, *f as i64])?;
+                write(
+                    &dir.join("feat_indptr.npy"),
+                    &[n + 1],
+                    &indptr.iter().map(|&v| v as i64).collect::<Vec<_>>(),
+                )?;
+                write(
+                    &dir.join("feat_indices.npy"),
+                    &[indices.len()],
+                    &indices.iter().map(|&v| v as i32).collect::<Vec<_>>(),
+                )?;
+                write(&dir.join("feat_data.npy"), &[data.len()], data)?;
+            }
         }
     }
     write(&dir.join("labels.npy"), &[n], data.labels())?;

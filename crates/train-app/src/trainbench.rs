@@ -1,0 +1,111 @@
+//! `bench --ops train`: full-batch training epochs (forward + backward + optimizer step, device
+//! synchronised) of a model on a dataset, as PyG's peers are timed; the median epoch and the
+//! device memory the process holds.
+
+use crate::bench::{commit, Record};
+use crate::error::{AppError, Result};
+use crate::training::{FullGraphBatcher, GraphBatch, NodeClassifier, SplitKind, TrainConfig};
+use burn::data::dataloader::batcher::Batcher;
+use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn_sparse_gnn::SparseGnnAutodiffBackend;
+use std::time::Instant;
+
+/// One training benchmark.
+#[derive(Clone, Debug)]
+pub struct TrainBench {
+    pub cfg: TrainConfig,
+    pub epochs: usize,
+    pub warmup: usize,
+}
+
+/// Times training epochs of `tb.cfg`; `batcher` holds the prepared graph (uploaded once and
+/// shared by every configuration with the same graph options).
+pub fn run<B: SparseGnnAutodiffBackend>(
+    tb: &TrainBench,
+    batcher: &FullGraphBatcher,
+    device: &B::Device,
+    device_name: &str,
+) -> Result<Record> {
+    let cfg = &tb.cfg;
+    let host = batcher.host();
+    let (nodes, edges) = (host.data.num_nodes(), host.data.adjacency().nnz());
+    let graph_name = host.data.name.clone();
+    let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
+    B::seed(device, cfg.seed);
+    let mut model = NodeClassifier::new(
+        model_cfg
+            .init::<B>(device)
+            .map_err(|e| AppError::Config(e.to_string()))?,
+        cfg.seed,
+    );
+    let batch: GraphBatch<B> = batcher.batch(vec![SplitKind::Train], device);
+    let mut optim = AdamConfig::new().init();
+    let mut times = Vec::new();
+    let mut peak = 0u64;
+    for epoch in 0..tb.warmup + tb.epochs {
+        B::sync(device).map_err(|e| AppError::Backend {
+            backend: device_name.into(),
+            msg: e.to_string(),
+        })?;
+        let start = Instant::now();
+        let out = model.classify(&batch);
+        let loss = out.loss.clone();
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        model = optim.step(cfg.lr, model, grads);
+        B::sync(device).map_err(|e| AppError::Backend {
+            backend: device_name.into(),
+            msg: e.to_string(),
+        })?;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        let l: f64 = out.loss.into_scalar().elem();
+        if !l.is_finite() {
+            return Err(AppError::Config(format!(
+                "training diverged: loss {l} at epoch {epoch}"
+            )));
+        }
+        if epoch >= tb.warmup {
+            times.push(ms);
+        }
+        if let Some((reserved, _)) = B::device_memory(device) {
+            peak = peak.max(reserved);
+        }
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    let q = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    Ok(Record {
+        op: "train_epoch".into(),
+        implementation: "ours".into(),
+        graph: graph_name,
+        nodes,
+        edges,
+        width: cfg.hidden,
+        k: None,
+        dtype: match cfg.precision {
+            gnn_models::Precision::F32 => "f32",
+            gnn_models::Precision::MixedF16 => "f16",
+            gnn_models::Precision::MixedBf16 => "bf16",
+        }
+        .into(),
+        model: Some(cfg.conv.name().into()),
+        nonlin: Some(cfg.nonlin.replace(':', "")),
+        median_ms: q(0.5),
+        runs: times.len(),
+        peak_bytes: (peak > 0).then_some(peak),
+        commit: commit(),
+        device: device_name.into(),
+        variant: Some(format!(
+            "{} layers{}",
+            cfg.layers,
+            if cfg.atomic { ", atomic sspmm" } else { "" }
+        )),
+        min_ms: q(0.0),
+        p90_ms: q(0.9),
+        bytes: None,
+        gbps: None,
+        check_error: None,
+        kept_fraction: None,
+        tuning: format!("gw={}", cfg.group_width),
+    })
+}
+
+use burn::tensor::ElementConversion;
