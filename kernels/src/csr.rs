@@ -82,22 +82,13 @@ pub fn transpose(csr: &CsrRef<'_>) -> Transpose {
             perm[k] = e as u32;
         }
     }
-    Transpose {
-        row_ptr,
-        col_idx,
-        perm,
-    }
+    Transpose { row_ptr, col_idx, perm }
 }
 
 impl Transpose {
     /// A borrowed CSR view of the transpose (`n_rows` and `n_cols` swapped).
     pub fn as_csr<'a>(&'a self, original: &CsrRef<'_>) -> CsrRef<'a> {
-        CsrRef {
-            n_rows: original.n_cols,
-            n_cols: original.n_rows,
-            row_ptr: &self.row_ptr,
-            col_idx: &self.col_idx,
-        }
+        CsrRef { n_rows: original.n_cols, n_cols: original.n_rows, row_ptr: &self.row_ptr, col_idx: &self.col_idx }
     }
 }
 
@@ -159,14 +150,7 @@ impl EdgeGroups {
             }
         }
         ptr.push(csr.nnz());
-        Self {
-            width,
-            ptr,
-            row,
-            slot,
-            finish_rows,
-            finish_ptr,
-        }
+        Self { width, ptr, row, slot, finish_rows, finish_ptr }
     }
 
     /// Number of groups.
@@ -197,12 +181,7 @@ mod tests {
     #[test]
     fn transpose_is_stable_and_inverts() {
         let (rp, ci) = small();
-        let csr = CsrRef {
-            n_rows: 3,
-            n_cols: 3,
-            row_ptr: &rp,
-            col_idx: &ci,
-        };
+        let csr = CsrRef { n_rows: 3, n_cols: 3, row_ptr: &rp, col_idx: &ci };
         let t = transpose(&csr);
         assert_eq!(t.row_ptr, vec![0, 1, 3, 6]);
         assert_eq!(t.col_idx, vec![2, 0, 2, 0, 2, 2]);
@@ -216,12 +195,7 @@ mod tests {
     #[test]
     fn groups_split_long_rows() {
         let (rp, ci) = small();
-        let csr = CsrRef {
-            n_rows: 3,
-            n_cols: 3,
-            row_ptr: &rp,
-            col_idx: &ci,
-        };
+        let csr = CsrRef { n_rows: 3, n_cols: 3, row_ptr: &rp, col_idx: &ci };
         let g = EdgeGroups::new(&csr, 3);
         assert_eq!(g.ptr, vec![0, 2, 5, 6]);
         assert_eq!(g.row, vec![0, 2, 2]);

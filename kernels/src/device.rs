@@ -61,11 +61,7 @@ const MIN_BYTES: usize = 16;
 
 /// A contiguous 1-D buffer of `len` elements of `elem_size` bytes (at least one element and
 /// 16 bytes are allocated so that empty buffers stay valid kernel arguments).
-pub fn alloc_array<R: Runtime>(
-    client: &ComputeClient<R>,
-    len: usize,
-    elem_size: usize,
-) -> TensorBinding<R> {
+pub fn alloc_array<R: Runtime>(client: &ComputeClient<R>, len: usize, elem_size: usize) -> TensorBinding<R> {
     let handle = client.empty((len.max(1) * elem_size).max(MIN_BYTES));
     TensorBinding {
         handle: handle.binding(),
@@ -129,11 +125,7 @@ pub fn cube_count<R: Runtime>(client: &ComputeClient<R>, num_cubes: usize) -> Cu
 
 /// Whether the device has plane (warp) operations.
 pub fn has_plane_ops<R: Runtime>(client: &ComputeClient<R>) -> bool {
-    client
-        .properties()
-        .features
-        .plane
-        .contains(cubecl::features::Plane::Ops)
+    client.properties().features.plane.contains(cubecl::features::Plane::Ops)
 }
 
 /// Plane (warp) size of the device.
@@ -143,8 +135,5 @@ pub fn plane_size<R: Runtime>(client: &ComputeClient<R>) -> u32 {
 
 /// Reads an environment override of a tuning knob (for benchmarks sweeping kernel shapes).
 pub fn tuning(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }

@@ -8,12 +8,7 @@ use cubecl::prelude::*;
 /// Sum of `value` over aligned segments of `seg` consecutive lanes along x (`seg` a power of
 /// two dividing `CUBE_DIM_X`); every lane of a segment gets the total.
 #[cube]
-pub fn segment_sum(
-    value: f32,
-    smem: &mut SharedMemory<f32>,
-    #[comptime] seg: u32,
-    #[comptime] plane: bool,
-) -> f32 {
+pub fn segment_sum(value: f32, smem: &mut SharedMemory<f32>, #[comptime] seg: u32, #[comptime] plane: bool) -> f32 {
     let mut total = value;
     if comptime!(plane) {
         let mut m = 1u32;
@@ -42,12 +37,7 @@ pub fn segment_sum(
 
 /// Maximum of `value` over aligned segments of `seg` lanes (see [`segment_sum`]).
 #[cube]
-pub fn segment_max(
-    value: f32,
-    smem: &mut SharedMemory<f32>,
-    #[comptime] seg: u32,
-    #[comptime] plane: bool,
-) -> f32 {
+pub fn segment_max(value: f32, smem: &mut SharedMemory<f32>, #[comptime] seg: u32, #[comptime] plane: bool) -> f32 {
     let mut total = value;
     if comptime!(plane) {
         let mut m = 1u32;
@@ -76,12 +66,7 @@ pub fn segment_max(
 
 /// Sum of a u32 over aligned segments of `seg` lanes.
 #[cube]
-pub fn segment_sum_u32(
-    value: u32,
-    smem: &mut SharedMemory<u32>,
-    #[comptime] seg: u32,
-    #[comptime] plane: bool,
-) -> u32 {
+pub fn segment_sum_u32(value: u32, smem: &mut SharedMemory<u32>, #[comptime] seg: u32, #[comptime] plane: bool) -> u32 {
     let mut total = value;
     if comptime!(plane) {
         let mut m = 1u32;

@@ -9,14 +9,8 @@ use train_app::training::{prepare, train, TrainConfig, TrainReport};
 pub fn datasets() -> PathBuf {
     let p = std::env::var("SGNN_DATASETS")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/datasets")
-        });
-    assert!(
-        p.join("npy/cora/num_nodes.npy").exists(),
-        "datasets not found at {} (set SGNN_DATASETS)",
-        p.display()
-    );
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/datasets"));
+    assert!(p.join("npy/cora/num_nodes.npy").exists(), "datasets not found at {} (set SGNN_DATASETS)", p.display());
     p
 }
 
@@ -27,8 +21,7 @@ static TRAINING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Trains `cfg` on the CPU backend and returns the report.
 pub fn train_cpu(cfg: &TrainConfig) -> TrainReport {
     let _one_at_a_time = TRAINING.lock().unwrap_or_else(|e| e.into_inner());
-    let data =
-        train_app::datasets::load(&cfg.dataset, BuildOptions::default()).expect("dataset loads");
+    let data = train_app::datasets::load(&cfg.dataset, BuildOptions::default()).expect("dataset loads");
     let host = prepare(cfg, data).expect("data prepared");
     train::<Autodiff<Cpu>>(cfg, host, &Default::default(), "cpu", None).expect("training runs")
 }

@@ -33,22 +33,13 @@ fn cora(conv: ConvKind, tag: &str) -> TrainConfig {
 
 fn test_accuracy(cfg: &TrainConfig) -> f64 {
     let r = train_cpu(cfg);
-    println!(
-        "{} {} on cora: test accuracy {:.4}",
-        cfg.conv.name(),
-        cfg.nonlin,
-        r.final_accuracy.test
-    );
+    println!("{} {} on cora: test accuracy {:.4}", cfg.conv.name(), cfg.nonlin, r.final_accuracy.test);
     r.final_accuracy.test
 }
 
 #[test]
 fn gcn_reaches_80_percent() {
-    let cfg = TrainConfig {
-        dropout: 0.6,
-        input_dropout: 0.6,
-        ..cora(ConvKind::Gcn, "gcn")
-    };
+    let cfg = TrainConfig { dropout: 0.6, input_dropout: 0.6, ..cora(ConvKind::Gcn, "gcn") };
     assert!(test_accuracy(&cfg) >= 0.80);
 }
 
@@ -71,31 +62,20 @@ fn gat_reaches_80_percent() {
 
 #[test]
 fn gin_reaches_75_percent() {
-    let cfg = TrainConfig {
-        lr: 0.005,
-        weight_decay: 1e-3,
-        ..cora(ConvKind::Gin, "gin")
-    };
+    let cfg = TrainConfig { lr: 0.005, weight_decay: 1e-3, ..cora(ConvKind::Gin, "gin") };
     assert!(test_accuracy(&cfg) >= 0.75);
 }
 
 #[test]
 fn graphsage_maxk_32_is_within_1_5_points_of_its_relu_twin() {
-    let base = TrainConfig {
-        hidden: 256,
-        linear_io: true,
-        ..cora(ConvKind::Sage, "twin")
-    };
+    let base = TrainConfig { hidden: 256, linear_io: true, ..cora(ConvKind::Sage, "twin") };
     let relu = test_accuracy(&TrainConfig {
         nonlin: "relu".into(),
         artifact_dir: base.artifact_dir.join("relu"),
         ..base.clone()
     });
-    let maxk = test_accuracy(&TrainConfig {
-        nonlin: "maxk:32".into(),
-        artifact_dir: base.artifact_dir.join("maxk"),
-        ..base
-    });
+    let maxk =
+        test_accuracy(&TrainConfig { nonlin: "maxk:32".into(), artifact_dir: base.artifact_dir.join("maxk"), ..base });
     println!("SAGE hidden 256: ReLU {relu:.4}, MaxK k=32 {maxk:.4}");
     assert!(maxk >= relu - 0.015, "MaxK {maxk} vs ReLU {relu}");
 }

@@ -13,9 +13,7 @@
 //! | CBSR to dense | gather at the pattern |
 //! | CBSR SpGEMM | `dvalues = SSpMM(dy)`, `dw = sum_t dy[i, idx] * values` |
 
-use crate::backend::{
-    CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput,
-};
+use crate::backend::{CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput};
 use crate::graph::{CsrPrim, GraphPrimitive};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -28,9 +26,7 @@ use burn::tensor::{Int, Tensor, TensorMetadata, TensorPrimitive};
 
 type Ad<B, C> = Autodiff<B, C>;
 
-fn inner_opt<B: Backend, C: CheckpointStrategy>(
-    w: Option<FloatTensor<Ad<B, C>>>,
-) -> Option<FloatTensor<B>> {
+fn inner_opt<B: Backend, C: CheckpointStrategy>(w: Option<FloatTensor<Ad<B, C>>>) -> Option<FloatTensor<B>> {
     w.map(|w| w.primitive)
 }
 
@@ -73,10 +69,7 @@ fn like_weight<B: Backend>(dw: FloatTensor<B>, w_shape: &[usize]) -> FloatTensor
 }
 
 /// `dout * (1 / max(deg, 1))` per row (the mean's chain rule).
-fn scale_by_inv_degree<B: Backend>(
-    csr: &CsrPrim<IntTensor<B>>,
-    dout: FloatTensor<B>,
-) -> FloatTensor<B> {
+fn scale_by_inv_degree<B: Backend>(csr: &CsrPrim<IntTensor<B>>, dout: FloatTensor<B>) -> FloatTensor<B> {
     let n = csr.n_rows;
     let rp: Tensor<B, 1, Int> = Tensor::from_primitive(csr.row_ptr.clone());
     let deg = rp.clone().slice([1..n + 1]) - rp.slice([0..n]);
@@ -113,11 +106,7 @@ impl<B: SparseGnnBackend> Backward<B, 2> for SpmmBackward {
         let [node_x, node_w] = ops.parents;
         let dout = grads.consume::<B>(&ops.node);
         let SpmmState { g, w, x, reduce } = ops.state;
-        let d = if reduce == Reduce::Mean {
-            scale_by_inv_degree::<B>(&g.csr, dout)
-        } else {
-            dout
-        };
+        let d = if reduce == Reduce::Mean { scale_by_inv_degree::<B>(&g.csr, dout) } else { dout };
         if let (Some(node), Some(w), Some(x)) = (node_w, w.as_ref(), x) {
             let shape = w.shape().as_slice().to_vec();
             let dw = B::sddmm(&g.csr, d.clone(), x, heads_of::<B>(w));
@@ -223,13 +212,7 @@ impl<B: SparseGnnBackend> Backward<B, 2> for SampledSpmmBackward {
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _ck: &mut Checkpointer) {
         let [node_x, node_w] = ops.parents;
         let dout = grads.consume::<B>(&ops.node);
-        let SampledState {
-            g,
-            w,
-            x,
-            spec,
-            reduce,
-        } = ops.state;
+        let SampledState { g, w, x, spec, reduce } = ops.state;
         // the same sample as the forward: per-edge scale (0 = not sampled)
         let scale = B::edge_sample_scale(&g.csr, spec, reduce, &dout);
         let scale_t: Tensor<B, 1> = Tensor::from_primitive(TensorPrimitive::Float(scale));
@@ -248,13 +231,7 @@ impl<B: SparseGnnBackend> Backward<B, 2> for SampledSpmmBackward {
                 }
                 None => prim(scale_t),
             };
-            let dx = B::spmm(
-                &g.csc,
-                Some(permute_weights::<B>(&g, eff)),
-                dout,
-                Reduce::Sum,
-            )
-            .out;
+            let dx = B::spmm(&g.csc, Some(permute_weights::<B>(&g, eff)), dout, Reduce::Sum).out;
             grads.register::<B>(node.id, dx);
         }
     }
@@ -330,11 +307,7 @@ impl<B: SparseGnnBackend> Backward<B, 2> for SpgemmBackward {
 /// ignores it (the state says whether a weight exists).
 macro_rules! nodes2 {
     ($x:expr, $w:expr) => {
-        [
-            $x.node.clone(),
-            $w.map(|w| w.node.clone())
-                .unwrap_or_else(|| $x.node.clone()),
-        ]
+        [$x.node.clone(), $w.map(|w| w.node.clone()).unwrap_or_else(|| $x.node.clone())]
     };
 }
 
@@ -346,10 +319,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         reduce: Reduce,
     ) -> SpmmOutput<Self> {
         let o = B::spmm(csr, inner_opt::<B, C>(w), x.primitive, reduce);
-        SpmmOutput {
-            out: untracked::<B, C>(o.out),
-            argmax: o.argmax,
-        }
+        SpmmOutput { out: untracked::<B, C>(o.out), argmax: o.argmax }
     }
     fn spmm_max_grad_x(
         g: &GraphPrimitive<Self>,
@@ -357,12 +327,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         dout: FloatTensor<Self>,
         argmax: IntTensor<Self>,
     ) -> FloatTensor<Self> {
-        untracked::<B, C>(B::spmm_max_grad_x(
-            g,
-            inner_opt::<B, C>(w),
-            dout.primitive,
-            argmax,
-        ))
+        untracked::<B, C>(B::spmm_max_grad_x(g, inner_opt::<B, C>(w), dout.primitive, argmax))
     }
     fn spmm_max_grad_w(
         csr: &CsrPrimitive<Self>,
@@ -371,30 +336,15 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         x: FloatTensor<Self>,
         argmax: IntTensor<Self>,
     ) -> FloatTensor<Self> {
-        untracked::<B, C>(B::spmm_max_grad_w(
-            csr,
-            heads,
-            dout.primitive,
-            x.primitive,
-            argmax,
-        ))
+        untracked::<B, C>(B::spmm_max_grad_w(csr, heads, dout.primitive, x.primitive, argmax))
     }
-    fn sddmm(
-        csr: &CsrPrimitive<Self>,
-        a: FloatTensor<Self>,
-        b: FloatTensor<Self>,
-        heads: usize,
-    ) -> FloatTensor<Self> {
+    fn sddmm(csr: &CsrPrimitive<Self>, a: FloatTensor<Self>, b: FloatTensor<Self>, heads: usize) -> FloatTensor<Self> {
         untracked::<B, C>(B::sddmm(csr, a.primitive, b.primitive, heads))
     }
     fn edge_softmax(csr: &CsrPrimitive<Self>, scores: FloatTensor<Self>) -> FloatTensor<Self> {
         untracked::<B, C>(B::edge_softmax(csr, scores.primitive))
     }
-    fn edge_softmax_grad(
-        csr: &CsrPrimitive<Self>,
-        y: FloatTensor<Self>,
-        dy: FloatTensor<Self>,
-    ) -> FloatTensor<Self> {
+    fn edge_softmax_grad(csr: &CsrPrimitive<Self>, y: FloatTensor<Self>, dy: FloatTensor<Self>) -> FloatTensor<Self> {
         untracked::<B, C>(B::edge_softmax_grad(csr, y.primitive, dy.primitive))
     }
     fn edge_sample_scale(
@@ -412,13 +362,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         spec: SampleSpec,
         reduce: Reduce,
     ) -> FloatTensor<Self> {
-        untracked::<B, C>(B::sampled_spmm(
-            csr,
-            inner_opt::<B, C>(w),
-            x.primitive,
-            spec,
-            reduce,
-        ))
+        untracked::<B, C>(B::sampled_spmm(csr, inner_opt::<B, C>(w), x.primitive, spec, reduce))
     }
     fn maxk(x: FloatTensor<Self>, k: usize) -> CbsrPrim<Self> {
         let c = B::maxk(x.primitive, k);
@@ -448,11 +392,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
     fn cbsr_gather(x: FloatTensor<Self>, pattern: &CbsrPrim<Self>) -> FloatTensor<Self> {
         untracked::<B, C>(B::cbsr_gather(x.primitive, &cbsr_inner(pattern)))
     }
-    fn cbsr_spgemm(
-        g: &GraphPrimitive<Self>,
-        w: Option<FloatTensor<Self>>,
-        c: &CbsrPrim<Self>,
-    ) -> FloatTensor<Self> {
+    fn cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<FloatTensor<Self>>, c: &CbsrPrim<Self>) -> FloatTensor<Self> {
         untracked::<B, C>(B::cbsr_spgemm(g, inner_opt::<B, C>(w), &cbsr_inner(c)))
     }
     fn cbsr_sspmm(
@@ -461,18 +401,9 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         dy: FloatTensor<Self>,
         pattern: &CbsrPrim<Self>,
     ) -> FloatTensor<Self> {
-        untracked::<B, C>(B::cbsr_sspmm(
-            g,
-            inner_opt::<B, C>(w),
-            dy.primitive,
-            &cbsr_inner(pattern),
-        ))
+        untracked::<B, C>(B::cbsr_sspmm(g, inner_opt::<B, C>(w), dy.primitive, &cbsr_inner(pattern)))
     }
-    fn cbsr_spgemm_grad_w(
-        csr: &CsrPrimitive<Self>,
-        dy: FloatTensor<Self>,
-        c: &CbsrPrim<Self>,
-    ) -> FloatTensor<Self> {
+    fn cbsr_spgemm_grad_w(csr: &CsrPrimitive<Self>, dy: FloatTensor<Self>, c: &CbsrPrim<Self>) -> FloatTensor<Self> {
         untracked::<B, C>(B::cbsr_spgemm_grad_w(csr, dy.primitive, &cbsr_inner(c)))
     }
     fn cbsr_indices(c: &CbsrPrim<Self>) -> IntTensor<Self> {
@@ -491,47 +422,23 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         let nodes = nodes2!(x, w.as_ref());
         let wi = w.map(|w| w.primitive);
         if reduce == Reduce::Max {
-            match SpmmMaxBackward
-                .prepare::<C>(nodes)
-                .compute_bound()
-                .stateful()
-            {
+            match SpmmMaxBackward.prepare::<C>(nodes).compute_bound().stateful() {
                 OpsKind::Tracked(prep) => {
                     let o = B::spmm(&g.csr, wi.clone(), x.primitive.clone(), reduce);
                     let argmax = o.argmax.expect("max reduce returns its argmax");
                     let x_state = wi.as_ref().map(|_| x.primitive);
-                    prep.finish(
-                        SpmmMaxState {
-                            g: g.clone(),
-                            w: wi,
-                            x: x_state,
-                            argmax,
-                        },
-                        o.out,
-                    )
+                    prep.finish(SpmmMaxState { g: g.clone(), w: wi, x: x_state, argmax }, o.out)
                 }
-                OpsKind::UnTracked(prep) => {
-                    prep.finish(B::spmm(&g.csr, wi, x.primitive, reduce).out)
-                }
+                OpsKind::UnTracked(prep) => prep.finish(B::spmm(&g.csr, wi, x.primitive, reduce).out),
             }
         } else {
             match SpmmBackward.prepare::<C>(nodes).compute_bound().stateful() {
                 OpsKind::Tracked(prep) => {
                     let out = B::spmm(&g.csr, wi.clone(), x.primitive.clone(), reduce).out;
                     let x_state = wi.as_ref().map(|_| x.primitive);
-                    prep.finish(
-                        SpmmState {
-                            g: g.clone(),
-                            w: wi,
-                            x: x_state,
-                            reduce,
-                        },
-                        out,
-                    )
+                    prep.finish(SpmmState { g: g.clone(), w: wi, x: x_state, reduce }, out)
                 }
-                OpsKind::UnTracked(prep) => {
-                    prep.finish(B::spmm(&g.csr, wi, x.primitive, reduce).out)
-                }
+                OpsKind::UnTracked(prep) => prep.finish(B::spmm(&g.csr, wi, x.primitive, reduce).out),
             }
         }
     }
@@ -542,27 +449,17 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         b: FloatTensor<Self>,
         heads: usize,
     ) -> FloatTensor<Self> {
-        match SddmmBackward
-            .prepare::<C>([a.node.clone(), b.node.clone()])
-            .compute_bound()
-            .stateful()
-        {
+        match SddmmBackward.prepare::<C>([a.node.clone(), b.node.clone()]).compute_bound().stateful() {
             OpsKind::Tracked(prep) => {
                 let out = B::sddmm(&g.csr, a.primitive.clone(), b.primitive.clone(), heads);
                 prep.finish((g.clone(), a.primitive, b.primitive, heads), out)
             }
-            OpsKind::UnTracked(prep) => {
-                prep.finish(B::sddmm(&g.csr, a.primitive, b.primitive, heads))
-            }
+            OpsKind::UnTracked(prep) => prep.finish(B::sddmm(&g.csr, a.primitive, b.primitive, heads)),
         }
     }
 
     fn ad_edge_softmax(g: &GraphPrimitive<Self>, scores: FloatTensor<Self>) -> FloatTensor<Self> {
-        match EdgeSoftmaxBackward
-            .prepare::<C>([scores.node.clone()])
-            .compute_bound()
-            .stateful()
-        {
+        match EdgeSoftmaxBackward.prepare::<C>([scores.node.clone()]).compute_bound().stateful() {
             OpsKind::Tracked(prep) => {
                 let y = B::edge_softmax(&g.csr, scores.primitive);
                 prep.finish((g.csr.clone(), y.clone()), y)
@@ -580,28 +477,13 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
     ) -> FloatTensor<Self> {
         let nodes = nodes2!(x, w.as_ref());
         let wi = w.map(|w| w.primitive);
-        match SampledSpmmBackward
-            .prepare::<C>(nodes)
-            .compute_bound()
-            .stateful()
-        {
+        match SampledSpmmBackward.prepare::<C>(nodes).compute_bound().stateful() {
             OpsKind::Tracked(prep) => {
                 let out = B::sampled_spmm(&g.csr, wi.clone(), x.primitive.clone(), spec, reduce);
                 let x_state = wi.as_ref().map(|_| x.primitive);
-                prep.finish(
-                    SampledState {
-                        g: g.clone(),
-                        w: wi,
-                        x: x_state,
-                        spec,
-                        reduce,
-                    },
-                    out,
-                )
+                prep.finish(SampledState { g: g.clone(), w: wi, x: x_state, spec, reduce }, out)
             }
-            OpsKind::UnTracked(prep) => {
-                prep.finish(B::sampled_spmm(&g.csr, wi, x.primitive, spec, reduce))
-            }
+            OpsKind::UnTracked(prep) => prep.finish(B::sampled_spmm(&g.csr, wi, x.primitive, spec, reduce)),
         }
     }
 
@@ -617,11 +499,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
 
     fn ad_cbsr_to_dense(c: &CbsrPrim<Self>) -> FloatTensor<Self> {
         let ci = cbsr_inner(c);
-        match ToDenseBackward
-            .prepare::<C>([c.values.node.clone()])
-            .compute_bound()
-            .stateful()
-        {
+        match ToDenseBackward.prepare::<C>([c.values.node.clone()]).compute_bound().stateful() {
             OpsKind::Tracked(prep) => {
                 let out = B::cbsr_to_dense(&ci);
                 prep.finish(ci, out)
@@ -630,29 +508,14 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         }
     }
 
-    fn ad_cbsr_spgemm(
-        g: &GraphPrimitive<Self>,
-        w: Option<FloatTensor<Self>>,
-        c: &CbsrPrim<Self>,
-    ) -> FloatTensor<Self> {
+    fn ad_cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<FloatTensor<Self>>, c: &CbsrPrim<Self>) -> FloatTensor<Self> {
         let nodes = nodes2!(c.values, w.as_ref());
         let wi = w.map(|w| w.primitive);
         let ci = cbsr_inner(c);
-        match SpgemmBackward
-            .prepare::<C>(nodes)
-            .compute_bound()
-            .stateful()
-        {
+        match SpgemmBackward.prepare::<C>(nodes).compute_bound().stateful() {
             OpsKind::Tracked(prep) => {
                 let out = B::cbsr_spgemm(g, wi.clone(), &ci);
-                prep.finish(
-                    SpgemmState {
-                        g: g.clone(),
-                        w: wi,
-                        c: ci,
-                    },
-                    out,
-                )
+                prep.finish(SpgemmState { g: g.clone(), w: wi, c: ci }, out)
             }
             OpsKind::UnTracked(prep) => prep.finish(B::cbsr_spgemm(g, wi, &ci)),
         }
@@ -664,38 +527,13 @@ fn track_selection<B: SparseGnnBackend, C: CheckpointStrategy>(
     x: FloatTensor<Ad<B, C>>,
     c: CbsrPrim<B>,
 ) -> CbsrPrim<Ad<B, C>> {
-    let CbsrPrim {
-        values,
-        indices,
-        n,
-        k,
-        dim,
-        packed,
-    } = c;
-    let values = match SelectBackward
-        .prepare::<C>([x.node.clone()])
-        .compute_bound()
-        .stateful()
-    {
+    let CbsrPrim { values, indices, n, k, dim, packed } = c;
+    let values = match SelectBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
         OpsKind::Tracked(prep) => {
-            let pattern = CbsrPrim {
-                values: values.clone(),
-                indices: indices.clone(),
-                n,
-                k,
-                dim,
-                packed,
-            };
+            let pattern = CbsrPrim { values: values.clone(), indices: indices.clone(), n, k, dim, packed };
             prep.finish(pattern, values)
         }
         OpsKind::UnTracked(prep) => prep.finish(values),
     };
-    CbsrPrim {
-        values,
-        indices,
-        n,
-        k,
-        dim,
-        packed,
-    }
+    CbsrPrim { values, indices, n, k, dim, packed }
 }

@@ -75,22 +75,13 @@ pub trait SparseGnnBackend: Backend {
     ) -> FloatTensor<Self>;
 
     /// `out[e, h] = <a[row e, head h], b[col e, head h]>`, `[nnz, heads]`.
-    fn sddmm(
-        csr: &CsrPrimitive<Self>,
-        a: FloatTensor<Self>,
-        b: FloatTensor<Self>,
-        heads: usize,
-    ) -> FloatTensor<Self>;
+    fn sddmm(csr: &CsrPrimitive<Self>, a: FloatTensor<Self>, b: FloatTensor<Self>, heads: usize) -> FloatTensor<Self>;
 
     /// Softmax of `scores` (`[nnz, heads]`) over the edges of each row, max-subtracted.
     fn edge_softmax(csr: &CsrPrimitive<Self>, scores: FloatTensor<Self>) -> FloatTensor<Self>;
 
     /// Backward of [`SparseGnnBackend::edge_softmax`] from its output `y` and gradient `dy`.
-    fn edge_softmax_grad(
-        csr: &CsrPrimitive<Self>,
-        y: FloatTensor<Self>,
-        dy: FloatTensor<Self>,
-    ) -> FloatTensor<Self>;
+    fn edge_softmax_grad(csr: &CsrPrimitive<Self>, y: FloatTensor<Self>, dy: FloatTensor<Self>) -> FloatTensor<Self>;
 
     /// Per-edge scale of a sampled aggregation (`[nnz]`, dtype of `like`): 0 if the edge is
     /// not sampled, 1 (sum) or `1 / kept` (mean) otherwise.
@@ -124,11 +115,7 @@ pub trait SparseGnnBackend: Backend {
     fn cbsr_gather(x: FloatTensor<Self>, pattern: &CbsrPrim<Self>) -> FloatTensor<Self>;
 
     /// CBSR SpGEMM: `out[i] = sum_{e=(i,j)} w[e] * scatter(c[j])`, `[n_rows, dim]`.
-    fn cbsr_spgemm(
-        g: &GraphPrimitive<Self>,
-        w: Option<FloatTensor<Self>>,
-        c: &CbsrPrim<Self>,
-    ) -> FloatTensor<Self>;
+    fn cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<FloatTensor<Self>>, c: &CbsrPrim<Self>) -> FloatTensor<Self>;
 
     /// SSpMM: `dvalues[j, t] = sum_{e=(i,j)} w[e] * dy[i, idx[j, t]]`, `[n_cols, k]`.
     fn cbsr_sspmm(
@@ -139,11 +126,7 @@ pub trait SparseGnnBackend: Backend {
     ) -> FloatTensor<Self>;
 
     /// Edge-weight gradient of the SpGEMM: `dw[e] = sum_t dy[i, idx[j, t]] * values[j, t]`.
-    fn cbsr_spgemm_grad_w(
-        csr: &CsrPrimitive<Self>,
-        dy: FloatTensor<Self>,
-        c: &CbsrPrim<Self>,
-    ) -> FloatTensor<Self>;
+    fn cbsr_spgemm_grad_w(csr: &CsrPrimitive<Self>, dy: FloatTensor<Self>, c: &CbsrPrim<Self>) -> FloatTensor<Self>;
 
     /// Unpacked `[n, k]` i32 column ids of a CBSR matrix.
     fn cbsr_indices(c: &CbsrPrim<Self>) -> IntTensor<Self>;
@@ -208,11 +191,7 @@ pub trait SparseGnnBackend: Backend {
     }
 
     /// Differentiable [`SparseGnnBackend::cbsr_spgemm`] (backward: SSpMM).
-    fn ad_cbsr_spgemm(
-        g: &GraphPrimitive<Self>,
-        w: Option<FloatTensor<Self>>,
-        c: &CbsrPrim<Self>,
-    ) -> FloatTensor<Self> {
+    fn ad_cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<FloatTensor<Self>>, c: &CbsrPrim<Self>) -> FloatTensor<Self> {
         Self::cbsr_spgemm(g, w, c)
     }
 }

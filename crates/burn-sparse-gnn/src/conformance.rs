@@ -9,9 +9,7 @@
 //!   (`Autodiff<NdArray<f64>>`), whose own gradients [`finite_difference_checks`] verifies
 //!   against central finite differences.
 
-use crate::backend::{
-    PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend,
-};
+use crate::backend::{PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend};
 use crate::data::Csr;
 use crate::graph::{Graph, GraphOptions, KernelPolicy};
 use crate::ops;
@@ -41,11 +39,7 @@ pub enum Op {
     /// Edge softmax with `heads` heads.
     EdgeSoftmax { heads: usize },
     /// ES-SpMM.
-    Sampled {
-        spec: SampleSpec,
-        reduce: Reduce,
-        weighted: bool,
-    },
+    Sampled { spec: SampleSpec, reduce: Reduce, weighted: bool },
     /// MaxK values (and indices).
     Maxk { k: usize },
     /// MaxK then dense (scatter / gather path).
@@ -117,30 +111,19 @@ impl Report {
     }
     /// Checks that failed.
     pub fn failures(&self) -> Vec<&CaseResult> {
-        self.results
-            .iter()
-            .filter(|r| !r.passed && r.skipped.is_none())
-            .collect()
+        self.results.iter().filter(|r| !r.passed && r.skipped.is_none()).collect()
     }
     /// A pass / fail table, one line per check, and a summary line.
     pub fn table(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "{:<14} {:<46} {:<10} {:>10}  status",
-            "op", "case", "check", "error"
-        );
+        let _ = writeln!(s, "{:<14} {:<46} {:<10} {:>10}  status", "op", "case", "check", "error");
         for r in &self.results {
             let status = match (&r.skipped, r.passed) {
                 (Some(why), _) => format!("skipped: {why}"),
                 (None, true) => "ok".into(),
                 (None, false) => "FAIL".into(),
             };
-            let _ = writeln!(
-                s,
-                "{:<14} {:<46} {:<10} {:>10.2e}  {status}",
-                r.op, r.case, r.check, r.error
-            );
+            let _ = writeln!(s, "{:<14} {:<46} {:<10} {:>10.2e}  {status}", r.op, r.case, r.check, r.error);
         }
         let fails = self.failures().len();
         let _ = writeln!(
@@ -222,30 +205,17 @@ pub struct Evaluation {
 
 /// A float tensor in the backend's own float type (not the device default, which is shared by
 /// every backend on the same device, e.g. NdArray f32 and f64).
-fn tensor<B: Backend, const D: usize>(
-    v: &[f64],
-    shape: [usize; D],
-    dev: &B::Device,
-) -> Tensor<B, D> {
+fn tensor<B: Backend, const D: usize>(v: &[f64], shape: [usize; D], dev: &B::Device) -> Tensor<B, D> {
     let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
-    Tensor::from_data(
-        TensorData::new(v.to_vec(), shape).convert_dtype(dtype),
-        (dev, dtype),
-    )
+    Tensor::from_data(TensorData::new(v.to_vec(), shape).convert_dtype(dtype), (dev, dtype))
 }
 
 fn host<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
-    t.into_data()
-        .convert::<f64>()
-        .into_vec::<f64>()
-        .expect("f64 data")
+    t.into_data().convert::<f64>().into_vec::<f64>().expect("f64 data")
 }
 
 fn host_int<B: Backend, const D: usize>(t: Tensor<B, D, Int>) -> Vec<i64> {
-    t.into_data()
-        .convert::<i64>()
-        .into_vec::<i64>()
-        .expect("i64 data")
+    t.into_data().convert::<i64>().into_vec::<i64>().expect("i64 data")
 }
 
 fn upstream(n: usize, seed: u64) -> Vec<f64> {
@@ -276,17 +246,7 @@ pub fn evaluate<B: SparseGnnAutodiffBackend>(
     let (nr, nc, nnz, f) = (adj.n_rows(), adj.n_cols(), adj.nnz(), inp.f);
     let x = tensor::<B, 2>(
         &inp.x,
-        [
-            if matches!(
-                op,
-                Op::Maxk { .. } | Op::MaxkDense { .. } | Op::Maxpool { .. }
-            ) {
-                nr
-            } else {
-                nc
-            },
-            f,
-        ],
+        [if matches!(op, Op::Maxk { .. } | Op::MaxkDense { .. } | Op::Maxpool { .. }) { nr } else { nc }, f],
         dev,
     )
     .require_grad();
@@ -298,10 +258,7 @@ pub fn evaluate<B: SparseGnnAutodiffBackend>(
     let mut extra: Vec<(&'static str, Tensor<B, 2>)> = Vec::new();
     let out: Tensor<B, 2> = match *op {
         Op::Spmm { reduce, .. } => {
-            up(
-                ops::try_spmm(&g, w.clone().map(down), down(x.clone()), reduce)
-                    .expect("valid case"),
-            )
+            up(ops::try_spmm(&g, w.clone().map(down), down(x.clone()), reduce).expect("valid case"))
         }
         Op::Sddmm { heads } => {
             let a = tensor::<B, 2>(&inp.y, [nr, f], dev).require_grad();
@@ -314,19 +271,14 @@ pub fn evaluate<B: SparseGnnAutodiffBackend>(
             up(ops::try_edge_softmax(&g, down(s)).expect("valid case"))
         }
         Op::Sampled { spec, reduce, .. } => {
-            up(
-                ops::try_sampled_spmm(&g, w.clone().map(down), down(x.clone()), spec, reduce)
-                    .expect("valid case"),
-            )
+            up(ops::try_sampled_spmm(&g, w.clone().map(down), down(x.clone()), spec, reduce).expect("valid case"))
         }
         Op::Maxk { k } => {
             let c = ops::try_maxk(down(x.clone()), k).expect("valid case");
             indices = Some(host_int(c.indices()));
             up(c.values())
         }
-        Op::MaxkDense { k } => up(ops::try_maxk(down(x.clone()), k)
-            .expect("valid case")
-            .to_dense()),
+        Op::MaxkDense { k } => up(ops::try_maxk(down(x.clone()), k).expect("valid case").to_dense()),
         Op::Maxpool { spec } => {
             let c = ops::try_maxpool(down(x.clone()), spec).expect("valid case");
             indices = Some(host_int(c.indices()));
@@ -359,32 +311,20 @@ pub fn evaluate<B: SparseGnnAutodiffBackend>(
             gl.push(("w", host(gw)));
         }
     }
-    Evaluation {
-        out: out_host,
-        indices,
-        grads: gl,
-    }
+    Evaluation { out: out_host, indices, grads: gl }
 }
 
 /// The CPU reference of the forward output (and selection indices).
 pub fn reference_forward(adj: &Csr, op: &Op, inp: &Inputs) -> (Vec<f64>, Option<Vec<i64>>) {
     let csr = adj.as_ref();
     let f = inp.f;
-    let ew = |heads: usize| {
-        inp.w.as_ref().map(|w| EdgeWeights {
-            values: w,
-            heads: heads.max(1),
-        })
-    };
+    let ew = |heads: usize| inp.w.as_ref().map(|w| EdgeWeights { values: w, heads: heads.max(1) });
     let idx64 = |v: Vec<u32>| v.into_iter().map(|c| c as i64).collect::<Vec<_>>();
     match *op {
         Op::Spmm { reduce, heads } => (spmm_ref::spmm(&csr, ew(heads), &inp.x, f, reduce).0, None),
         Op::Sddmm { heads } => (sddmm_ref::sddmm(&csr, &inp.y, &inp.x, f, heads), None),
         Op::EdgeSoftmax { heads } => (softmax_ref::edge_softmax(&csr, &inp.y, heads), None),
-        Op::Sampled { spec, reduce, .. } => (
-            sample_ref::sampled_spmm(&csr, ew(1), &inp.x, f, &spec, reduce),
-            None,
-        ),
+        Op::Sampled { spec, reduce, .. } => (sample_ref::sampled_spmm(&csr, ew(1), &inp.x, f, &spec, reduce), None),
         Op::Maxk { k } => {
             let (v, i) = maxk_ref::maxk(&inp.x, adj.n_rows(), f, k);
             (v, Some(idx64(i)))
@@ -416,11 +356,7 @@ pub struct TestGraph {
 /// The graphs of the suite: a square graph with a hub row, and a rectangular one whose hub row
 /// is split into several edge groups.
 pub fn test_graphs(cfg: &ConformanceConfig) -> Vec<TestGraph> {
-    let square = RandomGraphSpec {
-        hub_degree: cfg.hub_degree,
-        seed: cfg.seed,
-        ..Default::default()
-    };
+    let square = RandomGraphSpec { hub_degree: cfg.hub_degree, seed: cfg.seed, ..Default::default() };
     let rect = RandomGraphSpec {
         n_rows: 97,
         n_cols: 211,
@@ -432,14 +368,8 @@ pub fn test_graphs(cfg: &ConformanceConfig) -> Vec<TestGraph> {
         seed: cfg.seed + 1,
     };
     vec![
-        TestGraph {
-            name: format!("sq{}+hub{}", square.n_rows, cfg.hub_degree),
-            adj: random_csr(&square),
-        },
-        TestGraph {
-            name: "rect97x211+hub700".into(),
-            adj: random_csr(&rect),
-        },
+        TestGraph { name: format!("sq{}+hub{}", square.n_rows, cfg.hub_degree), adj: random_csr(&square) },
+        TestGraph { name: "rect97x211+hub700".into(), adj: random_csr(&rect) },
     ]
 }
 
@@ -455,24 +385,8 @@ pub fn cases(cfg: &ConformanceConfig) -> Vec<(usize, Op, usize, bool)> {
             v.push((gi, Op::Sddmm { heads: 1 }, f, false));
         }
         // multi-head weights and SDDMM
-        v.push((
-            gi,
-            Op::Spmm {
-                reduce: Reduce::Sum,
-                heads: 4,
-            },
-            64,
-            false,
-        ));
-        v.push((
-            gi,
-            Op::Spmm {
-                reduce: Reduce::Max,
-                heads: 3,
-            },
-            33,
-            false,
-        ));
+        v.push((gi, Op::Spmm { reduce: Reduce::Sum, heads: 4 }, 64, false));
+        v.push((gi, Op::Spmm { reduce: Reduce::Max, heads: 3 }, 33, false));
         v.push((gi, Op::Sddmm { heads: 4 }, 64, false));
         v.push((gi, Op::Sddmm { heads: 3 }, 33, false));
         v.push((gi, Op::EdgeSoftmax { heads: 1 }, 1, false));
@@ -485,26 +399,13 @@ pub fn cases(cfg: &ConformanceConfig) -> Vec<(usize, Op, usize, bool)> {
         ] {
             for reduce in [Reduce::Sum, Reduce::Mean] {
                 let spec = SampleSpec { width, mode, seed };
-                v.push((
-                    gi,
-                    Op::Sampled {
-                        spec,
-                        reduce,
-                        weighted: false,
-                    },
-                    33,
-                    false,
-                ));
+                v.push((gi, Op::Sampled { spec, reduce, weighted: false }, 33, false));
             }
         }
         v.push((
             gi,
             Op::Sampled {
-                spec: SampleSpec {
-                    width: 8,
-                    mode: Sampling::FastRand,
-                    seed: 5,
-                },
+                spec: SampleSpec { width: 8, mode: Sampling::FastRand, seed: 5 },
                 reduce: Reduce::Mean,
                 weighted: true,
             },
@@ -514,57 +415,21 @@ pub fn cases(cfg: &ConformanceConfig) -> Vec<(usize, Op, usize, bool)> {
         for (k, dim) in [(8, 64), (32, 256), (1, 37), (37, 37), (16, 130)] {
             v.push((gi, Op::CbsrSpgemm { k, weighted: false }, dim, false));
         }
-        v.push((
-            gi,
-            Op::CbsrSpgemm {
-                k: 5,
-                weighted: true,
-            },
-            33,
-            false,
-        ));
+        v.push((gi, Op::CbsrSpgemm { k: 5, weighted: true }, 33, false));
     }
-    for (k, dim) in [
-        (1, 5),
-        (5, 5),
-        (3, 37),
-        (32, 256),
-        (64, 256),
-        (8, 300),
-        (300, 300),
-    ] {
+    for (k, dim) in [(1, 5), (5, 5), (3, 37), (32, 256), (64, 256), (8, 300), (300, 300)] {
         v.push((0, Op::Maxk { k }, dim, false));
         v.push((0, Op::Maxk { k }, dim, true));
     }
     v.push((0, Op::MaxkDense { k: 7 }, 33, false));
     v.push((0, Op::MaxkDense { k: 16 }, 64, true));
     for spec in [
-        PoolSpec {
-            windows: 4,
-            layout: PoolLayout::OneD,
-            channels: 1,
-        },
-        PoolSpec {
-            windows: 5,
-            layout: PoolLayout::OneD,
-            channels: 2,
-        },
-        PoolSpec {
-            windows: 16,
-            layout: PoolLayout::TwoD,
-            channels: 1,
-        },
-        PoolSpec {
-            windows: 64,
-            layout: PoolLayout::TwoD,
-            channels: 3,
-        },
+        PoolSpec { windows: 4, layout: PoolLayout::OneD, channels: 1 },
+        PoolSpec { windows: 5, layout: PoolLayout::OneD, channels: 2 },
+        PoolSpec { windows: 16, layout: PoolLayout::TwoD, channels: 1 },
+        PoolSpec { windows: 64, layout: PoolLayout::TwoD, channels: 3 },
     ] {
-        let dim = if spec.layout == PoolLayout::TwoD {
-            256
-        } else {
-            37
-        };
+        let dim = if spec.layout == PoolLayout::TwoD { 256 } else { 37 };
         v.push((0, Op::Maxpool { spec }, dim, false));
         v.push((0, Op::Maxpool { spec }, dim, true));
     }
@@ -608,10 +473,7 @@ pub fn inputs(adj: &Csr, op: &Op, f: usize, tied: bool, seed: u64) -> Inputs {
     let x = vals(rows_x * f, seed);
     let y = match op {
         Op::Sddmm { .. } => vals(nr * f, seed + 1),
-        Op::EdgeSoftmax { heads } => random_values(nnz * heads, seed + 1)
-            .into_iter()
-            .map(|v| 8.0 * v)
-            .collect(),
+        Op::EdgeSoftmax { heads } => random_values(nnz * heads, seed + 1).into_iter().map(|v| 8.0 * v).collect(),
         _ => Vec::new(),
     };
     let heads = match op {
@@ -627,18 +489,8 @@ fn describe(g: &TestGraph, op: &Op, f: usize, tied: bool) -> String {
     let detail = match op {
         Op::Spmm { reduce, heads } => format!("{reduce:?} w{heads}"),
         Op::Sddmm { heads } | Op::EdgeSoftmax { heads } => format!("heads {heads}"),
-        Op::Sampled {
-            spec,
-            reduce,
-            weighted,
-        } => {
-            format!(
-                "{:?} S{} seed{} {reduce:?}{}",
-                spec.mode,
-                spec.width,
-                spec.seed,
-                if *weighted { " w" } else { "" }
-            )
+        Op::Sampled { spec, reduce, weighted } => {
+            format!("{:?} S{} seed{} {reduce:?}{}", spec.mode, spec.width, spec.seed, if *weighted { " w" } else { "" })
         }
         Op::Maxk { k } | Op::MaxkDense { k } => format!("k{k}"),
         Op::Maxpool { spec } => {
@@ -646,10 +498,7 @@ fn describe(g: &TestGraph, op: &Op, f: usize, tied: bool) -> String {
         }
         Op::CbsrSpgemm { k, weighted } => format!("k{k}{}", if *weighted { " w" } else { "" }),
     };
-    let gname = if matches!(
-        op,
-        Op::Maxk { .. } | Op::MaxkDense { .. } | Op::Maxpool { .. }
-    ) {
+    let gname = if matches!(op, Op::Maxk { .. } | Op::MaxkDense { .. } | Op::Maxpool { .. }) {
         "rows301"
     } else {
         g.name.as_str()
@@ -670,14 +519,8 @@ pub fn run_with<B: SparseGnnAutodiffBackend>(
 ) -> Report {
     let graphs = test_graphs(cfg);
     let ref_dev = Default::default();
-    let gopts = GraphOptions {
-        group_width: cfg.group_width,
-        ..Default::default()
-    };
-    let mut report = Report {
-        backend: <B as Backend>::name(dev),
-        results: Vec::new(),
-    };
+    let gopts = GraphOptions { group_width: cfg.group_width, cbsr_group_width: cfg.group_width, policy: cfg.policy };
+    let mut report = Report { backend: <B as Backend>::name(dev), results: Vec::new() };
     let missing_dtype = cfg.dtype.and_then(|d| {
         let dt: DType = d.into();
         (!B::supports_dtype(dev, dt)).then(|| format!("{dt:?} is not supported by this device"))
@@ -720,12 +563,7 @@ pub fn run_with<B: SparseGnnAutodiffBackend>(
         let reference = evaluate::<RefBackend>(&ref_dev, &g.adj, gopts, &op, &inp, seed, None);
         let names: Vec<&str> = reference.grads.iter().map(|g| g.0).collect();
         for (name, want_g) in &reference.grads {
-            let got_g = got
-                .grads
-                .iter()
-                .find(|g| g.0 == *name)
-                .map(|g| g.1.as_slice())
-                .unwrap_or(&[]);
+            let got_g = got.grads.iter().find(|g| g.0 == *name).map(|g| g.1.as_slice()).unwrap_or(&[]);
             let e = normwise_error(got_g, want_g);
             push(format!("grad {name}"), e, e <= cfg.tolerance);
         }
@@ -741,14 +579,8 @@ pub fn run_with<B: SparseGnnAutodiffBackend>(
 pub fn finite_difference_checks(cfg: &ConformanceConfig, coords_per_input: usize) -> Report {
     let graphs = test_graphs(cfg);
     let dev = Default::default();
-    let gopts = GraphOptions {
-        group_width: cfg.group_width,
-        ..Default::default()
-    };
-    let mut report = Report {
-        backend: "finite differences (NdArray f64)".into(),
-        results: Vec::new(),
-    };
+    let gopts = GraphOptions { group_width: cfg.group_width, cbsr_group_width: cfg.group_width, policy: cfg.policy };
+    let mut report = Report { backend: "finite differences (NdArray f64)".into(), results: Vec::new() };
     let eps = 1e-6;
     for (ci, (gi, op, f, tied)) in cases(cfg).into_iter().enumerate() {
         if tied {
@@ -813,26 +645,16 @@ fn evaluate_forward(
     type Inner = <RefBackend as AutodiffBackend>::InnerBackend;
     let g = Graph::<Inner>::new(adj, dev, gopts);
     let (nr, nc, nnz, f) = (adj.n_rows(), adj.n_cols(), adj.nnz(), inp.f);
-    let sel = matches!(
-        op,
-        Op::Maxk { .. } | Op::MaxkDense { .. } | Op::Maxpool { .. }
-    );
+    let sel = matches!(op, Op::Maxk { .. } | Op::MaxkDense { .. } | Op::Maxpool { .. });
     let x = tensor::<Inner, 2>(&inp.x, [if sel { nr } else { nc }, f], dev);
-    let w = inp
-        .w
-        .as_ref()
-        .map(|w| tensor::<Inner, 2>(w, [nnz, (w.len() / nnz.max(1)).max(1)], dev));
+    let w = inp.w.as_ref().map(|w| tensor::<Inner, 2>(w, [nnz, (w.len() / nnz.max(1)).max(1)], dev));
     let out = match *op {
         Op::Spmm { reduce, .. } => ops::try_spmm(&g, w, x, reduce).expect("valid"),
-        Op::Sddmm { heads } => {
-            ops::try_sddmm(&g, tensor::<Inner, 2>(&inp.y, [nr, f], dev), x, heads).expect("valid")
-        }
+        Op::Sddmm { heads } => ops::try_sddmm(&g, tensor::<Inner, 2>(&inp.y, [nr, f], dev), x, heads).expect("valid"),
         Op::EdgeSoftmax { heads } => {
             ops::try_edge_softmax(&g, tensor::<Inner, 2>(&inp.y, [nnz, heads], dev)).expect("valid")
         }
-        Op::Sampled { spec, reduce, .. } => {
-            ops::try_sampled_spmm(&g, w, x, spec, reduce).expect("valid")
-        }
+        Op::Sampled { spec, reduce, .. } => ops::try_sampled_spmm(&g, w, x, spec, reduce).expect("valid"),
         Op::Maxk { k } => ops::maxk(x, k).values(),
         Op::MaxkDense { k } => ops::maxk(x, k).to_dense(),
         Op::Maxpool { spec } => ops::maxpool(x, spec).values(),

@@ -2,9 +2,7 @@
 //! of `sparse-gnn-kernels`. Kernels take their float type from the tensor (`#[define]`), so f32,
 //! f16 and bf16 tensors all work on a `CubeBackend<R, f32, ..>`.
 
-use crate::backend::{
-    CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput,
-};
+use crate::backend::{CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput};
 use crate::graph::SspmmStrategy;
 use crate::graph::{CsrPrim, GraphPrimitive};
 use burn::tensor::{DType, Shape, TensorMetadata};
@@ -14,8 +12,8 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
 use cubecl::prelude::{StorageType, TensorBinding};
 use sparse_gnn_kernels::cbsr::kernel::{
-    launch_gather, launch_pack, launch_scatter, launch_spgemm, launch_spgemm_grad_w,
-    launch_sspmm_gather, launch_sspmm_outer, launch_unpack, CbsrDev,
+    launch_gather, launch_pack, launch_scatter, launch_spgemm, launch_spgemm_grad_w, launch_sspmm_gather,
+    launch_sspmm_outer, launch_unpack, CbsrDev,
 };
 use sparse_gnn_kernels::device::CsrDev;
 use sparse_gnn_kernels::maxk::kernel::launch_maxk;
@@ -29,6 +27,23 @@ type Ft<R> = CubeTensor<R>;
 
 fn bind<R: CubeRuntime>(t: &CubeTensor<R>) -> TensorBinding<R> {
     t.clone().binding()
+}
+
+/// Device bindings of a CSR primitive with the edge groups of the CBSR kernels.
+pub(crate) fn csr_dev_cbsr<R: CubeRuntime>(c: &CsrPrim<CubeTensor<R>>) -> CsrDev<R> {
+    let g = &c.cbsr_groups;
+    CsrDev {
+        n_groups: g.len,
+        n_slots: g.n_slots,
+        n_finish: g.n_finish,
+        group_width: g.width,
+        group_ptr: bind(&g.ptr),
+        group_row: bind(&g.row),
+        group_slot: bind(&g.slot),
+        finish_rows: bind(&g.finish_rows),
+        finish_ptr: bind(&g.finish_ptr),
+        ..csr_dev(c)
+    }
 }
 
 /// Device bindings of a CSR primitive (its 1-D arrays are never pitched).
@@ -60,14 +75,7 @@ fn cbsr_dev<R: CubeRuntime>(
 ) -> (CbsrDev<R>, CubeTensor<R>, CubeTensor<R>) {
     let values = into_contiguous(c.values.clone());
     let indices = into_contiguous(c.indices.clone());
-    let dev = CbsrDev {
-        values: bind(&values),
-        indices: bind(&indices),
-        n: c.n,
-        k: c.k,
-        dim: c.dim,
-        packed: c.packed,
-    };
+    let dev = CbsrDev { values: bind(&values), indices: bind(&indices), n: c.n, k: c.k, dim: c.dim, packed: c.packed };
     (dev, values, indices)
 }
 
@@ -80,30 +88,12 @@ fn mat<R: CubeRuntime>(t: CubeTensor<R>) -> CubeTensor<R> {
     into_contiguous_aligned(t)
 }
 
-fn zeros<R: CubeRuntime>(
-    like: &CubeTensor<R>,
-    shape: impl Into<Shape>,
-    dtype: DType,
-) -> CubeTensor<R> {
-    burn_cubecl::ops::numeric::zeros_client(
-        like.client.clone(),
-        like.device.clone(),
-        shape.into(),
-        dtype,
-    )
+fn zeros<R: CubeRuntime>(like: &CubeTensor<R>, shape: impl Into<Shape>, dtype: DType) -> CubeTensor<R> {
+    burn_cubecl::ops::numeric::zeros_client(like.client.clone(), like.device.clone(), shape.into(), dtype)
 }
 
-fn empty<R: CubeRuntime>(
-    like: &CubeTensor<R>,
-    shape: impl Into<Shape>,
-    dtype: DType,
-) -> CubeTensor<R> {
-    empty_device_contiguous_dtype(
-        like.client.clone(),
-        like.device.clone(),
-        shape.into(),
-        dtype,
-    )
+fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: impl Into<Shape>, dtype: DType) -> CubeTensor<R> {
+    empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape.into(), dtype)
 }
 
 /// Edge weights as a contiguous `[nnz * heads]` array and their head count.
@@ -125,12 +115,7 @@ where
     I: IntElement,
     BT: BoolElement,
 {
-    fn spmm(
-        csr: &CsrPrimitive<Self>,
-        w: Option<Ft<R>>,
-        x: Ft<R>,
-        reduce: Reduce,
-    ) -> SpmmOutput<Self> {
+    fn spmm(csr: &CsrPrimitive<Self>, w: Option<Ft<R>>, x: Ft<R>, reduce: Reduce) -> SpmmOutput<Self> {
         let x = mat(x);
         let f = x.shape()[1];
         let out = empty(&x, [csr.n_rows, f], x.dtype);
@@ -152,22 +137,14 @@ where
         SpmmOutput { out, argmax }
     }
 
-    fn spmm_max_grad_x(
-        g: &GraphPrimitive<Self>,
-        w: Option<Ft<R>>,
-        dout: Ft<R>,
-        argmax: CubeTensor<R>,
-    ) -> Ft<R> {
+    fn spmm_max_grad_x(g: &GraphPrimitive<Self>, w: Option<Ft<R>>, dout: Ft<R>, argmax: CubeTensor<R>) -> Ft<R> {
         let dout = mat(dout);
         let argmax = mat(argmax);
         let f = dout.shape()[1];
         let out = empty(&dout, [g.csc.n_rows, f], dout.dtype);
         let (w, heads) = weights(w);
         let dtype = dtype_of(&dout);
-        let mask = MaxGradMask {
-            perm: bind(&g.t_perm),
-            argmax: bind(&argmax),
-        };
+        let mask = MaxGradMask { perm: bind(&g.t_perm), argmax: bind(&argmax) };
         launch_spmm::<R>(
             &dout.client,
             &csr_dev(&g.csc),
@@ -182,13 +159,7 @@ where
         );
         out
     }
-    fn spmm_max_grad_w(
-        csr: &CsrPrimitive<Self>,
-        heads: usize,
-        dout: Ft<R>,
-        x: Ft<R>,
-        argmax: CubeTensor<R>,
-    ) -> Ft<R> {
+    fn spmm_max_grad_w(csr: &CsrPrimitive<Self>, heads: usize, dout: Ft<R>, x: Ft<R>, argmax: CubeTensor<R>) -> Ft<R> {
         let (dout, x, argmax) = (mat(dout), mat(x), mat(argmax));
         let out = empty(&dout, [csr.nnz, heads], dout.dtype);
         let dtype = dtype_of(&dout);
@@ -208,16 +179,7 @@ where
         let (a, b) = (mat(a), mat(b));
         let out = empty(&a, [csr.nnz, heads], a.dtype);
         let dtype = dtype_of(&a);
-        launch_sddmm::<R>(
-            &a.client,
-            &csr_dev(csr),
-            bind(&a),
-            bind(&b),
-            None,
-            bind(&out),
-            heads,
-            dtype,
-        );
+        launch_sddmm::<R>(&a.client, &csr_dev(csr), bind(&a), bind(&b), None, bind(&out), heads, dtype);
         out
     }
     fn edge_softmax(csr: &CsrPrimitive<Self>, scores: Ft<R>) -> Ft<R> {
@@ -254,32 +216,13 @@ where
         );
         out
     }
-    fn edge_sample_scale(
-        csr: &CsrPrimitive<Self>,
-        spec: SampleSpec,
-        reduce: Reduce,
-        like: &Ft<R>,
-    ) -> Ft<R> {
+    fn edge_sample_scale(csr: &CsrPrimitive<Self>, spec: SampleSpec, reduce: Reduce, like: &Ft<R>) -> Ft<R> {
         let out = zeros(like, [csr.nnz], like.dtype);
         let dtype = dtype_of(like);
-        launch_sample_scale::<R>(
-            &like.client,
-            csr.n_rows,
-            bind(&csr.row_ptr),
-            bind(&out),
-            spec,
-            reduce,
-            dtype,
-        );
+        launch_sample_scale::<R>(&like.client, csr.n_rows, bind(&csr.row_ptr), bind(&out), spec, reduce, dtype);
         out
     }
-    fn sampled_spmm(
-        csr: &CsrPrimitive<Self>,
-        w: Option<Ft<R>>,
-        x: Ft<R>,
-        spec: SampleSpec,
-        reduce: Reduce,
-    ) -> Ft<R> {
+    fn sampled_spmm(csr: &CsrPrimitive<Self>, w: Option<Ft<R>>, x: Ft<R>, spec: SampleSpec, reduce: Reduce) -> Ft<R> {
         let x = mat(x);
         let f = x.shape()[1];
         let out = empty(&x, [csr.n_rows, f], x.dtype);
@@ -305,29 +248,10 @@ where
         let [n, dim] = [x.shape()[0], x.shape()[1]];
         let packed = dim <= PACK_MAX_DIM;
         let values = empty(&x, [n, k], x.dtype);
-        let indices = if packed {
-            empty(&x, [n, k.div_ceil(4)], DType::U32)
-        } else {
-            empty(&x, [n, k], DType::I32)
-        };
+        let indices = if packed { empty(&x, [n, k.div_ceil(4)], DType::U32) } else { empty(&x, [n, k], DType::I32) };
         let dtype = dtype_of(&x);
-        if launch_maxk::<R>(
-            &x.client,
-            bind(&x),
-            bind(&values),
-            bind(&indices),
-            k,
-            packed,
-            dtype,
-        ) {
-            CbsrPrim {
-                values,
-                indices,
-                n,
-                k,
-                dim,
-                packed,
-            }
+        if launch_maxk::<R>(&x.client, bind(&x), bind(&values), bind(&indices), k, packed, dtype) {
+            CbsrPrim { values, indices, n, k, dim, packed }
         } else {
             // a row larger than shared memory: host path
             crate::host::maxk::<Self>(x, k)
@@ -344,23 +268,9 @@ where
         if dim <= PACK_MAX_DIM {
             let packed = empty(&x, [n, k.div_ceil(4)], DType::U32);
             launch_pack::<R>(&x.client, bind(&flat), n, k, bind(&packed));
-            CbsrPrim {
-                values,
-                indices: packed,
-                n,
-                k,
-                dim,
-                packed: true,
-            }
+            CbsrPrim { values, indices: packed, n, k, dim, packed: true }
         } else {
-            CbsrPrim {
-                values,
-                indices: flat,
-                n,
-                k,
-                dim,
-                packed: false,
-            }
+            CbsrPrim { values, indices: flat, n, k, dim, packed: false }
         }
     }
     fn cbsr_to_dense(c: &CbsrPrim<Self>) -> Ft<R> {
@@ -389,7 +299,7 @@ where
         let (w, _) = weights(w);
         if launch_spgemm::<R>(
             &values.client,
-            &csr_dev(&g.csr),
+            &csr_dev_cbsr(&g.csr),
             w.as_ref().map(bind),
             &dev,
             bind(&out),
@@ -401,12 +311,7 @@ where
             crate::host::cbsr_spgemm::<Self>(g, w, c)
         }
     }
-    fn cbsr_sspmm(
-        g: &GraphPrimitive<Self>,
-        w: Option<Ft<R>>,
-        dy: Ft<R>,
-        pattern: &CbsrPrim<Self>,
-    ) -> Ft<R> {
+    fn cbsr_sspmm(g: &GraphPrimitive<Self>, w: Option<Ft<R>>, dy: Ft<R>, pattern: &CbsrPrim<Self>) -> Ft<R> {
         let dy = mat(dy);
         let (dev, _v, _i) = cbsr_dev(pattern);
         let dtype = dtype_of(&dy);
@@ -415,7 +320,7 @@ where
             let out = zeros(&dy, [pattern.n, pattern.k], DType::F32);
             if launch_sspmm_outer::<R>(
                 &dy.client,
-                &csr_dev(&g.csr),
+                &csr_dev_cbsr(&g.csr),
                 w.as_ref().map(bind),
                 bind(&dy),
                 &dev,
@@ -428,7 +333,7 @@ where
         let out = empty(&dy, [pattern.n, pattern.k], dy.dtype);
         launch_sspmm_gather::<R>(
             &dy.client,
-            &csr_dev(&g.csc),
+            &csr_dev_cbsr(&g.csc),
             bind(&g.t_perm),
             w.as_ref().map(bind),
             bind(&dy),
@@ -443,22 +348,12 @@ where
         let (dev, _v, _i) = cbsr_dev(c);
         let out = empty(&dy, [csr.nnz], dy.dtype);
         let dtype = dtype_of(&dy);
-        launch_spgemm_grad_w::<R>(
-            &dy.client,
-            &csr_dev(csr),
-            bind(&dy),
-            &dev,
-            bind(&out),
-            dtype,
-        );
+        launch_spgemm_grad_w::<R>(&dy.client, &csr_dev_cbsr(csr), bind(&dy), &dev, bind(&out), dtype);
         out
     }
     fn device_memory(device: &R::Device) -> Option<(u64, u64)> {
         let client = R::client(device);
-        client
-            .memory_usage()
-            .ok()
-            .map(|m| (m.bytes_reserved, m.bytes_in_use))
+        client.memory_usage().ok().map(|m| (m.bytes_reserved, m.bytes_in_use))
     }
     fn cbsr_indices(c: &CbsrPrim<Self>) -> CubeTensor<R> {
         if !c.packed {

@@ -26,11 +26,7 @@ pub struct BuildOptions {
 impl BuildOptions {
     /// Symmetrise and deduplicate (the usual preprocessing of an undirected edge list).
     pub fn undirected() -> Self {
-        Self {
-            symmetrize: true,
-            add_self_loops: false,
-            dedup: true,
-        }
+        Self { symmetrize: true, add_self_loops: false, dedup: true }
     }
 }
 
@@ -58,51 +54,31 @@ impl Csr {
         check_size("nodes", n_rows.max(n_cols))?;
         check_size("edges", col_idx.len())?;
         if row_ptr.len() != n_rows + 1 {
-            return Err(GraphError::RowPtrLength {
-                got: row_ptr.len(),
-                expected: n_rows + 1,
-            });
+            return Err(GraphError::RowPtrLength { got: row_ptr.len(), expected: n_rows + 1 });
         }
         if row_ptr[0] != 0 {
             return Err(GraphError::RowPtrStart(row_ptr[0]));
         }
         for (row, w) in row_ptr.windows(2).enumerate() {
             if w[1] < w[0] {
-                return Err(GraphError::RowPtrNotMonotone {
-                    row,
-                    start: w[0],
-                    end: w[1],
-                });
+                return Err(GraphError::RowPtrNotMonotone { row, start: w[0], end: w[1] });
             }
         }
         let end = row_ptr[n_rows];
         if end != col_idx.len() as i64 {
-            return Err(GraphError::RowPtrEnd {
-                end,
-                nnz: col_idx.len(),
-            });
+            return Err(GraphError::RowPtrEnd { end, nnz: col_idx.len() });
         }
         let mut cols = Vec::with_capacity(col_idx.len());
         for (edge, &c) in col_idx.iter().enumerate() {
             if c < 0 || c as usize >= n_cols {
-                return Err(GraphError::ColumnOutOfRange {
-                    edge,
-                    col: c,
-                    n_cols,
-                });
+                return Err(GraphError::ColumnOutOfRange { edge, col: c, n_cols });
             }
             cols.push(c as u32);
         }
         if let Some(w) = &weights {
             check_weights(w, cols.len())?;
         }
-        Ok(Self {
-            n_rows,
-            n_cols,
-            row_ptr: row_ptr.iter().map(|&v| v as usize).collect(),
-            col_idx: cols,
-            weights,
-        })
+        Ok(Self { n_rows, n_cols, row_ptr: row_ptr.iter().map(|&v| v as usize).collect(), col_idx: cols, weights })
     }
 
     /// Builds the adjacency of `n_nodes` nodes from an edge list `src[e] -> dst[e]` (the CSR row
@@ -117,30 +93,18 @@ impl Csr {
     ) -> Result<Self, GraphError> {
         check_size("nodes", n_nodes)?;
         if src.len() != dst.len() {
-            return Err(GraphError::EdgeListLength {
-                src: src.len(),
-                dst: dst.len(),
-            });
+            return Err(GraphError::EdgeListLength { src: src.len(), dst: dst.len() });
         }
         if let Some(w) = weights {
             check_weights(w, src.len())?;
         }
         for (edge, &node) in src.iter().chain(dst.iter()).enumerate() {
             if node < 0 || node as usize >= n_nodes {
-                let edge = if edge >= src.len() {
-                    edge - src.len()
-                } else {
-                    edge
-                };
-                return Err(GraphError::NodeOutOfRange {
-                    edge,
-                    node,
-                    n_nodes,
-                });
+                let edge = if edge >= src.len() { edge - src.len() } else { edge };
+                return Err(GraphError::NodeOutOfRange { edge, node, n_nodes });
             }
         }
-        let mut edges: Vec<(u32, u32, f32)> =
-            Vec::with_capacity(src.len() * (1 + opts.symmetrize as usize));
+        let mut edges: Vec<(u32, u32, f32)> = Vec::with_capacity(src.len() * (1 + opts.symmetrize as usize));
         for e in 0..src.len() {
             let w = weights.map(|w| w[e]).unwrap_or(1.0);
             edges.push((dst[e] as u32, src[e] as u32, w));
@@ -182,13 +146,7 @@ impl Csr {
         }
         let col_idx = edges.iter().map(|e| e.1).collect();
         let weights = weights.map(|_| edges.iter().map(|e| e.2).collect());
-        Ok(Self {
-            n_rows: n_nodes,
-            n_cols: n_nodes,
-            row_ptr,
-            col_idx,
-            weights,
-        })
+        Ok(Self { n_rows: n_nodes, n_cols: n_nodes, row_ptr, col_idx, weights })
     }
 
     /// Number of rows (destination nodes).
@@ -225,12 +183,7 @@ impl Csr {
     }
     /// Borrowed view used by the references.
     pub fn as_ref(&self) -> CsrRef<'_> {
-        CsrRef {
-            n_rows: self.n_rows,
-            n_cols: self.n_cols,
-            row_ptr: &self.row_ptr,
-            col_idx: &self.col_idx,
-        }
+        CsrRef { n_rows: self.n_rows, n_cols: self.n_cols, row_ptr: &self.row_ptr, col_idx: &self.col_idx }
     }
     /// Number of edges of every row (in-degree of every node).
     pub fn row_degrees(&self) -> Vec<usize> {
@@ -247,17 +200,8 @@ impl Csr {
     /// The transposed adjacency (weights follow their edges).
     pub fn transposed(&self) -> Csr {
         let t = transpose(&self.as_ref());
-        let weights = self
-            .weights
-            .as_ref()
-            .map(|w| t.perm.iter().map(|&e| w[e as usize]).collect());
-        Csr {
-            n_rows: self.n_cols,
-            n_cols: self.n_rows,
-            row_ptr: t.row_ptr,
-            col_idx: t.col_idx,
-            weights,
-        }
+        let weights = self.weights.as_ref().map(|w| t.perm.iter().map(|&e| w[e as usize]).collect());
+        Csr { n_rows: self.n_cols, n_cols: self.n_rows, row_ptr: t.row_ptr, col_idx: t.col_idx, weights }
     }
     /// Whether the structure equals its transpose (an undirected graph stored both ways).
     pub fn is_symmetric(&self) -> bool {
@@ -278,23 +222,14 @@ impl Csr {
     /// Number of self-loops.
     pub fn self_loops(&self) -> usize {
         (0..self.n_rows)
-            .map(|i| {
-                self.col_idx[self.row_ptr[i]..self.row_ptr[i + 1]]
-                    .iter()
-                    .filter(|&&c| c as usize == i)
-                    .count()
-            })
+            .map(|i| self.col_idx[self.row_ptr[i]..self.row_ptr[i + 1]].iter().filter(|&&c| c as usize == i).count())
             .sum()
     }
 }
 
 fn check_size(what: &'static str, count: usize) -> Result<(), GraphError> {
     if count > MAX_INDEX {
-        return Err(GraphError::TooLarge {
-            what,
-            count,
-            limit: MAX_INDEX,
-        });
+        return Err(GraphError::TooLarge { what, count, limit: MAX_INDEX });
     }
     Ok(())
 }
@@ -315,66 +250,32 @@ pub enum Features {
     /// Row-major `[n, f]`.
     Dense { n: usize, f: usize, data: Vec<f32> },
     /// CSR `[n, f]` (bag-of-words style features).
-    Sparse {
-        n: usize,
-        f: usize,
-        indptr: Vec<usize>,
-        indices: Vec<u32>,
-        data: Vec<f32>,
-    },
+    Sparse { n: usize, f: usize, indptr: Vec<usize>, indices: Vec<u32>, data: Vec<f32> },
 }
 
 impl Features {
     /// Dense features, checked: `data.len() == n * f` and every value finite.
     pub fn dense(n: usize, f: usize, data: Vec<f32>) -> Result<Self, GraphError> {
         if data.len() != n * f {
-            return Err(GraphError::FeatureShape(format!(
-                "{} values cannot form [{n}, {f}]",
-                data.len()
-            )));
+            return Err(GraphError::FeatureShape(format!("{} values cannot form [{n}, {f}]", data.len())));
         }
         if let Some(p) = data.iter().position(|v| !v.is_finite()) {
-            return Err(GraphError::NonFiniteFeature {
-                node: p / f.max(1),
-                feature: p % f.max(1),
-                value: data[p],
-            });
+            return Err(GraphError::NonFiniteFeature { node: p / f.max(1), feature: p % f.max(1), value: data[p] });
         }
         Ok(Self::Dense { n, f, data })
     }
 
     /// Sparse features from CSR arrays, checked like an adjacency, plus finite values.
-    pub fn sparse(
-        n: usize,
-        f: usize,
-        indptr: &[i64],
-        indices: &[i64],
-        data: Vec<f32>,
-    ) -> Result<Self, GraphError> {
-        let csr = Csr::new(n, f, indptr, indices, None)
-            .map_err(|e| GraphError::FeatureShape(e.to_string()))?;
+    pub fn sparse(n: usize, f: usize, indptr: &[i64], indices: &[i64], data: Vec<f32>) -> Result<Self, GraphError> {
+        let csr = Csr::new(n, f, indptr, indices, None).map_err(|e| GraphError::FeatureShape(e.to_string()))?;
         if data.len() != csr.nnz() {
-            return Err(GraphError::FeatureShape(format!(
-                "{} values for {} stored entries",
-                data.len(),
-                csr.nnz()
-            )));
+            return Err(GraphError::FeatureShape(format!("{} values for {} stored entries", data.len(), csr.nnz())));
         }
         if let Some(p) = data.iter().position(|v| !v.is_finite()) {
             let node = csr.row_ptr.partition_point(|&s| s <= p) - 1;
-            return Err(GraphError::NonFiniteFeature {
-                node,
-                feature: csr.col_idx[p] as usize,
-                value: data[p],
-            });
+            return Err(GraphError::NonFiniteFeature { node, feature: csr.col_idx[p] as usize, value: data[p] });
         }
-        Ok(Self::Sparse {
-            n,
-            f,
-            indptr: csr.row_ptr,
-            indices: csr.col_idx,
-            data,
-        })
+        Ok(Self::Sparse { n, f, indptr: csr.row_ptr, indices: csr.col_idx, data })
     }
 
     /// Number of nodes.
@@ -393,13 +294,7 @@ impl Features {
     pub fn to_dense(&self) -> Vec<f32> {
         match self {
             Self::Dense { data, .. } => data.clone(),
-            Self::Sparse {
-                n,
-                f,
-                indptr,
-                indices,
-                data,
-            } => {
+            Self::Sparse { n, f, indptr, indices, data } => {
                 let mut out = vec![0.0f32; n * f];
                 for i in 0..*n {
                     for p in indptr[i]..indptr[i + 1] {
@@ -450,62 +345,32 @@ impl GraphData {
     ) -> Result<Self, GraphError> {
         let n = adj.n_rows();
         if adj.n_cols() != n {
-            return Err(GraphError::NodeCount {
-                what: "adjacency columns",
-                got: adj.n_cols(),
-                nodes: n,
-            });
+            return Err(GraphError::NodeCount { what: "adjacency columns", got: adj.n_cols(), nodes: n });
         }
         if features.n() != n {
-            return Err(GraphError::NodeCount {
-                what: "features",
-                got: features.n(),
-                nodes: n,
-            });
+            return Err(GraphError::NodeCount { what: "features", got: features.n(), nodes: n });
         }
         if labels.len() != n {
-            return Err(GraphError::LabelCount {
-                got: labels.len(),
-                nodes: n,
-            });
+            return Err(GraphError::LabelCount { got: labels.len(), nodes: n });
         }
         for (node, &label) in labels.iter().enumerate() {
             if label < -1 || label >= num_classes as i64 {
-                return Err(GraphError::LabelOutOfRange {
-                    node,
-                    label,
-                    classes: num_classes,
-                });
+                return Err(GraphError::LabelOutOfRange { node, label, classes: num_classes });
             }
         }
         if let Some(s) = &split {
             for (name, ids) in [("train", &s.train), ("valid", &s.valid), ("test", &s.test)] {
                 for &node in ids.iter() {
                     if node as usize >= n {
-                        return Err(GraphError::SplitOutOfRange {
-                            split: name,
-                            node: node as i64,
-                            n_nodes: n,
-                        });
+                        return Err(GraphError::SplitOutOfRange { split: name, node: node as i64, n_nodes: n });
                     }
                     if labels[node as usize] < 0 {
-                        return Err(GraphError::UnlabeledSplitNode {
-                            split: name,
-                            node: node as usize,
-                        });
+                        return Err(GraphError::UnlabeledSplitNode { split: name, node: node as usize });
                     }
                 }
             }
         }
-        Ok(Self {
-            name: name.into(),
-            adj,
-            features,
-            labels,
-            num_classes,
-            split,
-            alternatives: Vec::new(),
-        })
+        Ok(Self { name: name.into(), adj, features, labels, num_classes, split, alternatives: Vec::new() })
     }
 
     /// Adds the further splits a file provides (e.g. the ten masks of the heterophilous
@@ -516,17 +381,10 @@ impl GraphData {
             for (name, ids) in [("train", &s.train), ("valid", &s.valid), ("test", &s.test)] {
                 for &node in ids.iter() {
                     if node as usize >= n {
-                        return Err(GraphError::SplitOutOfRange {
-                            split: name,
-                            node: node as i64,
-                            n_nodes: n,
-                        });
+                        return Err(GraphError::SplitOutOfRange { split: name, node: node as i64, n_nodes: n });
                     }
                     if self.labels[node as usize] < 0 {
-                        return Err(GraphError::UnlabeledSplitNode {
-                            split: name,
-                            node: node as usize,
-                        });
+                        return Err(GraphError::UnlabeledSplitNode { split: name, node: node as usize });
                     }
                 }
             }
@@ -541,32 +399,19 @@ impl GraphData {
     }
 
     /// Converts split ids given as i64 (as files store them), checking their range.
-    pub fn split_from_i64(
-        train: &[i64],
-        valid: &[i64],
-        test: &[i64],
-        n_nodes: usize,
-    ) -> Result<Split, GraphError> {
+    pub fn split_from_i64(train: &[i64], valid: &[i64], test: &[i64], n_nodes: usize) -> Result<Split, GraphError> {
         let conv = |name: &'static str, v: &[i64]| -> Result<Vec<u32>, GraphError> {
             v.iter()
                 .map(|&node| {
                     if node < 0 || node as usize >= n_nodes {
-                        Err(GraphError::SplitOutOfRange {
-                            split: name,
-                            node,
-                            n_nodes,
-                        })
+                        Err(GraphError::SplitOutOfRange { split: name, node, n_nodes })
                     } else {
                         Ok(node as u32)
                     }
                 })
                 .collect()
         };
-        Ok(Split {
-            train: conv("train", train)?,
-            valid: conv("valid", valid)?,
-            test: conv("test", test)?,
-        })
+        Ok(Split { train: conv("train", train)?, valid: conv("valid", valid)?, test: conv("test", test)? })
     }
 
     /// The adjacency.
@@ -576,11 +421,7 @@ impl GraphData {
     /// Replaces the adjacency (same number of nodes).
     pub fn with_adjacency(mut self, adj: Csr) -> Result<Self, GraphError> {
         if adj.n_rows() != self.num_nodes() || adj.n_cols() != self.num_nodes() {
-            return Err(GraphError::NodeCount {
-                what: "new adjacency",
-                got: adj.n_rows(),
-                nodes: self.num_nodes(),
-            });
+            return Err(GraphError::NodeCount { what: "new adjacency", got: adj.n_rows(), nodes: self.num_nodes() });
         }
         self.adj = adj;
         Ok(self)
@@ -607,15 +448,7 @@ impl GraphData {
     }
     /// Sets the split (checked like in [`GraphData::new`]).
     pub fn with_split(self, split: Split) -> Result<Self, GraphError> {
-        let GraphData {
-            name,
-            adj,
-            features,
-            labels,
-            num_classes,
-            alternatives,
-            ..
-        } = self;
+        let GraphData { name, adj, features, labels, num_classes, alternatives, .. } = self;
         let mut d = GraphData::new(name, adj, features, labels, num_classes, Some(split))?;
         d.alternatives = alternatives;
         Ok(d)
@@ -661,24 +494,13 @@ impl GraphData {
             degree_median: pct(0.5),
             degree_p99: pct(0.99),
             degree_max: sorted.last().copied().unwrap_or(0),
-            degree_mean: if n == 0 {
-                0.0
-            } else {
-                self.adj.nnz() as f64 / n as f64
-            },
+            degree_mean: if n == 0 { 0.0 } else { self.adj.nnz() as f64 / n as f64 },
             isolated: deg.iter().filter(|&&d| d == 0).count(),
             self_loops: self.adj.self_loops(),
             symmetric: self.adj.is_symmetric(),
-            edge_homophily: if labeled_edges == 0 {
-                f64::NAN
-            } else {
-                same as f64 / labeled_edges as f64
-            },
+            edge_homophily: if labeled_edges == 0 { f64::NAN } else { same as f64 / labeled_edges as f64 },
             class_counts,
-            split_sizes: self
-                .split
-                .as_ref()
-                .map(|s| [s.train.len(), s.valid.len(), s.test.len()]),
+            split_sizes: self.split.as_ref().map(|s| [s.train.len(), s.valid.len(), s.test.len()]),
         }
     }
 }
@@ -718,17 +540,7 @@ mod tests {
         let plain = Csr::from_edges(3, &src, &dst, None, BuildOptions::default()).unwrap();
         assert_eq!(plain.row_ptr(), &[0, 0, 1, 4]);
         assert_eq!(plain.col_idx(), &[0, 1, 1, 2]);
-        let dd = Csr::from_edges(
-            3,
-            &src,
-            &dst,
-            None,
-            BuildOptions {
-                dedup: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let dd = Csr::from_edges(3, &src, &dst, None, BuildOptions { dedup: true, ..Default::default() }).unwrap();
         assert_eq!(dd.col_idx(), &[0, 1, 2]);
         let sym = Csr::from_edges(3, &src, &dst, None, BuildOptions::undirected()).unwrap();
         assert!(sym.is_symmetric());
@@ -738,26 +550,12 @@ mod tests {
             &src,
             &dst,
             None,
-            BuildOptions {
-                add_self_loops: true,
-                dedup: true,
-                ..Default::default()
-            },
+            BuildOptions { add_self_loops: true, dedup: true, ..Default::default() },
         )
         .unwrap();
         assert_eq!(sl.self_loops(), 3);
         let w = [1.0f32, 2.0, 3.0, 4.0];
-        let wd = Csr::from_edges(
-            3,
-            &src,
-            &dst,
-            Some(&w),
-            BuildOptions {
-                dedup: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let wd = Csr::from_edges(3, &src, &dst, Some(&w), BuildOptions { dedup: true, ..Default::default() }).unwrap();
         assert_eq!(wd.weights().unwrap(), &[1.0, 5.0, 4.0]);
     }
 }

@@ -20,11 +20,7 @@ pub enum GraphError {
     RowPtrEnd { end: i64, nnz: usize },
     /// A column index is negative or not below the number of columns.
     #[error("edge {edge} has column {col}, outside 0..{n_cols}")]
-    ColumnOutOfRange {
-        edge: usize,
-        col: i64,
-        n_cols: usize,
-    },
+    ColumnOutOfRange { edge: usize, col: i64, n_cols: usize },
     /// Edge weights do not match the number of edges.
     #[error("{got} edge weights for {nnz} edges")]
     WeightsLength { got: usize, nnz: usize },
@@ -36,55 +32,31 @@ pub enum GraphError {
     EdgeListLength { src: usize, dst: usize },
     /// An edge endpoint is negative or not below the number of nodes.
     #[error("edge {edge} has endpoint {node}, outside 0..{n_nodes}")]
-    NodeOutOfRange {
-        edge: usize,
-        node: i64,
-        n_nodes: usize,
-    },
+    NodeOutOfRange { edge: usize, node: i64, n_nodes: usize },
     /// The graph has more edges or nodes than 32-bit device indices can address.
     #[error("{what} = {count} exceeds the 32-bit index limit {limit}")]
-    TooLarge {
-        what: &'static str,
-        count: usize,
-        limit: usize,
-    },
+    TooLarge { what: &'static str, count: usize, limit: usize },
     /// The feature matrix does not have the announced shape.
     #[error("features: {0}")]
     FeatureShape(String),
     /// A feature is NaN or infinite.
     #[error("feature ({node}, {feature}) is not finite ({value})")]
-    NonFiniteFeature {
-        node: usize,
-        feature: usize,
-        value: f32,
-    },
+    NonFiniteFeature { node: usize, feature: usize, value: f32 },
     /// The number of labels differs from the number of nodes.
     #[error("{got} labels for {nodes} nodes")]
     LabelCount { got: usize, nodes: usize },
     /// A label is not below the number of classes (or negative other than -1 = unlabeled).
     #[error("node {node} has label {label}, outside 0..{classes} (-1 marks unlabeled)")]
-    LabelOutOfRange {
-        node: usize,
-        label: i64,
-        classes: usize,
-    },
+    LabelOutOfRange { node: usize, label: i64, classes: usize },
     /// A split index is out of range.
     #[error("{split} split: node {node} outside 0..{n_nodes}")]
-    SplitOutOfRange {
-        split: &'static str,
-        node: i64,
-        n_nodes: usize,
-    },
+    SplitOutOfRange { split: &'static str, node: i64, n_nodes: usize },
     /// A split contains an unlabeled node.
     #[error("{split} split contains node {node}, which has no label")]
     UnlabeledSplitNode { split: &'static str, node: usize },
     /// The features / labels / graph disagree on the number of nodes.
     #[error("{what}: {got} nodes, the graph has {nodes}")]
-    NodeCount {
-        what: &'static str,
-        got: usize,
-        nodes: usize,
-    },
+    NodeCount { what: &'static str, got: usize, nodes: usize },
 }
 
 /// An operation was called with arguments it cannot accept.
@@ -92,26 +64,13 @@ pub enum GraphError {
 pub enum OpError {
     /// A tensor has the wrong shape.
     #[error("{op}: {what} has shape {got:?}, expected {expected}")]
-    Shape {
-        op: &'static str,
-        what: &'static str,
-        got: Vec<usize>,
-        expected: String,
-    },
+    Shape { op: &'static str, what: &'static str, got: Vec<usize>, expected: String },
     /// `k` is not in `1..=dim`.
     #[error("{op}: k = {k} must be in 1..={dim}")]
-    K {
-        op: &'static str,
-        k: usize,
-        dim: usize,
-    },
+    K { op: &'static str, k: usize, dim: usize },
     /// The number of heads does not divide the feature width.
     #[error("{op}: {heads} heads do not divide the width {width}")]
-    Heads {
-        op: &'static str,
-        heads: usize,
-        width: usize,
-    },
+    Heads { op: &'static str, heads: usize, width: usize },
     /// An invalid configuration (pooling windows, sample width, reduction).
     #[error("{op}: {msg}")]
     Config { op: &'static str, msg: String },

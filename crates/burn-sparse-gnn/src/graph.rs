@@ -47,8 +47,10 @@ pub struct CsrPrim<I> {
     pub row_ptr: I,
     /// `[nnz]` (padded to 1 when empty).
     pub col_idx: I,
-    /// Edge groups of this structure.
+    /// Edge groups of this structure (SpMM family).
     pub groups: GroupsPrim<I>,
+    /// Edge groups of the CBSR kernels (SpGEMM / SSpMM prefer smaller groups).
+    pub cbsr_groups: GroupsPrim<I>,
 }
 
 /// The primitive form of a device graph: adjacency (`csr`), transpose (`csc`, whose `k`-th
@@ -96,6 +98,7 @@ impl<I> CsrPrim<I> {
             row_ptr: f(self.row_ptr),
             col_idx: f(self.col_idx),
             groups: self.groups.map(f),
+            cbsr_groups: self.cbsr_groups.map(f),
         }
     }
 }
@@ -103,12 +106,7 @@ impl<I> CsrPrim<I> {
 impl<I> GraphPrim<I> {
     /// Applies `f` to every integer array.
     pub fn map<J>(self, mut f: impl FnMut(I) -> J) -> GraphPrim<J> {
-        GraphPrim {
-            csr: self.csr.map(&mut f),
-            csc: self.csc.map(&mut f),
-            t_perm: f(self.t_perm),
-            policy: self.policy,
-        }
+        GraphPrim { csr: self.csr.map(&mut f), csc: self.csc.map(&mut f), t_perm: f(self.t_perm), policy: self.policy }
     }
 }
 
@@ -139,16 +137,15 @@ pub struct KernelPolicy {
 pub struct GraphOptions {
     /// Maximum edges per edge group (load-balance unit of the kernels).
     pub group_width: usize,
+    /// Maximum edges per edge group of the CBSR kernels (SpGEMM / SSpMM).
+    pub cbsr_group_width: usize,
     /// Kernel choices.
     pub policy: KernelPolicy,
 }
 
 impl Default for GraphOptions {
     fn default() -> Self {
-        Self {
-            group_width: 256,
-            policy: KernelPolicy::default(),
-        }
+        Self { group_width: 1024, cbsr_group_width: 256, policy: KernelPolicy::default() }
     }
 }
 
@@ -191,22 +188,32 @@ fn int_tensor<B: Backend>(mut v: Vec<i32>, device: &B::Device) -> IntTensor<B> {
 }
 
 fn to_i32<T: Copy + TryInto<i32>>(v: &[T]) -> Vec<i32> {
-    v.iter()
-        .map(|&x| {
-            x.try_into()
-                .ok()
-                .expect("sizes were checked against the i32 limit")
-        })
-        .collect()
+    v.iter().map(|&x| x.try_into().ok().expect("sizes were checked against the i32 limit")).collect()
 }
 
-fn upload_csr<B: Backend>(
-    csr: &CsrRef<'_>,
-    width: usize,
-    device: &B::Device,
-) -> CsrPrim<IntTensor<B>> {
+fn upload_groups<B: Backend>(csr: &CsrRef<'_>, width: usize, device: &B::Device) -> GroupsPrim<IntTensor<B>> {
     let g = EdgeGroups::new(csr, width);
+    GroupsPrim {
+        width: g.width,
+        len: g.len(),
+        n_slots: g.n_slots(),
+        n_finish: g.finish_rows.len(),
+        ptr: int_tensor::<B>(to_i32(&g.ptr), device),
+        row: int_tensor::<B>(to_i32(&g.row), device),
+        slot: int_tensor::<B>(g.slot.clone(), device),
+        finish_rows: int_tensor::<B>(to_i32(&g.finish_rows), device),
+        finish_ptr: int_tensor::<B>(to_i32(&g.finish_ptr), device),
+    }
+}
+
+fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Device) -> CsrPrim<IntTensor<B>> {
     let max_degree = (0..csr.n_rows).map(|i| csr.degree(i)).max().unwrap_or(0);
+    let groups = upload_groups::<B>(csr, opts.group_width, device);
+    let cbsr_groups = if opts.cbsr_group_width == opts.group_width {
+        groups.clone()
+    } else {
+        upload_groups::<B>(csr, opts.cbsr_group_width, device)
+    };
     CsrPrim {
         n_rows: csr.n_rows,
         n_cols: csr.n_cols,
@@ -214,29 +221,14 @@ fn upload_csr<B: Backend>(
         max_degree,
         row_ptr: int_tensor::<B>(to_i32(csr.row_ptr), device),
         col_idx: int_tensor::<B>(to_i32(csr.col_idx), device),
-        groups: GroupsPrim {
-            width: g.width,
-            len: g.len(),
-            n_slots: g.n_slots(),
-            n_finish: g.finish_rows.len(),
-            ptr: int_tensor::<B>(to_i32(&g.ptr), device),
-            row: int_tensor::<B>(to_i32(&g.row), device),
-            slot: int_tensor::<B>(g.slot.clone(), device),
-            finish_rows: int_tensor::<B>(to_i32(&g.finish_rows), device),
-            finish_ptr: int_tensor::<B>(to_i32(&g.finish_ptr), device),
-        },
+        groups,
+        cbsr_groups,
     }
 }
 
 fn norms(deg: &[usize]) -> (Vec<f64>, Vec<f64>) {
-    let inv = deg
-        .iter()
-        .map(|&d| if d == 0 { 0.0 } else { 1.0 / d as f64 })
-        .collect();
-    let inv_sqrt = deg
-        .iter()
-        .map(|&d| if d == 0 { 0.0 } else { 1.0 / (d as f64).sqrt() })
-        .collect();
+    let inv = deg.iter().map(|&d| if d == 0 { 0.0 } else { 1.0 / d as f64 }).collect();
+    let inv_sqrt = deg.iter().map(|&d| if d == 0 { 0.0 } else { 1.0 / (d as f64).sqrt() }).collect();
     (inv, inv_sqrt)
 }
 
@@ -245,10 +237,7 @@ fn norms(deg: &[usize]) -> (Vec<f64>, Vec<f64>) {
 fn float_tensor<B: Backend>(v: Vec<f64>, device: &B::Device) -> Tensor<B, 1> {
     let n = v.len();
     let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
-    Tensor::from_data(
-        TensorData::new(v, [n]).convert_dtype(dtype),
-        (device, dtype),
-    )
+    Tensor::from_data(TensorData::new(v, [n]).convert_dtype(dtype), (device, dtype))
 }
 
 impl<B: Backend> Graph<B> {
@@ -260,8 +249,8 @@ impl<B: Backend> Graph<B> {
         let t = transpose(&r);
         let tr = t.as_csr(&r);
         let prim = GraphPrim {
-            csr: upload_csr::<B>(&r, opts.group_width, device),
-            csc: upload_csr::<B>(&tr, opts.group_width, device),
+            csr: upload_csr::<B>(&r, &opts, device),
+            csc: upload_csr::<B>(&tr, &opts, device),
             t_perm: int_tensor::<B>(to_i32(&t.perm), device),
             policy: opts.policy,
         };
@@ -276,16 +265,8 @@ impl<B: Backend> Graph<B> {
             out_inv: float_tensor(out_inv, device),
             out_inv_sqrt: float_tensor(out_inv_sqrt, device),
         };
-        let weights = adj
-            .weights()
-            .map(|w| float_tensor(w.iter().map(|&v| v as f64).collect(), device));
-        Self {
-            prim,
-            weights,
-            norms,
-            setup_seconds: start.elapsed().as_secs_f64(),
-            memo: Default::default(),
-        }
+        let weights = adj.weights().map(|w| float_tensor(w.iter().map(|&v| v as f64).collect(), device));
+        Self { prim, weights, norms, setup_seconds: start.elapsed().as_secs_f64(), memo: Default::default() }
     }
 
     /// [`Graph::new`] on the adjacency of a dataset.

@@ -25,10 +25,7 @@ pub(crate) fn read_f<B: Backend>(t: FloatTensor<B>) -> HostF {
     let data = try_read_sync(B::float_into_data(t))
         .expect("blocking read is supported on native targets")
         .expect("reading a float tensor from the device");
-    let data = data
-        .convert::<f64>()
-        .into_vec::<f64>()
-        .expect("converted to f64");
+    let data = data.convert::<f64>().into_vec::<f64>().expect("converted to f64");
     HostF { data, shape, dtype }
 }
 
@@ -36,25 +33,14 @@ pub(crate) fn read_i<B: Backend>(t: IntTensor<B>) -> Vec<i64> {
     let data = try_read_sync(B::int_into_data(t))
         .expect("blocking read is supported on native targets")
         .expect("reading an int tensor from the device");
-    data.convert::<i64>()
-        .into_vec::<i64>()
-        .expect("converted to i64")
+    data.convert::<i64>().into_vec::<i64>().expect("converted to i64")
 }
 
-pub(crate) fn write_f<B: Backend>(
-    v: Vec<f64>,
-    shape: Vec<usize>,
-    dtype: DType,
-    device: &B::Device,
-) -> FloatTensor<B> {
+pub(crate) fn write_f<B: Backend>(v: Vec<f64>, shape: Vec<usize>, dtype: DType, device: &B::Device) -> FloatTensor<B> {
     B::float_from_data(TensorData::new(v, shape).convert_dtype(dtype), device)
 }
 
-pub(crate) fn write_i<B: Backend>(
-    v: Vec<i32>,
-    shape: Vec<usize>,
-    device: &B::Device,
-) -> IntTensor<B> {
+pub(crate) fn write_i<B: Backend>(v: Vec<i32>, shape: Vec<usize>, device: &B::Device) -> IntTensor<B> {
     B::int_from_data(TensorData::new(v, shape), device)
 }
 
@@ -68,29 +54,13 @@ pub(crate) struct HostCsr {
 
 impl HostCsr {
     pub fn read<B: Backend>(csr: &CsrPrim<IntTensor<B>>) -> Self {
-        let row_ptr = read_i::<B>(csr.row_ptr.clone())
-            .into_iter()
-            .map(|v| v as usize)
-            .collect();
-        let mut col_idx: Vec<u32> = read_i::<B>(csr.col_idx.clone())
-            .into_iter()
-            .map(|v| v as u32)
-            .collect();
+        let row_ptr = read_i::<B>(csr.row_ptr.clone()).into_iter().map(|v| v as usize).collect();
+        let mut col_idx: Vec<u32> = read_i::<B>(csr.col_idx.clone()).into_iter().map(|v| v as u32).collect();
         col_idx.truncate(csr.nnz);
-        Self {
-            n_rows: csr.n_rows,
-            n_cols: csr.n_cols,
-            row_ptr,
-            col_idx,
-        }
+        Self { n_rows: csr.n_rows, n_cols: csr.n_cols, row_ptr, col_idx }
     }
     pub fn as_ref(&self) -> CsrRef<'_> {
-        CsrRef {
-            n_rows: self.n_rows,
-            n_cols: self.n_cols,
-            row_ptr: &self.row_ptr,
-            col_idx: &self.col_idx,
-        }
+        CsrRef { n_rows: self.n_rows, n_cols: self.n_cols, row_ptr: &self.row_ptr, col_idx: &self.col_idx }
     }
 }
 
@@ -118,20 +88,11 @@ pub fn spmm<B: Backend>(
     let x = read_f::<B>(x);
     let f = width(&x);
     let w = w.map(read_f::<B>);
-    let ew = w.as_ref().map(|w| EdgeWeights {
-        values: &w.data,
-        heads: heads_of(w, csr.nnz),
-    });
+    let ew = w.as_ref().map(|w| EdgeWeights { values: &w.data, heads: heads_of(w, csr.nnz) });
     let (out, arg) = spmm_ref::spmm(&h.as_ref(), ew, &x.data, f, reduce);
     SpmmOutput {
         out: write_f::<B>(out, vec![csr.n_rows, f], x.dtype, &device),
-        argmax: arg.map(|a| {
-            write_i::<B>(
-                a.into_iter().map(|v| v as i32).collect(),
-                vec![csr.n_rows, f],
-                &device,
-            )
-        }),
+        argmax: arg.map(|a| write_i::<B>(a.into_iter().map(|v| v as i32).collect(), vec![csr.n_rows, f], &device)),
     }
 }
 
@@ -146,10 +107,7 @@ pub fn spmm_max_grad_x<B: Backend>(
     let dout = read_f::<B>(dout);
     let f = width(&dout);
     let w = w.map(read_f::<B>);
-    let ew = w.as_ref().map(|w| EdgeWeights {
-        values: &w.data,
-        heads: heads_of(w, g.csr.nnz),
-    });
+    let ew = w.as_ref().map(|w| EdgeWeights { values: &w.data, heads: heads_of(w, g.csr.nnz) });
     let arg = read_i::<B>(argmax);
     let dx = spmm_ref::spmm_max_backward_x(&h.as_ref(), ew, &dout.data, &arg, f);
     write_f::<B>(dx, vec![g.csr.n_cols, f], dout.dtype, &device)
@@ -186,10 +144,7 @@ pub fn sddmm<B: Backend>(
     write_f::<B>(out, vec![csr.nnz, heads], a.dtype, &device)
 }
 
-pub fn edge_softmax<B: Backend>(
-    csr: &CsrPrim<IntTensor<B>>,
-    scores: FloatTensor<B>,
-) -> FloatTensor<B> {
+pub fn edge_softmax<B: Backend>(csr: &CsrPrim<IntTensor<B>>, scores: FloatTensor<B>) -> FloatTensor<B> {
     let device = B::float_device(&scores);
     let h = HostCsr::read::<B>(csr);
     let s = read_f::<B>(scores);
@@ -236,10 +191,7 @@ pub fn sampled_spmm<B: Backend>(
     let x = read_f::<B>(x);
     let f = width(&x);
     let w = w.map(read_f::<B>);
-    let ew = w.as_ref().map(|w| EdgeWeights {
-        values: &w.data,
-        heads: heads_of(w, csr.nnz),
-    });
+    let ew = w.as_ref().map(|w| EdgeWeights { values: &w.data, heads: heads_of(w, csr.nnz) });
     let out = sample::reference::sampled_spmm(&h.as_ref(), ew, &x.data, f, &spec, reduce);
     write_f::<B>(out, vec![csr.n_rows, f], x.dtype, &device)
 }
@@ -255,11 +207,7 @@ fn cbsr_out<B: Backend>(
 ) -> CbsrPrim<B> {
     CbsrPrim {
         values: write_f::<B>(values, vec![n, k], dtype, device),
-        indices: write_i::<B>(
-            indices.into_iter().map(|v| v as i32).collect(),
-            vec![n, k],
-            device,
-        ),
+        indices: write_i::<B>(indices.into_iter().map(|v| v as i32).collect(), vec![n, k], device),
         n,
         k,
         dim,
@@ -320,11 +268,7 @@ fn read_w1<B: Backend>(w: Option<FloatTensor<B>>) -> Option<Vec<f64>> {
     w.map(|w| read_f::<B>(w).data)
 }
 
-pub fn cbsr_spgemm<B: Backend>(
-    g: &GraphPrimitive<B>,
-    w: Option<FloatTensor<B>>,
-    c: &CbsrPrim<B>,
-) -> FloatTensor<B> {
+pub fn cbsr_spgemm<B: Backend>(g: &GraphPrimitive<B>, w: Option<FloatTensor<B>>, c: &CbsrPrim<B>) -> FloatTensor<B> {
     let device = B::float_device(&c.values);
     let h = HostCsr::read::<B>(&g.csr);
     let idx = read_cbsr_indices::<B>(c);
@@ -345,14 +289,7 @@ pub fn cbsr_sspmm<B: Backend>(
     let idx = read_cbsr_indices::<B>(pattern);
     let dy = read_f::<B>(dy);
     let w = read_w1::<B>(w);
-    let out = cbsr::sspmm(
-        &h.as_ref(),
-        w.as_deref(),
-        &dy.data,
-        &idx,
-        pattern.k,
-        pattern.dim,
-    );
+    let out = cbsr::sspmm(&h.as_ref(), w.as_deref(), &dy.data, &idx, pattern.k, pattern.dim);
     write_f::<B>(out, vec![g.csr.n_cols, pattern.k], dy.dtype, &device)
 }
 
@@ -376,11 +313,7 @@ pub fn cbsr_indices<B: Backend>(c: &CbsrPrim<B>) -> IntTensor<B> {
     }
     let device = B::int_device(&c.indices);
     let idx = read_cbsr_indices::<B>(c);
-    write_i::<B>(
-        idx.into_iter().map(|v| v as i32).collect(),
-        vec![c.n, c.k],
-        &device,
-    )
+    write_i::<B>(idx.into_iter().map(|v| v as i32).collect(), vec![c.n, c.k], &device)
 }
 
 /// Implements [`crate::SparseGnnBackend`] for a backend type with the host implementation.

@@ -36,8 +36,7 @@ pub mod ops;
 pub mod random;
 
 pub use backend::{
-    CbsrPrim, PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend,
-    SparseGnnBackend,
+    CbsrPrim, PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend, SparseGnnBackend,
 };
 pub use data::{BuildOptions, Csr, DatasetStats, Features, GraphData, Split};
 pub use error::{Error, GraphError, OpError};

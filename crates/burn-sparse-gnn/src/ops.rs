@@ -16,29 +16,14 @@ fn wrap<B: Backend, const D: usize>(t: burn::tensor::ops::FloatTensor<B>) -> Ten
     Tensor::from_primitive(TensorPrimitive::Float(t))
 }
 
-fn expect_rows(
-    op: &'static str,
-    what: &'static str,
-    dims: &[usize],
-    rows: usize,
-) -> Result<(), OpError> {
+fn expect_rows(op: &'static str, what: &'static str, dims: &[usize], rows: usize) -> Result<(), OpError> {
     if dims[0] != rows {
-        return Err(OpError::Shape {
-            op,
-            what,
-            got: dims.to_vec(),
-            expected: format!("[{rows}, _]"),
-        });
+        return Err(OpError::Shape { op, what, got: dims.to_vec(), expected: format!("[{rows}, _]") });
     }
     Ok(())
 }
 
-fn check_weights(
-    op: &'static str,
-    dims: &[usize],
-    nnz: usize,
-    width: usize,
-) -> Result<usize, OpError> {
+fn check_weights(op: &'static str, dims: &[usize], nnz: usize, width: usize) -> Result<usize, OpError> {
     let heads = if dims.len() == 1 { 1 } else { dims[1] };
     if dims[0] != nnz || dims.len() > 2 {
         return Err(OpError::Shape {
@@ -135,12 +120,7 @@ pub fn spmm_weighted<B: SparseGnnBackend>(
 
 /// Multi-head weighted SpMM: `w` is `[nnz, heads]`, head `h` scales features
 /// `h * f / heads .. (h + 1) * f / heads` (what GAT's attention aggregation needs).
-pub fn spmm_heads<B: SparseGnnBackend>(
-    g: &Graph<B>,
-    w: Tensor<B, 2>,
-    x: Tensor<B, 2>,
-    reduce: Reduce,
-) -> Tensor<B, 2> {
+pub fn spmm_heads<B: SparseGnnBackend>(g: &Graph<B>, w: Tensor<B, 2>, x: Tensor<B, 2>, reduce: Reduce) -> Tensor<B, 2> {
     try_spmm(g, Some(w), x, reduce).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -163,11 +143,7 @@ pub fn try_sddmm<B: SparseGnnBackend>(
         });
     }
     if heads == 0 || da[1] % heads != 0 {
-        return Err(OpError::Heads {
-            op: "sddmm",
-            heads,
-            width: da[1],
-        });
+        return Err(OpError::Heads { op: "sddmm", heads, width: da[1] });
     }
     Ok(wrap(B::ad_sddmm(g.prim(), float(a), float(b), heads)))
 }
@@ -180,20 +156,12 @@ pub fn sddmm<B: SparseGnnBackend>(g: &Graph<B>, a: Tensor<B, 2>, b: Tensor<B, 2>
 }
 
 /// Multi-head SDDMM (see [`try_sddmm`]).
-pub fn sddmm_heads<B: SparseGnnBackend>(
-    g: &Graph<B>,
-    a: Tensor<B, 2>,
-    b: Tensor<B, 2>,
-    heads: usize,
-) -> Tensor<B, 2> {
+pub fn sddmm_heads<B: SparseGnnBackend>(g: &Graph<B>, a: Tensor<B, 2>, b: Tensor<B, 2>, heads: usize) -> Tensor<B, 2> {
     try_sddmm(g, a, b, heads).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Edge softmax of `scores` (`[nnz, heads]`) over each row's edges, max-subtracted.
-pub fn try_edge_softmax<B: SparseGnnBackend>(
-    g: &Graph<B>,
-    scores: Tensor<B, 2>,
-) -> Result<Tensor<B, 2>, OpError> {
+pub fn try_edge_softmax<B: SparseGnnBackend>(g: &Graph<B>, scores: Tensor<B, 2>) -> Result<Tensor<B, 2>, OpError> {
     let d = scores.dims();
     if d[0] != g.num_edges() || d[1] == 0 {
         return Err(OpError::Shape {
@@ -223,27 +191,15 @@ pub fn try_sampled_spmm<B: SparseGnnBackend>(
     let dims = x.dims();
     expect_rows("sampled_spmm", "x", &dims, g.n_cols())?;
     if spec.width == 0 {
-        return Err(OpError::Config {
-            op: "sampled_spmm",
-            msg: "sample width must be >= 1".into(),
-        });
+        return Err(OpError::Config { op: "sampled_spmm", msg: "sample width must be >= 1".into() });
     }
     if reduce == Reduce::Max {
-        return Err(OpError::Config {
-            op: "sampled_spmm",
-            msg: "sampled aggregation supports sum and mean".into(),
-        });
+        return Err(OpError::Config { op: "sampled_spmm", msg: "sampled aggregation supports sum and mean".into() });
     }
     if let Some(w) = &w {
         check_weights("sampled_spmm", &w.dims(), g.num_edges(), dims[1])?;
     }
-    Ok(wrap(B::ad_sampled_spmm(
-        g.prim(),
-        w.map(float),
-        float(x),
-        spec,
-        reduce,
-    )))
+    Ok(wrap(B::ad_sampled_spmm(g.prim(), w.map(float), float(x), spec, reduce)))
 }
 
 /// Sampled SpMM without weights (see [`try_sampled_spmm`]).
@@ -272,13 +228,9 @@ pub fn maxk<B: SparseGnnBackend>(x: Tensor<B, 2>, k: usize) -> Cbsr<B> {
 }
 
 /// k-max-pooling: window maxima of every row (see [`PoolSpec`]) as CBSR.
-pub fn try_maxpool<B: SparseGnnBackend>(
-    x: Tensor<B, 2>,
-    spec: PoolSpec,
-) -> Result<Cbsr<B>, OpError> {
+pub fn try_maxpool<B: SparseGnnBackend>(x: Tensor<B, 2>, spec: PoolSpec) -> Result<Cbsr<B>, OpError> {
     let [_, dim] = x.dims();
-    spec.check(dim)
-        .map_err(|msg| OpError::Config { op: "maxpool", msg })?;
+    spec.check(dim).map_err(|msg| OpError::Config { op: "maxpool", msg })?;
     Ok(Cbsr::from_prim(B::ad_maxpool(float(x), spec)))
 }
 
@@ -321,10 +273,6 @@ pub fn cbsr_spgemm<B: SparseGnnBackend>(g: &Graph<B>, c: &Cbsr<B>) -> Tensor<B, 
 }
 
 /// Weighted CBSR SpGEMM (see [`try_cbsr_spgemm`]).
-pub fn cbsr_spgemm_weighted<B: SparseGnnBackend>(
-    g: &Graph<B>,
-    w: Tensor<B, 1>,
-    c: &Cbsr<B>,
-) -> Tensor<B, 2> {
+pub fn cbsr_spgemm_weighted<B: SparseGnnBackend>(g: &Graph<B>, w: Tensor<B, 1>, c: &Cbsr<B>) -> Tensor<B, 2> {
     try_cbsr_spgemm(g, Some(w), c).unwrap_or_else(|e| panic!("{e}"))
 }

@@ -79,18 +79,14 @@ pub fn random_csr(spec: &RandomGraphSpec) -> Csr {
 /// `n` values uniform in `[-1, 1)` rounded to f32 (so every backend sees the same numbers).
 pub fn random_values(n: usize, seed: u64) -> Vec<f64> {
     let mut rng = StdRng::seed_from_u64(seed);
-    (0..n)
-        .map(|_| (rng.random::<f32>() * 2.0 - 1.0) as f64)
-        .collect()
+    (0..n).map(|_| (rng.random::<f32>() * 2.0 - 1.0) as f64).collect()
 }
 
 /// Like [`random_values`] but on a grid of 1/8 steps in `[-2, 2]`: many exact ties, for
 /// testing deterministic tie-breaking.
 pub fn random_tied_values(n: usize, seed: u64) -> Vec<f64> {
     let mut rng = StdRng::seed_from_u64(seed);
-    (0..n)
-        .map(|_| rng.random_range(-16i32..=16) as f64 / 8.0)
-        .collect()
+    (0..n).map(|_| rng.random_range(-16i32..=16) as f64 / 8.0).collect()
 }
 
 #[cfg(test)]

@@ -19,12 +19,7 @@ fn conformance_suite_passes_on_wgpu() {
 
 #[test]
 fn conformance_with_split_rows_passes_on_wgpu() {
-    let cfg = ConformanceConfig {
-        group_width: 3,
-        hub_degree: 2_000,
-        widths: vec![5, 64],
-        ..Default::default()
-    };
+    let cfg = ConformanceConfig { group_width: 3, hub_degree: 2_000, widths: vec![5, 64], ..Default::default() };
     let report = run::<Autodiff<Wgpu>>(&device(), &cfg);
     assert!(report.passed(), "failures: {:#?}", report.failures());
 }
@@ -35,10 +30,7 @@ fn atomic_cbsr_variants_pass_on_wgpu() {
     let cfg = ConformanceConfig {
         filter: Some("cbsr".into()),
         group_width: 16,
-        policy: KernelPolicy {
-            sspmm: SspmmStrategy::OuterAtomic,
-            spgemm_atomic: true,
-        },
+        policy: KernelPolicy { sspmm: SspmmStrategy::OuterAtomic, spgemm_atomic: true },
         ..Default::default()
     };
     let report = run::<Autodiff<Wgpu>>(&device(), &cfg);

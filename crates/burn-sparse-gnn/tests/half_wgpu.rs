@@ -25,27 +25,17 @@ fn conformance_in_f16_and_bf16() {
     let report = run::<Autodiff<Wgpu>>(&device(), &f16);
     println!("{}", report.table());
     if <Wgpu as burn::tensor::backend::Backend>::supports_dtype(&device(), DType::F16) {
-        assert!(
-            report.results.iter().all(|r| r.skipped.is_none()),
-            "f16 ran"
-        );
+        assert!(report.results.iter().all(|r| r.skipped.is_none()), "f16 ran");
         assert!(report.passed(), "failures: {:#?}", report.failures());
     } else {
         println!("skipped: f16 is not supported by this wgpu device");
     }
-    let bf16 = ConformanceConfig {
-        dtype: Some(FloatDType::BF16),
-        filter: Some("spmm".into()),
-        ..f16
-    };
+    let bf16 = ConformanceConfig { dtype: Some(FloatDType::BF16), filter: Some("spmm".into()), ..f16 };
     let report = run::<Autodiff<Wgpu>>(&device(), &bf16);
     if <Wgpu as burn::tensor::backend::Backend>::supports_dtype(&device(), DType::BF16) {
         assert!(report.passed(), "failures: {:#?}", report.failures());
     } else {
-        let why = report.results[0]
-            .skipped
-            .clone()
-            .expect("skipped, with the reason");
+        let why = report.results[0].skipped.clone().expect("skipped, with the reason");
         println!("skipped: {why}");
         assert!(why.contains("BF16"));
     }
@@ -69,16 +59,11 @@ fn hub_of_70000_edges_does_not_overflow_in_f16() {
         row_ptr.push(row_ptr[i] + 1);
     }
     let adj = Csr::new(n, n, &row_ptr, &cols, None).unwrap();
-    let x: Vec<f32> = (0..n * f)
-        .map(|_| half::f16::from_f32(0.9 + 0.2 * rng.random::<f32>()).to_f32())
-        .collect();
+    let x: Vec<f32> = (0..n * f).map(|_| half::f16::from_f32(0.9 + 0.2 * rng.random::<f32>()).to_f32()).collect();
 
     // naive f16 aggregation of the hub row, sum in f16 then divide: a parallel (tree) reduction
     // overflows to INF; a sequential one stalls at 4096 (f16 spacing 4 there)
-    let vals: Vec<half::f16> = cols[..hub]
-        .iter()
-        .map(|&c| half::f16::from_f32(x[c as usize * f]))
-        .collect();
+    let vals: Vec<half::f16> = cols[..hub].iter().map(|&c| half::f16::from_f32(x[c as usize * f])).collect();
     fn tree(v: &[half::f16]) -> half::f16 {
         if v.len() == 1 {
             v[0]
@@ -89,50 +74,25 @@ fn hub_of_70000_edges_does_not_overflow_in_f16() {
     }
     let tree_mean = tree(&vals) / half::f16::from_f32(hub as f32);
     // the sum overflows to INF and the degree (70,000 > 65,504) too: INF / INF = NaN
-    assert!(
-        !tree_mean.is_finite(),
-        "tree-reduced f16 mean is not finite ({tree_mean})"
-    );
+    assert!(!tree_mean.is_finite(), "tree-reduced f16 mean is not finite ({tree_mean})");
     let seq = vals.iter().fold(half::f16::ZERO, |a, &b| a + b);
     let true_sum: f64 = vals.iter().map(|v| v.to_f64()).sum();
-    assert!(
-        (seq.to_f64() - true_sum).abs() > 0.9 * true_sum,
-        "sequential f16 sum stalls ({seq} vs {true_sum})"
-    );
+    assert!((seq.to_f64() - true_sum).abs() > 0.9 * true_sum, "sequential f16 sum stalls ({seq} vs {true_sum})");
 
     // ours, f16 storage
     let g = Graph::<Wgpu>::new(&adj, &dev, GraphOptions::default());
-    let xt = Tensor::<Wgpu, 2>::from_data(TensorData::new(x.clone(), [n, f]), &dev)
-        .cast(FloatDType::F16);
-    let out = ops::spmm(&g, xt.clone(), Reduce::Mean)
-        .cast(FloatDType::F32)
-        .into_data()
-        .to_vec::<f32>()
-        .unwrap();
+    let xt = Tensor::<Wgpu, 2>::from_data(TensorData::new(x.clone(), [n, f]), &dev).cast(FloatDType::F16);
+    let out = ops::spmm(&g, xt.clone(), Reduce::Mean).cast(FloatDType::F32).into_data().to_vec::<f32>().unwrap();
     for c in 0..f {
-        let want: f64 = cols[..hub]
-            .iter()
-            .map(|&j| x[j as usize * f + c] as f64)
-            .sum::<f64>()
-            / hub as f64;
+        let want: f64 = cols[..hub].iter().map(|&j| x[j as usize * f + c] as f64).sum::<f64>() / hub as f64;
         let got = out[c] as f64;
         assert!(got.is_finite(), "feature {c}: {got}");
-        assert!(
-            (got - want).abs() <= 1e-3 * want.abs(),
-            "feature {c}: {got} vs {want}"
-        );
+        assert!((got - want).abs() <= 1e-3 * want.abs(), "feature {c}: {got} vs {want}");
     }
     // a GCN-style normalised sum (edge weights 1 / deg) is finite too
-    let w: Vec<f32> = (0..adj.nnz())
-        .map(|e| if e < hub { 1.0 / hub as f32 } else { 1.0 })
-        .collect();
-    let wt =
-        Tensor::<Wgpu, 1>::from_data(TensorData::new(w, [adj.nnz()]), &dev).cast(FloatDType::F16);
-    let norm = ops::spmm_weighted(&g, wt, xt, Reduce::Sum)
-        .cast(FloatDType::F32)
-        .into_data()
-        .to_vec::<f32>()
-        .unwrap();
+    let w: Vec<f32> = (0..adj.nnz()).map(|e| if e < hub { 1.0 / hub as f32 } else { 1.0 }).collect();
+    let wt = Tensor::<Wgpu, 1>::from_data(TensorData::new(w, [adj.nnz()]), &dev).cast(FloatDType::F16);
+    let norm = ops::spmm_weighted(&g, wt, xt, Reduce::Sum).cast(FloatDType::F32).into_data().to_vec::<f32>().unwrap();
     assert!(norm.iter().all(|v| v.is_finite()));
     assert!((norm[0] as f64 - 1.0).abs() < 0.1);
 }

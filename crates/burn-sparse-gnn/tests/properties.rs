@@ -22,27 +22,9 @@ fn graph_spec() -> impl Strategy<Value = RandomGraphSpec> {
         any::<bool>(),
         any::<u64>(),
     )
-        .prop_map(
-            |(
-                n_rows,
-                n_cols,
-                avg_degree,
-                hub_degree,
-                empty_fraction,
-                self_loops,
-                duplicates,
-                seed,
-            )| RandomGraphSpec {
-                n_rows,
-                n_cols,
-                avg_degree,
-                hub_degree,
-                empty_fraction,
-                self_loops,
-                duplicates,
-                seed,
-            },
-        )
+        .prop_map(|(n_rows, n_cols, avg_degree, hub_degree, empty_fraction, self_loops, duplicates, seed)| {
+            RandomGraphSpec { n_rows, n_cols, avg_degree, hub_degree, empty_fraction, self_loops, duplicates, seed }
+        })
 }
 
 /// Odd widths (not multiples of 4, 8 or 32) and a few aligned ones.
@@ -55,13 +37,7 @@ fn reduce() -> impl Strategy<Value = Reduce> {
 }
 
 /// Independent SpMM: walk the edges in reverse order as COO triples and accumulate per row.
-fn spmm_coo(
-    adj: &burn_sparse_gnn::Csr,
-    w: Option<&[f64]>,
-    x: &[f64],
-    f: usize,
-    reduce: Reduce,
-) -> Vec<f64> {
+fn spmm_coo(adj: &burn_sparse_gnn::Csr, w: Option<&[f64]>, x: &[f64], f: usize, reduce: Reduce) -> Vec<f64> {
     let mut out = vec![0.0; adj.n_rows() * f];
     let mut best: Vec<Option<(f64, usize)>> = vec![None; adj.n_rows() * f];
     let rp = adj.row_ptr();
@@ -181,52 +157,22 @@ proptest! {
 
 fn op_strategy() -> impl Strategy<Value = (Op, usize, bool)> {
     prop_oneof![
-        (reduce(), 0usize..2, width()).prop_map(|(reduce, heads, f)| (
-            Op::Spmm { reduce, heads },
-            f,
-            false
-        )),
+        (reduce(), 0usize..2, width()).prop_map(|(reduce, heads, f)| (Op::Spmm { reduce, heads }, f, false)),
         width().prop_map(|f| (Op::Sddmm { heads: 1 }, f, false)),
         (1usize..4).prop_map(|h| (Op::EdgeSoftmax { heads: h }, h, false)),
-        (
-            1usize..70,
-            any::<bool>(),
-            0u32..5,
-            prop_oneof![Just(Reduce::Sum), Just(Reduce::Mean)],
-            width()
-        )
-            .prop_map(|(s, fr, seed, reduce, f)| {
-                let spec = SampleSpec {
-                    width: s,
-                    mode: if fr {
-                        Sampling::FastRand
-                    } else {
-                        Sampling::Bucket
-                    },
-                    seed,
-                };
-                (
-                    Op::Sampled {
-                        spec,
-                        reduce,
-                        weighted: false,
-                    },
-                    f,
-                    false,
-                )
-            }),
+        (1usize..70, any::<bool>(), 0u32..5, prop_oneof![Just(Reduce::Sum), Just(Reduce::Mean)], width()).prop_map(
+            |(s, fr, seed, reduce, f)| {
+                let spec = SampleSpec { width: s, mode: if fr { Sampling::FastRand } else { Sampling::Bucket }, seed };
+                (Op::Sampled { spec, reduce, weighted: false }, f, false)
+            }
+        ),
         (1usize..90, 0.0f64..1.0, any::<bool>()).prop_map(|(d, kf, tied)| (
-            Op::Maxk {
-                k: 1 + ((d - 1) as f64 * kf) as usize
-            },
+            Op::Maxk { k: 1 + ((d - 1) as f64 * kf) as usize },
             d,
             tied
         )),
         (1usize..90, 0.0f64..1.0).prop_map(|(d, kf)| (
-            Op::CbsrSpgemm {
-                k: 1 + ((d - 1) as f64 * kf) as usize,
-                weighted: false
-            },
+            Op::CbsrSpgemm { k: 1 + ((d - 1) as f64 * kf) as usize, weighted: false },
             d,
             false
         )),

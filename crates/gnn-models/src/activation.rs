@@ -36,9 +36,7 @@ impl Nonlinearity {
             Nonlinearity::Relu => Ok(()),
             Nonlinearity::Maxk { k } => {
                 if k == 0 || k > width {
-                    Err(format!(
-                        "MaxK k = {k} must be in 1..={width} (the hidden width)"
-                    ))
+                    Err(format!("MaxK k = {k} must be in 1..={width} (the hidden width)"))
                 } else {
                     Ok(())
                 }
@@ -49,19 +47,9 @@ impl Nonlinearity {
 
     fn pool_spec(&self) -> Option<PoolSpec> {
         match *self {
-            Nonlinearity::Maxpool {
-                windows,
-                channels,
-                two_d,
-            } => Some(PoolSpec {
-                windows,
-                channels,
-                layout: if two_d {
-                    PoolLayout::TwoD
-                } else {
-                    PoolLayout::OneD
-                },
-            }),
+            Nonlinearity::Maxpool { windows, channels, two_d } => {
+                Some(PoolSpec { windows, channels, layout: if two_d { PoolLayout::TwoD } else { PoolLayout::OneD } })
+            }
             _ => None,
         }
     }
@@ -71,15 +59,8 @@ impl Nonlinearity {
         match *self {
             Nonlinearity::Relu => "relu".into(),
             Nonlinearity::Maxk { k } => format!("maxk{k}"),
-            Nonlinearity::Maxpool {
-                windows,
-                channels,
-                two_d,
-            } => {
-                format!(
-                    "maxpool{}{windows}x{channels}",
-                    if two_d { "2d" } else { "" }
-                )
+            Nonlinearity::Maxpool { windows, channels, two_d } => {
+                format!("maxpool{}{windows}x{channels}", if two_d { "2d" } else { "" })
             }
         }
     }
@@ -89,9 +70,7 @@ impl Nonlinearity {
         match *self {
             Nonlinearity::Relu => Hidden::Dense(relu(x)),
             Nonlinearity::Maxk { k } => Hidden::Sparse(ops::maxk(x, k)),
-            Nonlinearity::Maxpool { .. } => {
-                Hidden::Sparse(ops::maxpool(x, self.pool_spec().expect("pool")))
-            }
+            Nonlinearity::Maxpool { .. } => Hidden::Sparse(ops::maxpool(x, self.pool_spec().expect("pool"))),
         }
     }
 }

@@ -149,12 +149,8 @@ impl GnnModelConfig {
                 return e(format!("{what} must be in [0, 1), got {p}"));
             }
         }
-        if self.conv == ConvKind::Gat && (self.gat_heads == 0 || self.hidden % self.gat_heads != 0)
-        {
-            return e(format!(
-                "{} GAT heads must divide the hidden width {}",
-                self.gat_heads, self.hidden
-            ));
+        if self.conv == ConvKind::Gat && (self.gat_heads == 0 || self.hidden % self.gat_heads != 0) {
+            return e(format!("{} GAT heads must divide the hidden width {}", self.gat_heads, self.hidden));
         }
         self.nonlin.check(self.hidden).map_err(ModelError)
     }
@@ -175,11 +171,7 @@ impl GnnModelConfig {
                     (h, h)
                 } else {
                     let a = if l == 0 { self.d_in } else { h };
-                    let b = if l + 1 == self.layers {
-                        self.classes
-                    } else {
-                        h
-                    };
+                    let b = if l + 1 == self.layers { self.classes } else { h };
                     (a, b)
                 }
             })
@@ -188,16 +180,8 @@ impl GnnModelConfig {
             .iter()
             .enumerate()
             .map(|(l, &(a, b))| match self.conv {
-                ConvKind::Gcn => Conv::Gcn(
-                    GcnConvConfig::new(a, b)
-                        .with_norm(self.gcn_norm)
-                        .init(device),
-                ),
-                ConvKind::Sage => Conv::Sage(
-                    SageConvConfig::new(a, b)
-                        .with_aggr(self.sage_aggr)
-                        .init(device),
-                ),
+                ConvKind::Gcn => Conv::Gcn(GcnConvConfig::new(a, b).with_norm(self.gcn_norm).init(device)),
+                ConvKind::Sage => Conv::Sage(SageConvConfig::new(a, b).with_aggr(self.sage_aggr).init(device)),
                 ConvKind::Gin => Conv::Gin(
                     GinConvConfig::new(a, b)
                         .with_half_safe_lambda(self.gin_half_safe_lambda)
@@ -206,11 +190,8 @@ impl GnnModelConfig {
                 ),
                 ConvKind::Gat => {
                     let last = !self.linear_io && l + 1 == self.layers;
-                    let (heads, d_head, concat) = if last {
-                        (1, b, false)
-                    } else {
-                        (self.gat_heads, b / self.gat_heads, true)
-                    };
+                    let (heads, d_head, concat) =
+                        if last { (1, b, false) } else { (self.gat_heads, b / self.gat_heads, true) };
                     Conv::Gat(
                         GatConvConfig::new(a, d_head)
                             .with_heads(heads)
@@ -221,26 +202,16 @@ impl GnnModelConfig {
                 }
             })
             .collect();
-        let n_norms = if self.linear_io {
-            self.layers
-        } else {
-            self.layers.saturating_sub(1)
-        };
+        let n_norms = if self.linear_io { self.layers } else { self.layers.saturating_sub(1) };
         let norms = match self.norm {
             NormKind::None => Vec::new(),
-            NormKind::LayerNorm => (0..n_norms)
-                .map(|_| LayerNormConfig::new(h).init(device))
-                .collect(),
+            NormKind::LayerNorm => (0..n_norms).map(|_| LayerNormConfig::new(h).init(device)).collect(),
         };
         Ok(GnnModel {
-            lin_in: self
-                .linear_io
-                .then(|| LinearConfig::new(self.d_in, h).init(device)),
+            lin_in: self.linear_io.then(|| LinearConfig::new(self.d_in, h).init(device)),
             convs,
             norms,
-            lin_out: self
-                .linear_io
-                .then(|| LinearConfig::new(h, self.classes).init(device)),
+            lin_out: self.linear_io.then(|| LinearConfig::new(h, self.classes).init(device)),
             dropout: DropoutConfig::new(self.dropout).init(),
             input_dropout: DropoutConfig::new(self.input_dropout).init(),
             nonlin: self.nonlin,
@@ -262,9 +233,7 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             let a = if self.lin_in.is_none() && l == 0 {
                 Hidden::Dense(h)
             } else {
-                self.nonlin
-                    .forward(h)
-                    .map_values(|v| self.dropout.forward(v))
+                self.nonlin.forward(h).map_values(|v| self.dropout.forward(v))
             };
             h = match conv {
                 Conv::Gcn(c) => c.forward(g, &a, self.precision),

@@ -6,9 +6,7 @@ use burn::backend::{Autodiff, NdArray};
 use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
 use burn_sparse_gnn::{ops, BuildOptions, Csr, Graph, GraphOptions};
-use gnn_models::{
-    GatConvConfig, GcnConvConfig, GinConvConfig, Hidden, Precision, SageAggr, SageConvConfig,
-};
+use gnn_models::{GatConvConfig, GcnConvConfig, GinConvConfig, Hidden, Precision, SageAggr, SageConvConfig};
 
 type B = Autodiff<NdArray<f64, i64>>;
 type M = Vec<Vec<f64>>;
@@ -22,35 +20,16 @@ fn edges() -> (Vec<i64>, Vec<i64>) {
 
 fn graph(self_loops: bool) -> (Graph<B>, M) {
     let (s, d) = edges();
-    let adj = Csr::from_edges(
-        N,
-        &s,
-        &d,
-        None,
-        BuildOptions {
-            symmetrize: true,
-            add_self_loops: self_loops,
-            dedup: true,
-        },
-    )
-    .unwrap();
+    let adj =
+        Csr::from_edges(N, &s, &d, None, BuildOptions { symmetrize: true, add_self_loops: self_loops, dedup: true })
+            .unwrap();
     let mut a = vec![vec![0.0; N]; N];
     for i in 0..N {
         for &j in &adj.col_idx()[adj.row_ptr()[i]..adj.row_ptr()[i + 1]] {
             a[i][j as usize] += 1.0;
         }
     }
-    (
-        Graph::new(
-            &adj,
-            &Default::default(),
-            GraphOptions {
-                group_width: 2,
-                ..Default::default()
-            },
-        ),
-        a,
-    )
+    (Graph::new(&adj, &Default::default(), GraphOptions { group_width: 2, ..Default::default() }), a)
 }
 
 fn rnd(n: usize, seed: u64) -> Vec<f64> {
@@ -73,26 +52,15 @@ fn host1(t: Tensor<B, 1>) -> Vec<f64> {
 
 fn matmul(a: &M, b: &M) -> M {
     let (n, k, m) = (a.len(), b.len(), b[0].len());
-    (0..n)
-        .map(|i| {
-            (0..m)
-                .map(|j| (0..k).map(|t| a[i][t] * b[t][j]).sum())
-                .collect()
-        })
-        .collect()
+    (0..n).map(|i| (0..m).map(|j| (0..k).map(|t| a[i][t] * b[t][j]).sum()).collect()).collect()
 }
 
 fn add_row(a: &M, b: &[f64]) -> M {
-    a.iter()
-        .map(|r| r.iter().zip(b).map(|(x, y)| x + y).collect())
-        .collect()
+    a.iter().map(|r| r.iter().zip(b).map(|(x, y)| x + y).collect()).collect()
 }
 
 fn add(a: &M, b: &M) -> M {
-    a.iter()
-        .zip(b)
-        .map(|(r, s)| r.iter().zip(s).map(|(x, y)| x + y).collect())
-        .collect()
+    a.iter().zip(b).map(|(r, s)| r.iter().zip(s).map(|(x, y)| x + y).collect()).collect()
 }
 
 fn rows(x: &[f64], c: usize) -> M {
@@ -102,18 +70,13 @@ fn rows(x: &[f64], c: usize) -> M {
 fn assert_close(got: &M, want: &M, tol: f64) {
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         for (j, (a, b)) in g.iter().zip(w).enumerate() {
-            assert!(
-                (a - b).abs() <= tol * (1.0 + b.abs()),
-                "({i}, {j}): {a} vs {b}"
-            );
+            assert!((a - b).abs() <= tol * (1.0 + b.abs()), "({i}, {j}): {a} vs {b}");
         }
     }
 }
 
 fn relu(m: &M) -> M {
-    m.iter()
-        .map(|r| r.iter().map(|v| v.max(0.0)).collect())
-        .collect()
+    m.iter().map(|r| r.iter().map(|v| v.max(0.0)).collect()).collect()
 }
 
 #[test]
@@ -133,17 +96,10 @@ fn gcn_matches_the_normalised_dense_adjacency() {
         // D^-1/2 (A + I) D^-1/2 X W + b
         let deg: Vec<f64> = (0..N).map(|i| a[i].iter().sum::<f64>() + 1.0).collect();
         let ahat: M = (0..N)
-            .map(|i| {
-                (0..N)
-                    .map(|j| (a[i][j] + if i == j { 1.0 } else { 0.0 }) / (deg[i] * deg[j]).sqrt())
-                    .collect()
-            })
+            .map(|i| (0..N).map(|j| (a[i][j] + if i == j { 1.0 } else { 0.0 }) / (deg[i] * deg[j]).sqrt()).collect())
             .collect();
         let w = host(conv.linear.weight.val());
-        let want = add_row(
-            &matmul(&matmul(&ahat, &rows(&x, d_in)), &w),
-            &host1(conv.bias.as_ref().unwrap().val()),
-        );
+        let want = add_row(&matmul(&matmul(&ahat, &rows(&x, d_in)), &w), &host1(conv.bias.as_ref().unwrap().val()));
         assert_close(&got, &want, 1e-10);
     }
 }
@@ -156,17 +112,12 @@ fn sage_matches_mean_sum_and_max_pool_references() {
     let xm = rows(&x, d_in);
     for aggr in [SageAggr::Mean, SageAggr::Sum, SageAggr::MaxPool] {
         for d in [(d_in, d_out), (d_in, 6)] {
-            let conv = SageConvConfig::new(d.0, d.1)
-                .with_aggr(aggr)
-                .init::<B>(&Default::default());
+            let conv = SageConvConfig::new(d.0, d.1).with_aggr(aggr).init::<B>(&Default::default());
             let got = host(conv.forward(&g, &Hidden::Dense(t2(&x, N, d.0)), Precision::F32));
             let msgs = match aggr {
                 SageAggr::MaxPool => {
                     let p = conv.lin_pool.as_ref().unwrap();
-                    relu(&add_row(
-                        &matmul(&xm, &host(p.weight.val())),
-                        &host1(p.bias.as_ref().unwrap().val()),
-                    ))
+                    relu(&add_row(&matmul(&xm, &host(p.weight.val())), &host1(p.bias.as_ref().unwrap().val())))
                 }
                 _ => xm.clone(),
             };
@@ -183,24 +134,17 @@ fn sage_matches_mean_sum_and_max_pool_references() {
                                 }
                             }
                             SageAggr::Sum => nb.iter().map(|&j| msgs[j][c]).sum(),
-                            SageAggr::MaxPool => nb.iter().map(|&j| msgs[j][c]).fold(
-                                if nb.is_empty() {
-                                    0.0
-                                } else {
-                                    f64::NEG_INFINITY
-                                },
-                                f64::max,
-                            ),
+                            SageAggr::MaxPool => nb
+                                .iter()
+                                .map(|&j| msgs[j][c])
+                                .fold(if nb.is_empty() { 0.0 } else { f64::NEG_INFINITY }, f64::max),
                         })
                         .collect()
                 })
                 .collect();
             let ln = &conv.lin_neigh;
             let want = add(
-                &add_row(
-                    &matmul(&agg, &host(ln.weight.val())),
-                    &host1(ln.bias.as_ref().unwrap().val()),
-                ),
+                &add_row(&matmul(&agg, &host(ln.weight.val())), &host1(ln.bias.as_ref().unwrap().val())),
                 &matmul(&xm, &host(conv.lin_root.as_ref().unwrap().weight.val())),
             );
             assert_close(&got, &want, 1e-10);
@@ -259,9 +203,7 @@ fn gat_reference(conv: &gnn_models::GatConv<B>, a: &M, x: &M) -> M {
     let xw = matmul(x, &host(conv.lin.weight.val()));
     let (asrc, adst) = (host(conv.att_src.val()), host(conv.att_dst.val()));
     let score = |i: usize, j: usize, h: usize| {
-        let s: f64 = (0..dd)
-            .map(|d| xw[i][h * dd + d] * adst[h][d] + xw[j][h * dd + d] * asrc[h][d])
-            .sum();
+        let s: f64 = (0..dd).map(|d| xw[i][h * dd + d] * adst[h][d] + xw[j][h * dd + d] * asrc[h][d]).sum();
         if s > 0.0 {
             s
         } else {
@@ -274,10 +216,7 @@ fn gat_reference(conv: &gnn_models::GatConv<B>, a: &M, x: &M) -> M {
             let nb: Vec<usize> = (0..N).filter(|&j| a[i][j] > 0.0).collect();
             let mut out = vec![0.0; hd * dd];
             for h in 0..hd {
-                let m = nb
-                    .iter()
-                    .map(|&j| score(i, j, h))
-                    .fold(f64::NEG_INFINITY, f64::max);
+                let m = nb.iter().map(|&j| score(i, j, h)).fold(f64::NEG_INFINITY, f64::max);
                 let z: f64 = nb.iter().map(|&j| (score(i, j, h) - m).exp()).sum();
                 for &j in &nb {
                     let alpha = (score(i, j, h) - m).exp() / z;
@@ -289,9 +228,7 @@ fn gat_reference(conv: &gnn_models::GatConv<B>, a: &M, x: &M) -> M {
             let out: Vec<f64> = if conv.concat {
                 out
             } else {
-                (0..dd)
-                    .map(|d| (0..hd).map(|h| out[h * dd + d]).sum::<f64>() / hd as f64)
-                    .collect()
+                (0..dd).map(|d| (0..hd).map(|h| out[h * dd + d]).sum::<f64>() / hd as f64).collect()
             };
             out.iter().zip(&bias).map(|(o, b)| o + b).collect()
         })
@@ -302,16 +239,10 @@ fn gat_reference(conv: &gnn_models::GatConv<B>, a: &M, x: &M) -> M {
 fn gat_matches_per_head_attention() {
     let (g, a) = graph(true);
     for concat in [true, false] {
-        let conv = GatConvConfig::new(4, 3)
-            .with_heads(2)
-            .with_concat(concat)
-            .init::<B>(&Default::default());
+        let conv = GatConvConfig::new(4, 3).with_heads(2).with_concat(concat).init::<B>(&Default::default());
         let conv = gnn_models::GatConv {
             bias: Param::from_tensor(Tensor::from_data(
-                TensorData::new(
-                    rnd(if concat { 6 } else { 3 }, 7),
-                    [if concat { 6 } else { 3 }],
-                ),
+                TensorData::new(rnd(if concat { 6 } else { 3 }, 7), [if concat { 6 } else { 3 }]),
                 &Default::default(),
             )),
             ..conv
@@ -330,9 +261,7 @@ fn maxk_input_equals_the_dense_top_k_input() {
     let sparse = Hidden::Sparse(ops::maxk(xt.clone(), 3));
     let dense = Hidden::Dense(ops::maxk(xt, 3).to_dense());
     for aggr in [SageAggr::Mean, SageAggr::Sum] {
-        let conv = SageConvConfig::new(8, 5)
-            .with_aggr(aggr)
-            .init::<B>(&Default::default());
+        let conv = SageConvConfig::new(8, 5).with_aggr(aggr).init::<B>(&Default::default());
         assert_close(
             &host(conv.forward(&g, &sparse, Precision::F32)),
             &host(conv.forward(&g, &dense, Precision::F32)),
@@ -355,11 +284,7 @@ fn check_grad(f: impl Fn(Tensor<B, 2>) -> Tensor<B, 2>, d_in: usize, seed: u64) 
     let [r, c] = out.dims();
     let rr = t2(&rnd(r * c, seed + 100), r, c);
     let grads = (out * rr.clone()).sum().backward();
-    let g = host(
-        xt.grad(&grads)
-            .map(|t| Tensor::<B, 2>::from_inner(t))
-            .unwrap(),
-    );
+    let g = host(xt.grad(&grads).map(|t| Tensor::<B, 2>::from_inner(t)).unwrap());
     let loss = |v: &[f64]| -> f64 { host1((f(t2(v, N, d_in)) * rr.clone()).sum())[0] };
     let eps = 1e-6;
     for i in 0..N * d_in {
@@ -369,10 +294,7 @@ fn check_grad(f: impl Fn(Tensor<B, 2>) -> Tensor<B, 2>, d_in: usize, seed: u64) 
         m[i] -= eps;
         let fd = (loss(&p) - loss(&m)) / (2.0 * eps);
         let ad = g[i / d_in][i % d_in];
-        assert!(
-            (fd - ad).abs() <= 1e-6 * (1.0 + fd.abs()),
-            "entry {i}: finite difference {fd} vs autodiff {ad}"
-        );
+        assert!((fd - ad).abs() <= 1e-6 * (1.0 + fd.abs()), "entry {i}: finite difference {fd} vs autodiff {ad}");
     }
 }
 
@@ -382,38 +304,18 @@ fn layer_gradients_match_finite_differences() {
     let (gl, _) = graph(true);
     let dev = Default::default();
     let gcn = GcnConvConfig::new(4, 3).init::<B>(&dev);
-    check_grad(
-        |x| gcn.forward(&g, &Hidden::Dense(x), Precision::F32),
-        4,
-        10,
-    );
+    check_grad(|x| gcn.forward(&g, &Hidden::Dense(x), Precision::F32), 4, 10);
     for aggr in [SageAggr::Mean, SageAggr::Sum, SageAggr::MaxPool] {
         let sage = SageConvConfig::new(4, 3).with_aggr(aggr).init::<B>(&dev);
-        check_grad(
-            |x| sage.forward(&g, &Hidden::Dense(x), Precision::F32),
-            4,
-            11,
-        );
+        check_grad(|x| sage.forward(&g, &Hidden::Dense(x), Precision::F32), 4, 11);
     }
     let gin = GinConvConfig::new(4, 3).with_eps(0.2).init::<B>(&dev);
-    check_grad(
-        |x| gin.forward(&g, &Hidden::Dense(x), Precision::F32),
-        4,
-        12,
-    );
+    check_grad(|x| gin.forward(&g, &Hidden::Dense(x), Precision::F32), 4, 12);
     let gat = GatConvConfig::new(4, 2).with_heads(2).init::<B>(&dev);
-    check_grad(
-        |x| gat.forward(&gl, &Hidden::Dense(x), Precision::F32),
-        4,
-        13,
-    );
+    check_grad(|x| gat.forward(&gl, &Hidden::Dense(x), Precision::F32), 4, 13);
     // through MaxK (CBSR SpGEMM forward, SSpMM backward)
     let sage = SageConvConfig::new(6, 3).init::<B>(&dev);
-    check_grad(
-        |x| sage.forward(&g, &Hidden::Sparse(ops::maxk(x, 2)), Precision::F32),
-        6,
-        14,
-    );
+    check_grad(|x| sage.forward(&g, &Hidden::Sparse(ops::maxk(x, 2)), Precision::F32), 6, 14);
 }
 
 #[test]
@@ -422,17 +324,10 @@ fn learnable_eps_and_attention_receive_gradients() {
     let dev = Default::default();
     let x = t2(&rnd(N * 4, 20), N, 4);
     let gin = GinConvConfig::new(4, 3).init::<B>(&dev);
-    let grads = gin
-        .forward(&g, &Hidden::Dense(x.clone()), Precision::F32)
-        .sum()
-        .backward();
+    let grads = gin.forward(&g, &Hidden::Dense(x.clone()), Precision::F32).sum().backward();
     assert!(gin.eps.grad(&grads).is_some(), "eps is learned");
     let gat = GatConvConfig::new(4, 2).with_heads(2).init::<B>(&dev);
-    let grads = gat
-        .forward(&g, &Hidden::Dense(x), Precision::F32)
-        .powf_scalar(2.0)
-        .sum()
-        .backward();
+    let grads = gat.forward(&g, &Hidden::Dense(x), Precision::F32).powf_scalar(2.0).sum().backward();
     let ga = gat.att_src.grad(&grads).expect("attention gradient");
     assert!(ga.abs().sum().into_scalar() > 0.0);
 }

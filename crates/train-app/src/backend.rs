@@ -19,11 +19,7 @@ pub enum BackendKind {
 /// Work to run on a concrete backend.
 pub trait Job {
     type Output;
-    fn run<B: SparseGnnAutodiffBackend>(
-        self,
-        device: B::Device,
-        backend: &str,
-    ) -> Result<Self::Output>;
+    fn run<B: SparseGnnAutodiffBackend>(self, device: B::Device, backend: &str) -> Result<Self::Output>;
 }
 
 /// Runs `f` with panics turned into `None` and their message silenced (device probing).
@@ -59,10 +55,7 @@ fn wgpu_available() -> bool {
 
 /// Resolves `auto` and checks that the chosen backend answers.
 pub fn resolve(kind: BackendKind) -> Result<BackendKind> {
-    let unavailable = |b: &str, msg: &str| AppError::Backend {
-        backend: b.into(),
-        msg: msg.into(),
-    };
+    let unavailable = |b: &str, msg: &str| AppError::Backend { backend: b.into(), msg: msg.into() };
     match kind {
         BackendKind::Cpu => Ok(BackendKind::Cpu),
         BackendKind::Cuda => {
@@ -77,10 +70,7 @@ pub fn resolve(kind: BackendKind) -> Result<BackendKind> {
                 ))
             }
             #[cfg(not(feature = "cuda"))]
-            Err(unavailable(
-                "cuda",
-                "this binary was built without the `cuda` feature",
-            ))
+            Err(unavailable("cuda", "this binary was built without the `cuda` feature"))
         }
         BackendKind::Wgpu => {
             #[cfg(feature = "wgpu")]
@@ -88,16 +78,10 @@ pub fn resolve(kind: BackendKind) -> Result<BackendKind> {
                 if wgpu_available() {
                     return Ok(BackendKind::Wgpu);
                 }
-                Err(unavailable(
-                    "wgpu",
-                    "no wgpu adapter answered (install a Vulkan driver, e.g. mesa-vulkan-drivers)",
-                ))
+                Err(unavailable("wgpu", "no wgpu adapter answered (install a Vulkan driver, e.g. mesa-vulkan-drivers)"))
             }
             #[cfg(not(feature = "wgpu"))]
-            Err(unavailable(
-                "wgpu",
-                "this binary was built without the `wgpu` feature",
-            ))
+            Err(unavailable("wgpu", "this binary was built without the `wgpu` feature"))
         }
         BackendKind::Auto => {
             #[cfg(feature = "cuda")]
@@ -130,10 +114,9 @@ pub fn dispatch<J: Job>(kind: BackendKind, job: J) -> Result<J::Output> {
         #[cfg(feature = "cuda")]
         BackendKind::Cuda => job.run::<Autodiff<burn_sparse_gnn::Cuda>>(Default::default(), name),
         #[cfg(feature = "wgpu")]
-        BackendKind::Wgpu => job.run::<Autodiff<burn_sparse_gnn::Wgpu>>(
-            burn::backend::wgpu::WgpuDevice::DefaultDevice,
-            name,
-        ),
+        BackendKind::Wgpu => {
+            job.run::<Autodiff<burn_sparse_gnn::Wgpu>>(burn::backend::wgpu::WgpuDevice::DefaultDevice, name)
+        }
         _ => job.run::<Autodiff<burn_sparse_gnn::Cpu>>(Default::default(), name),
     }
 }

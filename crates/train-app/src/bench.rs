@@ -8,8 +8,8 @@ use burn::tensor::{Tensor, TensorData};
 use burn_sparse_gnn::kernels::maxk::reference as maxk_ref;
 use burn_sparse_gnn::kernels::sample::reference as sample_ref;
 use burn_sparse_gnn::{
-    ops, Csr, Graph, GraphOptions, KernelPolicy, PoolLayout, PoolSpec, Reduce, SampleSpec,
-    Sampling, SparseGnnAutodiffBackend, SparseGnnBackend, SspmmStrategy,
+    ops, Csr, Graph, GraphOptions, KernelPolicy, PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling,
+    SparseGnnAutodiffBackend, SparseGnnBackend, SspmmStrategy,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -57,10 +57,7 @@ fn tuning_string(group_width: usize) -> String {
     let mut t = format!("gw={group_width}");
     for (k, v) in std::env::vars() {
         if k.starts_with("SGNN_") && k != "SGNN_COMMIT" {
-            t.push_str(&format!(
-                " {}={v}",
-                k.trim_start_matches("SGNN_").to_lowercase()
-            ));
+            t.push_str(&format!(" {}={v}", k.trim_start_matches("SGNN_").to_lowercase()));
         }
     }
     t
@@ -68,9 +65,7 @@ fn tuning_string(group_width: usize) -> String {
 
 /// The git commit the binary was built from.
 pub fn commit() -> String {
-    option_env!("SGNN_GIT_COMMIT")
-        .unwrap_or("unknown")
-        .to_string()
+    option_env!("SGNN_GIT_COMMIT").unwrap_or("unknown").to_string()
 }
 
 /// What to benchmark.
@@ -97,12 +92,7 @@ struct Stats {
     p90: f64,
 }
 
-fn time<B: Backend, T>(
-    device: &B::Device,
-    warmup: usize,
-    runs: usize,
-    mut f: impl FnMut() -> T,
-) -> Stats {
+fn time<B: Backend, T>(device: &B::Device, warmup: usize, runs: usize, mut f: impl FnMut() -> T) -> Stats {
     for _ in 0..warmup {
         let out = f();
         B::sync(device).expect("device sync");
@@ -119,18 +109,11 @@ fn time<B: Backend, T>(
     }
     t.sort_by(|a, b| a.total_cmp(b));
     let q = |p: f64| t[((t.len() - 1) as f64 * p).round() as usize];
-    Stats {
-        median: q(0.5),
-        min: t[0],
-        p90: q(0.9),
-    }
+    Stats { median: q(0.5), min: t[0], p90: q(0.9) }
 }
 
 fn host<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
-    t.into_data()
-        .convert::<f64>()
-        .into_vec::<f64>()
-        .expect("f64")
+    t.into_data().convert::<f64>().into_vec::<f64>().expect("f64")
 }
 
 /// Rows to check against the reference: the longest row, an empty one if any, and a spread.
@@ -153,20 +136,10 @@ fn rel_err(got: &[f64], want: &[f64]) -> f64 {
     burn_sparse_gnn::conformance::normwise_error(got, want)
 }
 
-fn random_matrix<B: Backend>(
-    n: usize,
-    f: usize,
-    seed: u64,
-    device: &B::Device,
-) -> (Tensor<B, 2>, Vec<f32>) {
+fn random_matrix<B: Backend>(n: usize, f: usize, seed: u64, device: &B::Device) -> (Tensor<B, 2>, Vec<f32>) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let v: Vec<f32> = (0..n * f)
-        .map(|_| rng.random::<f32>() * 2.0 - 1.0)
-        .collect();
-    let t = Tensor::from_data(
-        TensorData::new(v.clone(), [n, f]),
-        (device, burn::tensor::DType::F32),
-    );
+    let v: Vec<f32> = (0..n * f).map(|_| rng.random::<f32>() * 2.0 - 1.0).collect();
+    let t = Tensor::from_data(TensorData::new(v.clone(), [n, f]), (device, burn::tensor::DType::F32));
     (t, v)
 }
 
@@ -209,21 +182,12 @@ impl Bench {
         backend: &str,
         emit: &mut dyn FnMut(Record) -> Result<()>,
     ) -> Result<()> {
-        let dev_name = self
-            .device_name
-            .clone()
-            .unwrap_or_else(|| backend.to_string());
+        let dev_name = self.device_name.clone().unwrap_or_else(|| backend.to_string());
         let csr = self.adj.as_ref();
         let (n, m, nnz) = (self.adj.n_rows(), self.adj.n_cols(), self.adj.nnz());
         let setup = Instant::now();
-        let g = Graph::<B>::new(
-            &self.adj,
-            device,
-            GraphOptions {
-                group_width: self.group_width,
-                ..Default::default()
-            },
-        );
+        let g =
+            Graph::<B>::new(&self.adj, device, GraphOptions { group_width: self.group_width, ..Default::default() });
         eprintln!(
             "graph {}: {n} nodes, {nnz} edges, device setup {:.2} s",
             self.graph_name,
@@ -255,9 +219,7 @@ impl Bench {
                     };
                     // the reference reads the stored (rounded) values
                     let xs = host(xd.clone().cast(burn::tensor::FloatDType::F32));
-                    let out = host(
-                        ops::spmm(&g, xd.clone(), Reduce::Sum).cast(burn::tensor::FloatDType::F32),
-                    );
+                    let out = host(ops::spmm(&g, xd.clone(), Reduce::Sum).cast(burn::tensor::FloatDType::F32));
                     let mut got = Vec::new();
                     let mut want = Vec::new();
                     for &i in &rows {
@@ -272,9 +234,7 @@ impl Bench {
                         got.extend_from_slice(&out[i * w..(i + 1) * w]);
                     }
                     let err = rel_err(&got, &want);
-                    let s = time::<B, _>(device, self.warmup, self.runs, || {
-                        ops::spmm(&g, xd.clone(), Reduce::Sum)
-                    });
+                    let s = time::<B, _>(device, self.warmup, self.runs, || ops::spmm(&g, xd.clone(), Reduce::Sum));
                     if dt.is_none() {
                         full_ms.insert(w, s.median);
                     }
@@ -290,9 +250,7 @@ impl Bench {
             }
             if self.wants("sddmm") {
                 let (a, _) = random_matrix::<B>(n, w, 5 + w as u64, device);
-                let s = time::<B, _>(device, self.warmup, self.runs, || {
-                    ops::sddmm(&g, a.clone(), x.clone())
-                });
+                let s = time::<B, _>(device, self.warmup, self.runs, || ops::sddmm(&g, a.clone(), x.clone()));
                 let bytes = csr_bytes + nnz as u64 * (w as u64 * 4 + 4) + n as u64 * w as u64 * 4;
                 let mut r = self.record("sddmm", w, None, &s, &dev_name);
                 r.bytes = Some(bytes);
@@ -302,11 +260,7 @@ impl Bench {
             if self.wants("sampled") {
                 for &sw in &self.samples {
                     for mode in [Sampling::Bucket, Sampling::FastRand] {
-                        let spec = SampleSpec {
-                            width: sw,
-                            mode,
-                            seed: 0,
-                        };
+                        let spec = SampleSpec { width: sw, mode, seed: 0 };
                         let out = host(ops::sampled_spmm(&g, x.clone(), spec, Reduce::Sum));
                         let scale = sample_ref::edge_scale(&csr, &spec, Reduce::Sum);
                         let kept: f64 = scale.iter().filter(|&&v| v > 0.0).count() as f64;
@@ -345,9 +299,7 @@ impl Bench {
         }
 
         let dim = 256usize;
-        let needs_cbsr = ["maxk", "cbsr_spgemm", "cbsr_sspmm", "maxpool"]
-            .iter()
-            .any(|o| self.wants(o));
+        let needs_cbsr = ["maxk", "cbsr_spgemm", "cbsr_sspmm", "maxpool"].iter().any(|o| self.wants(o));
         if needs_cbsr {
             let (h, hh) = random_matrix::<B>(m.max(n), dim, 99, device);
             let h = h.slice([0..m, 0..dim]);
@@ -357,19 +309,14 @@ impl Bench {
                     let idx: Vec<f64> = host(c.indices().float());
                     let mut err = 0.0f64;
                     for &i in rows.iter().filter(|&&i| i < m) {
-                        let row: Vec<f64> = hh[i * dim..(i + 1) * dim]
-                            .iter()
-                            .map(|&v| v as f64)
-                            .collect();
+                        let row: Vec<f64> = hh[i * dim..(i + 1) * dim].iter().map(|&v| v as f64).collect();
                         let (_, want) = maxk_ref::maxk(&row, 1, dim, k);
-                        let got: Vec<u32> =
-                            idx[i * k..(i + 1) * k].iter().map(|&v| v as u32).collect();
+                        let got: Vec<u32> = idx[i * k..(i + 1) * k].iter().map(|&v| v as u32).collect();
                         if got != want {
                             err = 1.0;
                         }
                     }
-                    let s =
-                        time::<B, _>(device, self.warmup, self.runs, || ops::maxk(h.clone(), k));
+                    let s = time::<B, _>(device, self.warmup, self.runs, || ops::maxk(h.clone(), k));
                     let mut r = self.record("maxk", dim, Some(k), &s, &dev_name);
                     let bytes = m as u64 * (dim as u64 * 4 + k as u64 * 5);
                     r.bytes = Some(bytes);
@@ -381,10 +328,7 @@ impl Bench {
                 if self.wants("cbsr_spgemm") {
                     let out = host(ops::cbsr_spgemm(&g, &c));
                     let vals = host(c.values());
-                    let idx: Vec<u32> = host(c.indices().float())
-                        .into_iter()
-                        .map(|v| v as u32)
-                        .collect();
+                    let idx: Vec<u32> = host(c.indices().float()).into_iter().map(|v| v as u32).collect();
                     let mut got = Vec::new();
                     let mut want = Vec::new();
                     for &i in &rows {
@@ -398,8 +342,7 @@ impl Bench {
                         want.extend(acc);
                         got.extend_from_slice(&out[i * dim..(i + 1) * dim]);
                     }
-                    let s =
-                        time::<B, _>(device, self.warmup, self.runs, || ops::cbsr_spgemm(&g, &c));
+                    let s = time::<B, _>(device, self.warmup, self.runs, || ops::cbsr_spgemm(&g, &c));
                     let mut r = self.record("cbsr_spgemm", dim, Some(k), &s, &dev_name);
                     let bytes = csr_bytes + nnz as u64 * k as u64 * 5 + n as u64 * dim as u64 * 4;
                     r.bytes = Some(bytes);
@@ -409,10 +352,7 @@ impl Bench {
                 }
                 if self.wants("cbsr_sspmm") {
                     let (dy, dyh) = random_matrix::<B>(n, dim, 123, device);
-                    let idx: Vec<u32> = host(c.indices().float())
-                        .into_iter()
-                        .map(|v| v as u32)
-                        .collect();
+                    let idx: Vec<u32> = host(c.indices().float()).into_iter().map(|v| v as u32).collect();
                     // reference of a few columns
                     let cols: Vec<usize> = rows.iter().copied().filter(|&j| j < m).collect();
                     let t = burn_sparse_gnn::kernels::csr::transpose(&csr);
@@ -430,35 +370,22 @@ impl Bench {
                     for strategy in [SspmmStrategy::Gather, SspmmStrategy::OuterAtomic] {
                         let opts = GraphOptions {
                             group_width: self.group_width,
-                            policy: KernelPolicy {
-                                sspmm: strategy,
-                                spgemm_atomic: false,
-                            },
+                            policy: KernelPolicy { sspmm: strategy, spgemm_atomic: false },
+                            ..Default::default()
                         };
                         let gs = Graph::<B>::new(&self.adj, device, opts);
                         let run = |gs: &Graph<B>| {
-                            B::cbsr_sspmm(
-                                gs.prim(),
-                                None,
-                                dy.clone().into_primitive().tensor(),
-                                c.prim(),
-                            )
+                            B::cbsr_sspmm(gs.prim(), None, dy.clone().into_primitive().tensor(), c.prim())
                         };
-                        let out = host(Tensor::<B, 2>::from_primitive(
-                            burn::tensor::TensorPrimitive::Float(run(&gs)),
-                        ));
-                        let got: Vec<f64> = cols
-                            .iter()
-                            .flat_map(|&j| out[j * k..(j + 1) * k].to_vec())
-                            .collect();
+                        let out = host(Tensor::<B, 2>::from_primitive(burn::tensor::TensorPrimitive::Float(run(&gs))));
+                        let got: Vec<f64> = cols.iter().flat_map(|&j| out[j * k..(j + 1) * k].to_vec()).collect();
                         let s = time::<B, _>(device, self.warmup, self.runs, || run(&gs));
                         let mut r = self.record("cbsr_sspmm", dim, Some(k), &s, &dev_name);
                         r.variant = Some(match strategy {
                             SspmmStrategy::Gather => "gather".into(),
                             SspmmStrategy::OuterAtomic => "outer-atomic".into(),
                         });
-                        let bytes =
-                            csr_bytes + nnz as u64 * k as u64 * 5 + n as u64 * dim as u64 * 4;
+                        let bytes = csr_bytes + nnz as u64 * k as u64 * 5 + n as u64 * dim as u64 * 4;
                         r.bytes = Some(bytes);
                         r.gbps = Some(bytes as f64 / s.median / 1e6);
                         r.check_error = Some(rel_err(&got, &want));
@@ -468,14 +395,8 @@ impl Bench {
             }
             if self.wants("maxpool") {
                 for (layout, windows) in [(PoolLayout::OneD, 64usize), (PoolLayout::TwoD, 64)] {
-                    let spec = PoolSpec {
-                        windows,
-                        layout,
-                        channels: 1,
-                    };
-                    let s = time::<B, _>(device, self.warmup, self.runs, || {
-                        ops::maxpool(h.clone(), spec)
-                    });
+                    let spec = PoolSpec { windows, layout, channels: 1 };
+                    let s = time::<B, _>(device, self.warmup, self.runs, || ops::maxpool(h.clone(), spec));
                     let mut r = self.record("maxpool", dim, Some(windows), &s, &dev_name);
                     r.variant = Some(format!("{layout:?}").to_lowercase());
                     emit(r)?;
@@ -489,19 +410,11 @@ impl Bench {
 impl Job for Bench {
     type Output = Vec<Record>;
 
-    fn run<B: SparseGnnAutodiffBackend>(
-        self,
-        device: B::Device,
-        backend: &str,
-    ) -> Result<Vec<Record>> {
+    fn run<B: SparseGnnAutodiffBackend>(self, device: B::Device, backend: &str) -> Result<Vec<Record>> {
         let mut file = match &self.out {
-            Some(p) => Some(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .map_err(|e| AppError::io(p, e))?,
-            ),
+            Some(p) => {
+                Some(std::fs::OpenOptions::new().create(true).append(true).open(p).map_err(|e| AppError::io(p, e))?)
+            }
             None => None,
         };
         let mut all = Vec::new();

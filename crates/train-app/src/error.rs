@@ -9,27 +9,16 @@ use thiserror::Error;
 pub enum AppError {
     /// A file cannot be read or written.
     #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     /// A required file is missing.
     #[error("{path}: file not found ({what})")]
     Missing { path: PathBuf, what: String },
     /// A file's dtype is not one we can use for this array.
     #[error("{path}: dtype {found} cannot be read as {expected}")]
-    Dtype {
-        path: PathBuf,
-        found: String,
-        expected: &'static str,
-    },
+    Dtype { path: PathBuf, found: String, expected: &'static str },
     /// A file's array has the wrong shape.
     #[error("{path}: shape {found:?}, expected {expected}")]
-    Shape {
-        path: PathBuf,
-        found: Vec<usize>,
-        expected: String,
-    },
+    Shape { path: PathBuf, found: Vec<usize>, expected: String },
     /// A file is malformed (not npy / npz / csv / json as expected).
     #[error("{path}: {msg}")]
     Format { path: PathBuf, msg: String },
@@ -52,16 +41,10 @@ pub enum AppError {
 
 impl AppError {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        AppError::Io {
-            path: path.into(),
-            source,
-        }
+        AppError::Io { path: path.into(), source }
     }
     pub fn graph(context: impl Into<String>, source: GraphError) -> Self {
-        AppError::Graph {
-            context: context.into(),
-            source,
-        }
+        AppError::Graph { context: context.into(), source }
     }
 }
 

@@ -27,15 +27,7 @@ pub struct SbmSpec {
 
 impl Default for SbmSpec {
     fn default() -> Self {
-        Self {
-            nodes: 3000,
-            classes: 5,
-            avg_degree: 10,
-            homophily: 0.8,
-            features: 64,
-            signal: 0.35,
-            seed: 17,
-        }
+        Self { nodes: 3000, classes: 5, avg_degree: 10, homophily: 0.8, features: 64, signal: 0.35, seed: 17 }
     }
 }
 
@@ -47,13 +39,7 @@ fn gauss(rng: &mut StdRng) -> f32 {
 }
 
 /// Per-class random split: `train` and `valid` nodes per class, the rest test.
-pub fn per_class_split(
-    labels: &[i64],
-    classes: usize,
-    train: usize,
-    valid: usize,
-    seed: u64,
-) -> Split {
+pub fn per_class_split(labels: &[i64], classes: usize, train: usize, valid: usize, seed: u64) -> Split {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut by_class: Vec<Vec<u32>> = vec![Vec::new(); classes];
     for (i, &l) in labels.iter().enumerate() {
@@ -79,23 +65,11 @@ pub fn per_class_split(
 /// Random split: fractions `train` and `valid` of the labeled nodes, the rest test.
 pub fn random_split(labels: &[i64], train: f64, valid: f64, seed: u64) -> Split {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut ids: Vec<u32> = labels
-        .iter()
-        .enumerate()
-        .filter(|(_, &l)| l >= 0)
-        .map(|(i, _)| i as u32)
-        .collect();
+    let mut ids: Vec<u32> = labels.iter().enumerate().filter(|(_, &l)| l >= 0).map(|(i, _)| i as u32).collect();
     ids.shuffle(&mut rng);
     let n = ids.len();
-    let (a, b) = (
-        (n as f64 * train) as usize,
-        (n as f64 * (train + valid)) as usize,
-    );
-    let mut s = Split {
-        train: ids[..a].to_vec(),
-        valid: ids[a..b].to_vec(),
-        test: ids[b..].to_vec(),
-    };
+    let (a, b) = ((n as f64 * train) as usize, (n as f64 * (train + valid)) as usize);
+    let mut s = Split { train: ids[..a].to_vec(), valid: ids[a..b].to_vec(), test: ids[b..].to_vec() };
     s.train.sort_unstable();
     s.valid.sort_unstable();
     s.test.sort_unstable();
@@ -105,9 +79,7 @@ pub fn random_split(labels: &[i64], train: f64, valid: f64, seed: u64) -> Split 
 /// Generates the SBM dataset.
 pub fn sbm(spec: &SbmSpec) -> Result<GraphData> {
     if spec.nodes < spec.classes || spec.classes < 2 || spec.features == 0 {
-        return Err(AppError::Config(format!(
-            "sbm needs nodes >= classes >= 2 and features > 0, got {spec:?}"
-        )));
+        return Err(AppError::Config(format!("sbm needs nodes >= classes >= 2 and features > 0, got {spec:?}")));
     }
     let mut rng = StdRng::seed_from_u64(spec.seed);
     let n = spec.nodes;
@@ -131,11 +103,9 @@ pub fn sbm(spec: &SbmSpec) -> Result<GraphData> {
             }
         }
     }
-    let adj = Csr::from_edges(n, &src, &dst, None, BuildOptions::undirected())
-        .map_err(|e| AppError::graph("sbm", e))?;
-    let centres: Vec<f32> = (0..spec.classes * spec.features)
-        .map(|_| gauss(&mut rng) * spec.signal)
-        .collect();
+    let adj =
+        Csr::from_edges(n, &src, &dst, None, BuildOptions::undirected()).map_err(|e| AppError::graph("sbm", e))?;
+    let centres: Vec<f32> = (0..spec.classes * spec.features).map(|_| gauss(&mut rng) * spec.signal).collect();
     let mut x = vec![0.0f32; n * spec.features];
     for i in 0..n {
         let c = labels[i] as usize;
@@ -145,8 +115,7 @@ pub fn sbm(spec: &SbmSpec) -> Result<GraphData> {
     }
     let features = Features::dense(n, spec.features, x).map_err(|e| AppError::graph("sbm", e))?;
     let split = per_class_split(&labels, spec.classes, 20, 30, spec.seed + 1);
-    GraphData::new("sbm", adj, features, labels, spec.classes, Some(split))
-        .map_err(|e| AppError::graph("sbm", e))
+    GraphData::new("sbm", adj, features, labels, spec.classes, Some(split)).map_err(|e| AppError::graph("sbm", e))
 }
 
 /// An R-MAT graph: `nodes` nodes, about `edges` directed edges after symmetrisation and
@@ -164,14 +133,7 @@ pub struct RmatSpec {
 impl RmatSpec {
     /// The reddit-scale graph of `../shared/docs/performance.md`.
     pub fn reddit_scale() -> Self {
-        Self {
-            nodes: 232_965,
-            edges: 129_362_596,
-            a: 0.45,
-            b: 0.22,
-            c: 0.22,
-            seed: 1,
-        }
+        Self { nodes: 232_965, edges: 129_362_596, a: 0.45, b: 0.22, c: 0.22, seed: 1 }
     }
 }
 
@@ -197,10 +159,7 @@ pub fn rmat(spec: &RmatSpec) -> Result<Csr> {
     let max_undirected = n as u128 * (n as u128 - 1) / 2;
     let target = spec.edges.div_ceil(2);
     if target as u128 > max_undirected / 2 {
-        return Err(AppError::Config(format!(
-            "{} edges are too dense for {n} nodes",
-            spec.edges
-        )));
+        return Err(AppError::Config(format!("{} edges are too dense for {n} nodes", spec.edges)));
     }
     let scale = (n as f64).log2().ceil() as u32;
     let mut perm: Vec<u32> = (0..1u32 << scale).collect();
@@ -217,9 +176,8 @@ pub fn rmat(spec: &RmatSpec) -> Result<Csr> {
         let mut fresh: Vec<u64> = (0..chunks)
             .into_par_iter()
             .flat_map_iter(|ci| {
-                let mut rng = StdRng::seed_from_u64(
-                    spec.seed ^ (round << 40) ^ ((ci as u64 + 1) * 0x9E37_79B9_7F4A_7C15),
-                );
+                let mut rng =
+                    StdRng::seed_from_u64(spec.seed ^ (round << 40) ^ ((ci as u64 + 1) * 0x9E37_79B9_7F4A_7C15));
                 let perm = &perm;
                 (0..chunk).filter_map(move |_| {
                     let (mut u, mut v) = (0u32, 0u32);
@@ -328,42 +286,26 @@ pub fn rmat(spec: &RmatSpec) -> Result<Csr> {
 
 /// Random features (`[n, f]`, uniform in [-1, 1)), labels (`classes`) and a 65/10/25 split for a
 /// generated graph used in timing runs.
-pub fn random_node_data(
-    adj: Csr,
-    name: &str,
-    features: usize,
-    classes: usize,
-    seed: u64,
-) -> Result<GraphData> {
+pub fn random_node_data(adj: Csr, name: &str, features: usize, classes: usize, seed: u64) -> Result<GraphData> {
     let n = adj.n_rows();
     let x: Vec<f32> = (0..n)
         .into_par_iter()
         .flat_map_iter(|i| {
-            let mut rng =
-                StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
-            (0..features)
-                .map(move |_| rng.random::<f32>() * 2.0 - 1.0)
-                .collect::<Vec<_>>()
+            let mut rng = StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+            (0..features).map(move |_| rng.random::<f32>() * 2.0 - 1.0).collect::<Vec<_>>()
         })
         .collect();
     let mut rng = StdRng::seed_from_u64(seed);
-    let labels: Vec<i64> = (0..n)
-        .map(|_| rng.random_range(0..classes as i64))
-        .collect();
+    let labels: Vec<i64> = (0..n).map(|_| rng.random_range(0..classes as i64)).collect();
     let mut ids: Vec<u32> = (0..n as u32).collect();
     ids.shuffle(&mut rng);
     let (a, b) = (n * 65 / 100, n * 75 / 100);
-    let mut split = Split {
-        train: ids[..a].to_vec(),
-        valid: ids[a..b].to_vec(),
-        test: ids[b..].to_vec(),
-    };
+    let mut split = Split { train: ids[..a].to_vec(), valid: ids[a..b].to_vec(), test: ids[b..].to_vec() };
     split.train.sort_unstable();
     split.valid.sort_unstable();
     split.test.sort_unstable();
     let features = Features::dense(n, features, x).map_err(|e| AppError::graph(name, e))?;
-    GraphData::new(name, adj, features, labels, classes, Some(split))
-        .map_err(|e| AppError::graph(name, e))
+    GraphData::new(name, adj, features, labels, classes, Some(split)).map_err(|e| AppError::graph(name, e))
 }
 
 #[cfg(test)]
@@ -372,24 +314,14 @@ mod tests {
 
     #[test]
     fn rmat_is_symmetric_skewed_and_close_to_the_target() {
-        let spec = RmatSpec {
-            nodes: 3000,
-            edges: 60_000,
-            a: 0.45,
-            b: 0.22,
-            c: 0.22,
-            seed: 3,
-        };
+        let spec = RmatSpec { nodes: 3000, edges: 60_000, a: 0.45, b: 0.22, c: 0.22, seed: 3 };
         let g = rmat(&spec).unwrap();
         assert!(g.is_symmetric());
         assert_eq!(g.self_loops(), 0);
         assert_eq!(g.nnz(), 60_000);
         let deg = g.row_degrees();
         let max = *deg.iter().max().unwrap();
-        assert!(
-            max as f64 > 10.0 * g.nnz() as f64 / 3000.0,
-            "power-law hub: max degree {max}"
-        );
+        assert!(max as f64 > 10.0 * g.nnz() as f64 / 3000.0, "power-law hub: max degree {max}");
         // deterministic
         assert_eq!(rmat(&spec).unwrap(), g);
     }

@@ -244,11 +244,7 @@ struct TrainJob {
 
 impl train_app::backend::Job for TrainJob {
     type Output = ();
-    fn run<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(
-        self,
-        device: B::Device,
-        backend: &str,
-    ) -> Result<()> {
+    fn run<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(self, device: B::Device, backend: &str) -> Result<()> {
         let data = datasets::load(&self.cfg.dataset, BuildOptions::default())?;
         let stats = data.stats();
         eprintln!(
@@ -256,8 +252,7 @@ impl train_app::backend::Job for TrainJob {
             stats.name, stats.nodes, stats.edges, stats.features, stats.classes
         );
         let host = train_app::training::prepare(&self.cfg, data)?;
-        let report =
-            train_app::training::train::<B>(&self.cfg, host, &device, backend, self.resume)?;
+        let report = train_app::training::train::<B>(&self.cfg, host, &device, backend, self.resume)?;
         let a = &report.final_accuracy;
         let last = report.epochs.last();
         println!(
@@ -267,15 +262,14 @@ impl train_app::backend::Job for TrainJob {
             report.dataset.name,
             report.epochs.len(),
             report.train_seconds,
-            last.and_then(|e| e.device_bytes_reserved).map(|b| format!(", device memory {:.2} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or_default(),
+            last.and_then(|e| e.device_bytes_reserved)
+                .map(|b| format!(", device memory {:.2} GiB", b as f64 / (1u64 << 30) as f64))
+                .unwrap_or_default(),
             a.train,
             a.valid,
             a.test
         );
-        println!(
-            "results: {}",
-            report.config.artifact_dir.join("results.json").display()
-        );
+        println!("results: {}", report.config.artifact_dir.join("results.json").display());
         Ok(())
     }
 }
@@ -287,16 +281,8 @@ struct EvalJob {
 
 impl train_app::backend::Job for EvalJob {
     type Output = ();
-    fn run<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(
-        self,
-        device: B::Device,
-        _backend: &str,
-    ) -> Result<()> {
-        let (cfg, a) = train_app::training::eval::<B::InnerBackend>(
-            &self.dir,
-            self.dataset.as_deref(),
-            &device,
-        )?;
+    fn run<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(self, device: B::Device, _backend: &str) -> Result<()> {
+        let (cfg, a) = train_app::training::eval::<B::InnerBackend>(&self.dir, self.dataset.as_deref(), &device)?;
         println!(
             "{} on {}: accuracy train {:.4} valid {:.4} test {:.4} (test loss {:.4})",
             cfg.conv.name(),
@@ -347,29 +333,19 @@ struct BenchTrainJob(BenchTrainArgs);
 
 impl train_app::backend::Job for BenchTrainJob {
     type Output = ();
-    fn run<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(
-        self,
-        device: B::Device,
-        backend: &str,
-    ) -> Result<()> {
+    fn run<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(self, device: B::Device, backend: &str) -> Result<()> {
         let a = self.0;
         let data = datasets::load(&a.dataset, BuildOptions::default())?;
         let name = a.device_name.clone().unwrap_or_else(|| backend.to_string());
         let mut file = match &a.out {
-            Some(p) => Some(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .map_err(|e| AppError::io(p, e))?,
-            ),
+            Some(p) => {
+                Some(std::fs::OpenOptions::new().create(true).append(true).open(p).map_err(|e| AppError::io(p, e))?)
+            }
             None => None,
         };
         // one prepared graph (and device upload) per graph option set
-        let mut batchers: std::collections::HashMap<
-            (bool, usize, bool),
-            train_app::training::FullGraphBatcher,
-        > = Default::default();
+        let mut batchers: std::collections::HashMap<(bool, usize, bool), train_app::training::FullGraphBatcher> =
+            Default::default();
         for m in &a.models {
             for nl in &a.nonlins {
                 for p in &a.precisions {
@@ -386,35 +362,19 @@ impl train_app::backend::Job for BenchTrainJob {
                         ..Default::default()
                     };
                     cfg.check()?;
-                    let key = (
-                        cfg.conv == gnn_models::ConvKind::Gat || cfg.self_loops,
-                        cfg.group_width,
-                        cfg.atomic,
-                    );
+                    let key = (cfg.conv == gnn_models::ConvKind::Gat || cfg.self_loops, cfg.group_width, cfg.atomic);
                     if !batchers.contains_key(&key) {
                         let host = train_app::training::prepare(&cfg, data.clone())?;
-                        batchers.insert(
-                            key,
-                            train_app::training::FullGraphBatcher::new(
-                                std::sync::Arc::new(host),
-                                0,
-                            ),
-                        );
+                        batchers.insert(key, train_app::training::FullGraphBatcher::new(std::sync::Arc::new(host), 0));
                     }
-                    let tb = train_app::trainbench::TrainBench {
-                        cfg,
-                        epochs: a.epochs,
-                        warmup: a.warmup,
+                    let tb = train_app::trainbench::TrainBench { cfg, epochs: a.epochs, warmup: a.warmup };
+                    let rec = match train_app::trainbench::run::<B>(&tb, &batchers[&key], &device, &name) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            eprintln!("{m} {nl} {p}: {e}");
+                            continue;
+                        }
                     };
-                    let rec =
-                        match train_app::trainbench::run::<B>(&tb, &batchers[&key], &device, &name)
-                        {
-                            Ok(r) => r,
-                            Err(e) => {
-                                eprintln!("{m} {nl} {p}: {e}");
-                                continue;
-                            }
-                        };
                     let line = serde_json::to_string(&rec).expect("record serialises");
                     println!("{line}");
                     if let (Some(f), Some(path)) = (file.as_mut(), a.out.as_ref()) {
@@ -456,7 +416,7 @@ struct BenchArgs {
     /// Append the JSON lines to this file.
     #[arg(long)]
     out: Option<PathBuf>,
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 1024)]
     group_width: usize,
     /// Device name recorded in the results (e.g. "NVIDIA H200").
     #[arg(long)]
@@ -513,44 +473,20 @@ enum GenKind {
 fn parse_rmat(s: &str) -> Result<(usize, usize)> {
     let bad = || AppError::Config(format!("--rmat expects NODES:EDGES, got `{s}`"));
     let (a, b) = s.split_once(':').ok_or_else(bad)?;
-    Ok((
-        a.trim().replace('_', "").parse().map_err(|_| bad())?,
-        b.trim().replace('_', "").parse().map_err(|_| bad())?,
-    ))
+    Ok((a.trim().replace('_', "").parse().map_err(|_| bad())?, b.trim().replace('_', "").parse().map_err(|_| bad())?))
 }
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        None => run(Cli {
-            command: Some(Command::Train(TrainArgs::default())),
-        }),
+        None => run(Cli { command: Some(Command::Train(TrainArgs::default())) }),
         Some(Command::Train(a)) => {
             let cfg = train_config(&a)?;
-            dispatch(
-                a.backend.unwrap_or(BackendKind::Auto),
-                TrainJob {
-                    cfg,
-                    resume: a.resume,
-                },
-            )
+            dispatch(a.backend.unwrap_or(BackendKind::Auto), TrainJob { cfg, resume: a.resume })
         }
-        Some(Command::Eval {
-            dir,
-            backend,
-            dataset,
-        }) => dispatch(backend, EvalJob { dir, dataset }),
-        Some(Command::Selftest {
-            backend,
-            quick,
-            filter,
-        }) => dispatch(backend, selftest::SelfTest { quick, filter }),
+        Some(Command::Eval { dir, backend, dataset }) => dispatch(backend, EvalJob { dir, dataset }),
+        Some(Command::Selftest { backend, quick, filter }) => dispatch(backend, selftest::SelfTest { quick, filter }),
         Some(Command::BenchTrain(a)) => dispatch(a.backend, BenchTrainJob(a)),
-        Some(Command::Export {
-            dataset,
-            split,
-            seed,
-            out,
-        }) => {
+        Some(Command::Export { dataset, split, seed, out }) => {
             let d = datasets::load(&dataset, BuildOptions::default())?;
             let d = train_app::training::apply_split(d, split.as_deref(), seed)?;
             datasets::npy::save(&d, &out)?;
@@ -571,26 +507,9 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Some(Command::Gen { kind }) => match kind {
-            GenKind::Rmat {
-                nodes,
-                edges,
-                a,
-                b,
-                c,
-                seed,
-                features,
-                classes,
-                out,
-            } => {
+            GenKind::Rmat { nodes, edges, a, b, c, seed, features, classes, out } => {
                 let start = std::time::Instant::now();
-                let adj = gen::rmat(&gen::RmatSpec {
-                    nodes,
-                    edges,
-                    a,
-                    b,
-                    c,
-                    seed,
-                })?;
+                let adj = gen::rmat(&gen::RmatSpec { nodes, edges, a, b, c, seed })?;
                 let deg = adj.row_degrees();
                 eprintln!(
                     "R-MAT: {} nodes, {} edges, max degree {}, {} empty rows ({:.1} s)",
@@ -605,23 +524,13 @@ fn run(cli: Cli) -> Result<()> {
                     npyio::write(&out.join("num_nodes.npy"), &[], &[nodes as i64])?;
                     datasets::npy::save_adjacency(&adj, &out)
                 } else {
-                    let name = out
-                        .file_name()
-                        .map(|s| s.to_string_lossy().to_string())
-                        .unwrap_or_else(|| "rmat".into());
+                    let name =
+                        out.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "rmat".into());
                     let d = gen::random_node_data(adj, &name, features, classes, seed)?;
                     datasets::npy::save(&d, &out)
                 }
             }
-            GenKind::Sbm {
-                nodes,
-                classes,
-                avg_degree,
-                homophily,
-                features,
-                seed,
-                out,
-            } => {
+            GenKind::Sbm { nodes, classes, avg_degree, homophily, features, seed, out } => {
                 let d = gen::sbm(&gen::SbmSpec {
                     nodes,
                     classes,
@@ -638,31 +547,18 @@ fn run(cli: Cli) -> Result<()> {
             let (graph_name, adj) = match (&a.graph, &a.rmat) {
                 (Some(dir), _) => {
                     let n = datasets::npy::read_num_nodes(dir)?;
-                    let name = dir
-                        .file_name()
-                        .map(|s| s.to_string_lossy().to_string())
-                        .unwrap_or_else(|| "graph".into());
-                    (
-                        name,
-                        datasets::npy::read_adjacency(dir, n, BuildOptions::default())?,
-                    )
+                    let name =
+                        dir.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "graph".into());
+                    (name, datasets::npy::read_adjacency(dir, n, BuildOptions::default())?)
                 }
                 (None, Some(spec)) => {
                     let (nodes, edges) = parse_rmat(spec)?;
                     (
                         format!("rmat-{nodes}-{edges}"),
-                        gen::rmat(&gen::RmatSpec {
-                            nodes,
-                            edges,
-                            ..gen::RmatSpec::reddit_scale()
-                        })?,
+                        gen::rmat(&gen::RmatSpec { nodes, edges, ..gen::RmatSpec::reddit_scale() })?,
                     )
                 }
-                (None, None) => {
-                    return Err(AppError::Config(
-                        "bench needs --graph DIR or --rmat NODES:EDGES".into(),
-                    ))
-                }
+                (None, None) => return Err(AppError::Config("bench needs --graph DIR or --rmat NODES:EDGES".into())),
             };
             let job = bench::Bench {
                 graph_name,

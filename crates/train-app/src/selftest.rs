@@ -23,28 +23,20 @@ impl Job for SelfTest {
         let mut runs = vec![("default kernels", base.clone())];
         runs.push((
             "split rows (group width 7)",
-            ConformanceConfig {
-                group_width: 7,
-                widths: vec![7, 64],
-                ..base.clone()
-            },
+            ConformanceConfig { group_width: 7, widths: vec![7, 64], ..base.clone() },
         ));
         runs.push((
             "atomic CBSR variants",
             ConformanceConfig {
                 filter: Some(self.filter.clone().unwrap_or_else(|| "cbsr".into())),
                 group_width: 16,
-                policy: KernelPolicy {
-                    sspmm: SspmmStrategy::OuterAtomic,
-                    spgemm_atomic: true,
-                },
+                policy: KernelPolicy { sspmm: SspmmStrategy::OuterAtomic, spgemm_atomic: true },
                 ..base.clone()
             },
         ));
-        for (name, dtype) in [
-            ("f16 storage", burn::tensor::FloatDType::F16),
-            ("bf16 storage", burn::tensor::FloatDType::BF16),
-        ] {
+        for (name, dtype) in
+            [("f16 storage", burn::tensor::FloatDType::F16), ("bf16 storage", burn::tensor::FloatDType::BF16)]
+        {
             runs.push((
                 name,
                 ConformanceConfig {
@@ -56,13 +48,8 @@ impl Job for SelfTest {
                 },
             ));
         }
-        let plane_fallback = (
-            "shared-memory fallbacks (SGNN_NO_PLANE=1)",
-            ConformanceConfig {
-                widths: vec![7, 64],
-                ..base.clone()
-            },
-        );
+        let plane_fallback =
+            ("shared-memory fallbacks (SGNN_NO_PLANE=1)", ConformanceConfig { widths: vec![7, 64], ..base.clone() });
         runs.push(plane_fallback);
         let mut failed = 0;
         let mut total = 0;
@@ -76,18 +63,13 @@ impl Job for SelfTest {
             if no_plane {
                 std::env::remove_var("SGNN_NO_PLANE");
             }
-            println!(
-                "== {backend}: {name} ({:.1} s)",
-                start.elapsed().as_secs_f64()
-            );
+            println!("== {backend}: {name} ({:.1} s)", start.elapsed().as_secs_f64());
             println!("{}", report.table());
             failed += report.failures().len();
             total += report.results.len();
         }
         if failed > 0 {
-            return Err(AppError::SelfTest(format!(
-                "{failed} of {total} checks failed on {backend}"
-            )));
+            return Err(AppError::SelfTest(format!("{failed} of {total} checks failed on {backend}")));
         }
         println!("selftest {backend}: all {total} checks passed");
         Ok(())

@@ -32,36 +32,24 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     let graph_name = host.data.name.clone();
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(device, cfg.seed);
-    let mut model = NodeClassifier::new(
-        model_cfg
-            .init::<B>(device)
-            .map_err(|e| AppError::Config(e.to_string()))?,
-        cfg.seed,
-    );
+    let mut model =
+        NodeClassifier::new(model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?, cfg.seed);
     let batch: GraphBatch<B> = batcher.batch(vec![SplitKind::Train], device);
     let mut optim = AdamConfig::new().init();
     let mut times = Vec::new();
     let mut peak = 0u64;
     for epoch in 0..tb.warmup + tb.epochs {
-        B::sync(device).map_err(|e| AppError::Backend {
-            backend: device_name.into(),
-            msg: e.to_string(),
-        })?;
+        B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
         let start = Instant::now();
         let out = model.classify(&batch);
         let loss = out.loss.clone();
         let grads = GradientsParams::from_grads(loss.backward(), &model);
         model = optim.step(cfg.lr, model, grads);
-        B::sync(device).map_err(|e| AppError::Backend {
-            backend: device_name.into(),
-            msg: e.to_string(),
-        })?;
+        B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
         let ms = start.elapsed().as_secs_f64() * 1e3;
         let l: f64 = out.loss.into_scalar().elem();
         if !l.is_finite() {
-            return Err(AppError::Config(format!(
-                "training diverged: loss {l} at epoch {epoch}"
-            )));
+            return Err(AppError::Config(format!("training diverged: loss {l} at epoch {epoch}")));
         }
         if epoch >= tb.warmup {
             times.push(ms);
@@ -93,11 +81,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         peak_bytes: (peak > 0).then_some(peak),
         commit: commit(),
         device: device_name.into(),
-        variant: Some(format!(
-            "{} layers{}",
-            cfg.layers,
-            if cfg.atomic { ", atomic sspmm" } else { "" }
-        )),
+        variant: Some(format!("{} layers{}", cfg.layers, if cfg.atomic { ", atomic sspmm" } else { "" })),
         min_ms: q(0.0),
         p90_ms: q(0.9),
         bytes: None,

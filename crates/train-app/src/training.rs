@@ -22,16 +22,14 @@ use burn::train::renderer::{
     MetricsRendererTraining, ProgressType, TrainingProgress,
 };
 use burn::train::{
-    ClassificationOutput, InferenceStep, Learner, LearnerSummary, MetricEarlyStoppingStrategy,
-    StoppingCondition, SupervisedTraining, TrainOutput, TrainStep,
+    ClassificationOutput, InferenceStep, Learner, LearnerSummary, MetricEarlyStoppingStrategy, StoppingCondition,
+    SupervisedTraining, TrainOutput, TrainStep,
 };
 use burn_sparse_gnn::{
-    DatasetStats, Graph, GraphData, GraphOptions, KernelPolicy, SparseGnnAutodiffBackend,
-    SparseGnnBackend, SspmmStrategy,
+    DatasetStats, Graph, GraphData, GraphOptions, KernelPolicy, SparseGnnAutodiffBackend, SparseGnnBackend,
+    SspmmStrategy,
 };
-use gnn_models::{
-    ConvKind, GcnNorm, GnnModel, GnnModelConfig, Nonlinearity, NormKind, Precision, SageAggr,
-};
+use gnn_models::{ConvKind, GcnNorm, GnnModel, GnnModelConfig, Nonlinearity, NormKind, Precision, SageAggr};
 use serde::{Deserialize, Serialize};
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -79,8 +77,10 @@ pub struct TrainConfig {
     pub self_loops: bool,
     /// Symmetrise the graph.
     pub symmetrize: bool,
-    /// Edge-group width of the kernels.
+    /// Edge-group width of the SpMM-family kernels.
     pub group_width: usize,
+    /// Edge-group width of the CBSR kernels (MaxK / max-pooling aggregation).
+    pub cbsr_group_width: usize,
     /// Use the non-deterministic atomic CBSR kernels (faster SSpMM backward).
     pub atomic: bool,
     /// Where checkpoints, the model, the results JSON and the charts go.
@@ -118,7 +118,8 @@ impl Default for TrainConfig {
             seed: 42,
             self_loops: false,
             symmetrize: false,
-            group_width: 256,
+            group_width: 1024,
+            cbsr_group_width: 256,
             atomic: false,
             artifact_dir: PathBuf::from("artifacts/train"),
             checkpoints: true,
@@ -129,11 +130,7 @@ impl Default for TrainConfig {
 
 /// Parses `relu`, `maxk:K`, `maxpool:W`, `maxpool:WxC`, `maxpool:WxC:2d`.
 pub fn parse_nonlin(s: &str) -> Result<Nonlinearity> {
-    let bad = || {
-        AppError::Config(format!(
-            "nonlinearity `{s}`: expected relu, maxk:K or maxpool:W[xC][:2d]"
-        ))
-    };
+    let bad = || AppError::Config(format!("nonlinearity `{s}`: expected relu, maxk:K or maxpool:W[xC][:2d]"));
     let mut parts = s.split(':');
     match parts.next() {
         Some("relu") if parts.next().is_none() => Ok(Nonlinearity::Relu),
@@ -155,11 +152,7 @@ pub fn parse_nonlin(s: &str) -> Result<Nonlinearity> {
                 Some("2d") => true,
                 Some(_) => return Err(bad()),
             };
-            Ok(Nonlinearity::Maxpool {
-                windows: w,
-                channels: c,
-                two_d,
-            })
+            Ok(Nonlinearity::Maxpool { windows: w, channels: c, two_d })
         }
         _ => Err(bad()),
     }
@@ -169,10 +162,7 @@ impl TrainConfig {
     /// Reads a TOML or JSON config file (by extension).
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| AppError::io(path, e))?;
-        let fmt = |msg: String| AppError::Format {
-            path: path.into(),
-            msg,
-        };
+        let fmt = |msg: String| AppError::Format { path: path.into(), msg };
         match path.extension().and_then(|e| e.to_str()) {
             Some("json") => serde_json::from_str(&text).map_err(|e| fmt(e.to_string())),
             Some("toml") => toml::from_str(&text).map_err(|e| fmt(e.to_string())),
@@ -205,18 +195,12 @@ impl TrainConfig {
             return Err(AppError::Config("epochs must be >= 1".into()));
         }
         if !(self.lr > 0.0 && self.lr.is_finite()) {
-            return Err(AppError::Config(format!(
-                "learning rate must be positive, got {}",
-                self.lr
-            )));
+            return Err(AppError::Config(format!("learning rate must be positive, got {}", self.lr)));
         }
         if self.weight_decay < 0.0 {
-            return Err(AppError::Config(format!(
-                "weight decay must be >= 0, got {}",
-                self.weight_decay
-            )));
+            return Err(AppError::Config(format!("weight decay must be >= 0, got {}", self.weight_decay)));
         }
-        if self.group_width == 0 {
+        if self.group_width == 0 || self.cbsr_group_width == 0 {
             return Err(AppError::Config("group width must be >= 1".into()));
         }
         parse_nonlin(&self.nonlin).map(|_| ())
@@ -224,17 +208,11 @@ impl TrainConfig {
 
     fn graph_options(&self) -> GraphOptions {
         let policy = if self.atomic {
-            KernelPolicy {
-                sspmm: SspmmStrategy::OuterAtomic,
-                spgemm_atomic: false,
-            }
+            KernelPolicy { sspmm: SspmmStrategy::OuterAtomic, spgemm_atomic: false }
         } else {
             KernelPolicy::default()
         };
-        GraphOptions {
-            group_width: self.group_width,
-            policy,
-        }
+        GraphOptions { group_width: self.group_width, cbsr_group_width: self.cbsr_group_width, policy }
     }
 }
 
@@ -245,17 +223,13 @@ pub fn apply_split(data: GraphData, spec: Option<&str>, seed: u64) -> Result<Gra
         None if data.split().is_some() => return Ok(data),
         None => "per-class:20,30".to_string(),
     };
-    let bad = || {
-        AppError::Config(format!(
-            "split `{spec}`: expected per-class:TRAIN,VALID, random:TRAIN,VALID or mask:K"
-        ))
-    };
+    let bad =
+        || AppError::Config(format!("split `{spec}`: expected per-class:TRAIN,VALID, random:TRAIN,VALID or mask:K"));
     let (kind, args) = spec.split_once(':').ok_or_else(bad)?;
     let split = match kind {
         "per-class" => {
             let (t, v) = args.split_once(',').ok_or_else(bad)?;
-            let (t, v): (usize, usize) =
-                (t.parse().map_err(|_| bad())?, v.parse().map_err(|_| bad())?);
+            let (t, v): (usize, usize) = (t.parse().map_err(|_| bad())?, v.parse().map_err(|_| bad())?);
             per_class_split(data.labels(), data.num_classes(), t, v, seed)
         }
         "random" => {
@@ -315,11 +289,7 @@ pub struct FullGraphBatcher {
 impl FullGraphBatcher {
     /// `first_epoch`: the epoch of the first batch (resume).
     pub fn new(host: Arc<HostGraph>, first_epoch: usize) -> Self {
-        Self {
-            host,
-            cache: Default::default(),
-            epoch: Arc::new(AtomicUsize::new(first_epoch)),
-        }
+        Self { host, cache: Default::default(), epoch: Arc::new(AtomicUsize::new(first_epoch)) }
     }
 
     /// The host data.
@@ -328,26 +298,18 @@ impl FullGraphBatcher {
     }
 
     /// The device-resident parts (graph, features, labels), built once.
-    pub fn resident<B: SparseGnnBackend>(
-        &self,
-        device: &B::Device,
-    ) -> (Graph<B>, Tensor<B, 2>, Tensor<B, 1, Int>) {
+    pub fn resident<B: SparseGnnBackend>(&self, device: &B::Device) -> (Graph<B>, Tensor<B, 2>, Tensor<B, 1, Int>) {
         let key = (TypeId::of::<B>(), format!("{device:?}"));
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(v) = cache
-            .get(&key)
-            .and_then(|b| b.downcast_ref::<(Graph<B>, Tensor<B, 2>, Tensor<B, 1, Int>)>())
-        {
+        if let Some(v) = cache.get(&key).and_then(|b| b.downcast_ref::<(Graph<B>, Tensor<B, 2>, Tensor<B, 1, Int>)>()) {
             return v.clone();
         }
         let h = &self.host;
         let graph = Graph::<B>::new(h.data.adjacency(), device, h.opts);
         let n = h.data.num_nodes();
         let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
-        let x = Tensor::<B, 2>::from_data(
-            TensorData::new(h.x.clone(), [n, h.d_in]).convert_dtype(dtype),
-            (device, dtype),
-        );
+        let x =
+            Tensor::<B, 2>::from_data(TensorData::new(h.x.clone(), [n, h.d_in]).convert_dtype(dtype), (device, dtype));
         let labels: Vec<i64> = h.data.labels().iter().map(|&l| l.max(0)).collect();
         let labels = Tensor::<B, 1, Int>::from_data(TensorData::new(labels, [n]), device);
         let v = (graph, x, labels);
@@ -356,11 +318,7 @@ impl FullGraphBatcher {
     }
 
     fn ids<B: Backend>(&self, split: SplitKind, device: &B::Device) -> Tensor<B, 1, Int> {
-        let s = self
-            .host
-            .data
-            .split()
-            .expect("split applied before training");
+        let s = self.host.data.split().expect("split applied before training");
         let ids = match split {
             SplitKind::Train => &s.train,
             SplitKind::Valid => &s.valid,
@@ -380,13 +338,7 @@ impl<B: SparseGnnBackend> Batcher<B, SplitKind, GraphBatch<B>> for FullGraphBatc
         } else {
             self.epoch.load(Ordering::SeqCst)
         };
-        GraphBatch {
-            graph,
-            x,
-            labels,
-            idx: self.ids::<B>(split, device),
-            epoch,
-        }
+        GraphBatch { graph, x, labels, idx: self.ids::<B>(split, device), epoch }
     }
 }
 
@@ -408,27 +360,29 @@ impl<B: SparseGnnBackend> NodeClassifier<B> {
         let logits = self.model.forward(&batch.graph, batch.x.clone());
         let out = logits.select(0, batch.idx.clone());
         let targets = batch.labels.clone().select(0, batch.idx.clone());
-        let loss = CrossEntropyLossConfig::new()
-            .init(&out.device())
-            .forward(out.clone(), targets.clone());
+        let loss = CrossEntropyLossConfig::new().init(&out.device()).forward(out.clone(), targets.clone());
         ClassificationOutput::new(loss, out, targets)
     }
 }
+
+/// Device memory `(reserved, in use)` read on the training thread after the last backward pass
+/// (CubeCL memory pools are per stream, i.e. per thread: the renderer cannot read them itself).
+static LAST_MEMORY: Mutex<Option<(u64, u64)>> = Mutex::new(None);
 
 impl<B: SparseGnnAutodiffBackend> TrainStep for NodeClassifier<B> {
     type Input = GraphBatch<B>;
     type Output = ClassificationOutput<B>;
 
     fn step(&self, batch: GraphBatch<B>) -> TrainOutput<ClassificationOutput<B>> {
+        let device = batch.x.device();
         // dropout draws depend on (seed, epoch) only: a resumed run repeats them
-        B::seed(
-            &batch.x.device(),
-            self.seed
-                .wrapping_mul(1_000_003)
-                .wrapping_add(batch.epoch as u64),
-        );
+        B::seed(&device, self.seed.wrapping_mul(1_000_003).wrapping_add(batch.epoch as u64));
         let item = self.classify(&batch);
-        TrainOutput::new(self, item.loss.backward(), item)
+        let grads = item.loss.backward();
+        if let Some(m) = B::device_memory(&device) {
+            *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner()) = Some(m);
+        }
+        TrainOutput::new(self, grads, item)
     }
 }
 
@@ -473,9 +427,7 @@ struct RecordingRenderer {
 
 fn metric_key(state: &MetricState) -> Option<(String, f64)> {
     match state {
-        MetricState::Numeric(entry, value) => {
-            Some((format!("{:?}", entry.metric_id), value.current()))
-        }
+        MetricState::Numeric(entry, value) => Some((format!("{:?}", entry.metric_id), value.current())),
         MetricState::Generic(_) => None,
     }
 }
@@ -502,10 +454,7 @@ impl RecordingRenderer {
             device_bytes_reserved: mem.map(|m| m.0),
             device_bytes_in_use: mem.map(|m| m.1),
         };
-        if self.inner.is_none()
-            && self.log_every > 0
-            && (epoch % self.log_every == 0 || epoch == self.total_epochs)
-        {
+        if self.inner.is_none() && self.log_every > 0 && (epoch % self.log_every == 0 || epoch == self.total_epochs) {
             let f = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
             let mem = m
                 .device_bytes_reserved
@@ -558,10 +507,7 @@ impl MetricsRendererTraining for RecordingRenderer {
         }
         self.epoch_done(epoch);
     }
-    fn on_train_end(
-        &mut self,
-        summary: Option<LearnerSummary>,
-    ) -> std::result::Result<(), Box<dyn std::error::Error>> {
+    fn on_train_end(&mut self, summary: Option<LearnerSummary>) -> std::result::Result<(), Box<dyn std::error::Error>> {
         match self.inner.as_mut() {
             Some(r) => r.on_train_end(summary),
             None => Ok(()),
@@ -589,10 +535,7 @@ impl MetricsRenderer for RecordingRenderer {
         }
     }
     fn register_metric(&mut self, definition: burn::train::metric::MetricDefinition) {
-        self.names.insert(
-            format!("{:?}", definition.metric_id),
-            definition.name.clone(),
-        );
+        self.names.insert(format!("{:?}", definition.metric_id), definition.name.clone());
         if let Some(r) = self.inner.as_mut() {
             r.register_metric(definition);
         }
@@ -625,12 +568,7 @@ pub fn evaluate<B: SparseGnnBackend>(
     let (train, _) = acc(SplitKind::Train);
     let (valid, _) = acc(SplitKind::Valid);
     let (test, test_loss) = acc(SplitKind::Test);
-    Accuracies {
-        train,
-        valid,
-        test,
-        test_loss,
-    }
+    Accuracies { train, valid, test, test_loss }
 }
 
 use burn::tensor::ElementConversion;
@@ -684,11 +622,8 @@ pub fn prepare(cfg: &TrainConfig, data: GraphData) -> Result<HostGraph> {
     let data = apply_split(data, cfg.split.as_deref(), cfg.seed)?;
     let needs_loops = cfg.self_loops || cfg.conv == ConvKind::Gat;
     let data = if needs_loops || cfg.symmetrize {
-        let opts = burn_sparse_gnn::BuildOptions {
-            symmetrize: cfg.symmetrize,
-            add_self_loops: needs_loops,
-            dedup: true,
-        };
+        let opts =
+            burn_sparse_gnn::BuildOptions { symmetrize: cfg.symmetrize, add_self_loops: needs_loops, dedup: true };
         crate::datasets::rebuild(data, opts)?
     } else {
         data
@@ -702,12 +637,7 @@ pub fn prepare(cfg: &TrainConfig, data: GraphData) -> Result<HostGraph> {
             row.iter_mut().for_each(|v| *v /= sum);
         }
     }
-    Ok(HostGraph {
-        data,
-        x,
-        d_in,
-        opts: cfg.graph_options(),
-    })
+    Ok(HostGraph { data, x, d_in, opts: cfg.graph_options() })
 }
 
 /// The model file and the config written next to it.
@@ -728,18 +658,11 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     std::fs::create_dir_all(&cfg.artifact_dir).map_err(|e| AppError::io(&cfg.artifact_dir, e))?;
     let cfg_path = cfg.artifact_dir.join("config.json");
-    std::fs::write(
-        &cfg_path,
-        serde_json::to_string_pretty(cfg).expect("config serialises"),
-    )
-    .map_err(|e| AppError::io(&cfg_path, e))?;
+    std::fs::write(&cfg_path, serde_json::to_string_pretty(cfg).expect("config serialises"))
+        .map_err(|e| AppError::io(&cfg_path, e))?;
     B::seed(device, cfg.seed);
-    let model = NodeClassifier::new(
-        model_cfg
-            .init::<B>(device)
-            .map_err(|e| AppError::Config(e.to_string()))?,
-        cfg.seed,
-    );
+    let model =
+        NodeClassifier::new(model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?, cfg.seed);
     let parameters = model.num_params();
     let host = Arc::new(host);
     let batcher = FullGraphBatcher::new(host.clone(), resume.unwrap_or(0));
@@ -757,9 +680,8 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         .build(InMemDataset::new(vec![SplitKind::Valid]));
 
     let log = Arc::new(Mutex::new(Vec::new()));
-    let probe_dev = device.clone();
-    let use_tui = std::io::IsTerminal::is_terminal(&std::io::stdout())
-        && std::env::var("SGNN_PLAIN_LOG").is_err();
+    *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    let use_tui = std::io::IsTerminal::is_terminal(&std::io::stdout()) && std::env::var("SGNN_PLAIN_LOG").is_err();
     let mut training = SupervisedTraining::new(&cfg.artifact_dir, train_loader, valid_loader)
         .metrics((AccuracyMetric::new(), LossMetric::new()))
         .num_epochs(cfg.epochs)
@@ -767,10 +689,8 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let interrupter = training.interrupter();
     let renderer = RecordingRenderer {
         inner: use_tui.then(|| {
-            Box::new(burn::train::renderer::tui::TuiMetricsRendererWrapper::new(
-                interrupter,
-                resume,
-            )) as Box<dyn MetricsRenderer>
+            Box::new(burn::train::renderer::tui::TuiMetricsRendererWrapper::new(interrupter, resume))
+                as Box<dyn MetricsRenderer>
         }),
         names: HashMap::new(),
         current: HashMap::new(),
@@ -778,24 +698,16 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         last: Instant::now(),
         total_epochs: cfg.epochs,
         log_every: cfg.log_every,
-        memory: Box::new(move || B::device_memory(&probe_dev)),
+        memory: Box::new(|| *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner())),
     };
     training = training.renderer(renderer);
     if cfg.checkpoints {
         training = training.with_file_checkpointer(DefaultRecorder::new());
     }
     if let Some(epoch) = resume {
-        if !cfg
-            .artifact_dir
-            .join("checkpoint")
-            .join(format!("model-{epoch}.mpk"))
-            .exists()
-        {
+        if !cfg.artifact_dir.join("checkpoint").join(format!("model-{epoch}.mpk")).exists() {
             return Err(AppError::Missing {
-                path: cfg
-                    .artifact_dir
-                    .join("checkpoint")
-                    .join(format!("model-{epoch}.mpk")),
+                path: cfg.artifact_dir.join("checkpoint").join(format!("model-{epoch}.mpk")),
                 what: "checkpoint to resume from".into(),
             });
         }
@@ -811,9 +723,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         ));
     }
     let optim = AdamConfig::new()
-        .with_weight_decay(
-            (cfg.weight_decay > 0.0).then(|| WeightDecayConfig::new(cfg.weight_decay as f32)),
-        )
+        .with_weight_decay((cfg.weight_decay > 0.0).then(|| WeightDecayConfig::new(cfg.weight_decay as f32)))
         .init();
     let start = Instant::now();
     let result = training.launch(Learner::new(model, optim, cfg.lr));
@@ -823,10 +733,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     trained
         .clone()
         .save_file(model_path(&cfg.artifact_dir), &DefaultRecorder::new())
-        .map_err(|e| AppError::Format {
-            path: model_path(&cfg.artifact_dir),
-            msg: e.to_string(),
-        })?;
+        .map_err(|e| AppError::Format { path: model_path(&cfg.artifact_dir), msg: e.to_string() })?;
     let mut epochs = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
     epochs.sort_by_key(|e| e.epoch);
     let report = TrainReport {
@@ -841,11 +748,8 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         parameters,
     };
     let path = cfg.artifact_dir.join("results.json");
-    std::fs::write(
-        &path,
-        serde_json::to_string_pretty(&report).expect("report serialises"),
-    )
-    .map_err(|e| AppError::io(&path, e))?;
+    std::fs::write(&path, serde_json::to_string_pretty(&report).expect("report serialises"))
+        .map_err(|e| AppError::io(&path, e))?;
     Ok(report)
 }
 
@@ -863,19 +767,13 @@ pub fn eval<B: SparseGnnBackend>(
     let data = crate::datasets::load(&cfg.dataset, burn_sparse_gnn::BuildOptions::default())?;
     let host = prepare(&cfg, data)?;
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
-    let model = NodeClassifier::new(
-        model_cfg
-            .init::<B>(device)
-            .map_err(|e| AppError::Config(e.to_string()))?,
-        cfg.seed,
-    );
+    let model =
+        NodeClassifier::new(model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?, cfg.seed);
     let path = model_path(dir);
-    let record = DefaultRecorder::new()
-        .load(path.with_extension("mpk"), device)
-        .map_err(|e| AppError::Format {
-            path: path.with_extension("mpk"),
-            msg: format!("cannot load the model: {e}"),
-        })?;
+    let record = DefaultRecorder::new().load(path.with_extension("mpk"), device).map_err(|e| AppError::Format {
+        path: path.with_extension("mpk"),
+        msg: format!("cannot load the model: {e}"),
+    })?;
     let model = model.load_record(record);
     let batcher = FullGraphBatcher::new(Arc::new(host), 0);
     Ok((cfg.clone(), evaluate(&model, &batcher, device)))

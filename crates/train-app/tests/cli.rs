@@ -9,40 +9,18 @@ use std::process::Command;
 use train_app::npyio::write;
 
 fn app(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_train-app"))
-        .args(args)
-        .env("SGNN_PLAIN_LOG", "1")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        !text.contains("panicked"),
-        "a bad input must not panic:\n{text}"
-    );
+    let out = Command::new(env!("CARGO_BIN_EXE_train-app")).args(args).env("SGNN_PLAIN_LOG", "1").output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("panicked"), "a bad input must not panic:\n{text}");
     (out.status.code().unwrap_or(-1), text)
 }
 
 /// A valid 6-node npy dataset.
 fn tiny(name: &str) -> PathBuf {
     let dir = tmp(name);
-    let adj = Csr::from_edges(
-        6,
-        &[0, 1, 2, 3, 4],
-        &[1, 2, 3, 4, 5],
-        None,
-        BuildOptions::undirected(),
-    )
-    .unwrap();
+    let adj = Csr::from_edges(6, &[0, 1, 2, 3, 4], &[1, 2, 3, 4, 5], None, BuildOptions::undirected()).unwrap();
     let x = Features::dense(6, 3, (0..18).map(|v| v as f32 / 10.0).collect()).unwrap();
-    let split = Split {
-        train: vec![0, 1],
-        valid: vec![2, 3],
-        test: vec![4, 5],
-    };
+    let split = Split { train: vec![0, 1], valid: vec![2, 3], test: vec![4, 5] };
     let d = GraphData::new("tiny", adj, x, vec![0, 1, 0, 1, 0, 1], 2, Some(split)).unwrap();
     train_app::datasets::npy::save(&d, &dir).unwrap();
     dir
@@ -70,11 +48,7 @@ fn train_on(dir: &Path, extra: &[&str]) -> (i32, String) {
 
 fn fails_with(r: (i32, String), needle: &str) {
     assert_ne!(r.0, 0, "must fail: {}", r.1);
-    assert!(
-        r.1.to_lowercase().contains(&needle.to_lowercase()),
-        "expected `{needle}` in:\n{}",
-        r.1
-    );
+    assert!(r.1.to_lowercase().contains(&needle.to_lowercase()), "expected `{needle}` in:\n{}", r.1);
 }
 
 #[test]
@@ -87,10 +61,7 @@ fn the_tiny_dataset_trains() {
 
 #[test]
 fn missing_dataset() {
-    fails_with(
-        app(&["train", "--backend", "cpu", "--dataset", "/no/such/dataset"]),
-        "not found",
-    );
+    fails_with(app(&["train", "--backend", "cpu", "--dataset", "/no/such/dataset"]), "not found");
 }
 
 #[test]
@@ -111,10 +82,7 @@ fn not_an_npy_file() {
 fn wrong_dtype() {
     let dir = tiny("dtype-indices");
     write(&dir.join("adj_indices.npy"), &[10], &[1.5f32; 10]).unwrap();
-    fails_with(
-        train_on(&dir, &[]),
-        "adj_indices.npy: dtype <f4 cannot be read as integers",
-    );
+    fails_with(train_on(&dir, &[]), "adj_indices.npy: dtype <f4 cannot be read as integers");
     let dir = tiny("dtype-labels");
     std::fs::write(dir.join("labels.npy"), npy_unicode()).unwrap();
     fails_with(train_on(&dir, &[]), "labels.npy: dtype");
@@ -145,12 +113,7 @@ fn wrong_shape() {
 #[test]
 fn column_out_of_range() {
     let dir = tiny("range");
-    write(
-        &dir.join("adj_indices.npy"),
-        &[10],
-        &[1i32, 0, 2, 1, 3, 2, 4, 3, 99, 4],
-    )
-    .unwrap();
+    write(&dir.join("adj_indices.npy"), &[10], &[1i32, 0, 2, 1, 3, 2, 4, 3, 99, 4]).unwrap();
     fails_with(train_on(&dir, &[]), "column 99");
 }
 
@@ -173,20 +136,14 @@ fn non_finite_feature() {
 #[test]
 fn k_larger_than_hidden() {
     let dir = tiny("k");
-    fails_with(
-        train_on(&dir, &["--hidden", "16", "--nonlin", "maxk:32"]),
-        "MaxK k = 32 must be in 1..=16",
-    );
+    fails_with(train_on(&dir, &["--hidden", "16", "--nonlin", "maxk:32"]), "MaxK k = 32 must be in 1..=16");
 }
 
 #[test]
 fn bad_nonlinearity_split_and_model() {
     let dir = tiny("strings");
     fails_with(train_on(&dir, &["--nonlin", "tanh"]), "nonlinearity `tanh`");
-    fails_with(
-        train_on(&dir, &["--split", "per-class:x"]),
-        "split `per-class:x`",
-    );
+    fails_with(train_on(&dir, &["--split", "per-class:x"]), "split `per-class:x`");
     fails_with(train_on(&dir, &["--model", "transformer"]), "unknown model");
     fails_with(train_on(&dir, &["--epochs", "0"]), "epochs must be >= 1");
 }
@@ -205,23 +162,14 @@ fn cuda_without_a_gpu_is_a_clear_error() {
         println!("skipped: a CUDA device answered on this machine");
         return;
     }
-    assert!(
-        text.contains("backend cuda: no CUDA device answered"),
-        "{text}"
-    );
+    assert!(text.contains("backend cuda: no CUDA device answered"), "{text}");
 }
 
 #[test]
 fn resume_without_checkpoint_and_bad_config_file() {
     let dir = tiny("resume");
-    fails_with(
-        train_on(&dir, &["--resume", "7"]),
-        "checkpoint to resume from",
-    );
+    fails_with(train_on(&dir, &["--resume", "7"]), "checkpoint to resume from");
     let cfg = dir.join("bad.toml");
     std::fs::write(&cfg, "epochs = 3\nlearning_rate = 0.1\n").unwrap();
-    fails_with(
-        train_on(&dir, &["--config", cfg.to_str().unwrap()]),
-        "unknown field `learning_rate`",
-    );
+    fails_with(train_on(&dir, &["--config", cfg.to_str().unwrap()]), "unknown field `learning_rate`");
 }

@@ -8,14 +8,8 @@ use std::path::PathBuf;
 pub fn datasets() -> PathBuf {
     let p = std::env::var("SGNN_DATASETS")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets")
-        });
-    assert!(
-        p.join("npy/cora/num_nodes.npy").exists(),
-        "datasets not found at {} (set SGNN_DATASETS)",
-        p.display()
-    );
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets"));
+    assert!(p.join("npy/cora/num_nodes.npy").exists(), "datasets not found at {} (set SGNN_DATASETS)", p.display());
     p
 }
 

@@ -35,36 +35,15 @@ fn resumed_training_matches_an_uninterrupted_run() {
     assert_eq!(first.epochs.len(), 3);
     let resumed = run(&config(&b, 6), Some(3));
     // identical accuracies; losses equal up to f32 round-off across the checkpoint boundary
-    let close = |x: Option<f64>, y: Option<f64>| {
-        (x.unwrap() - y.unwrap()).abs() <= 1e-5 * (1.0 + x.unwrap().abs())
-    };
+    let close = |x: Option<f64>, y: Option<f64>| (x.unwrap() - y.unwrap()).abs() <= 1e-5 * (1.0 + x.unwrap().abs());
     let (fa, ra) = (&full.final_accuracy, &resumed.final_accuracy);
-    assert_eq!(
-        (fa.train, fa.valid, fa.test),
-        (ra.train, ra.valid, ra.test),
-        "final accuracies"
-    );
-    assert!(
-        close(Some(fa.test_loss), Some(ra.test_loss)),
-        "test loss {} vs {}",
-        fa.test_loss,
-        ra.test_loss
-    );
+    assert_eq!((fa.train, fa.valid, fa.test), (ra.train, ra.valid, ra.test), "final accuracies");
+    assert!(close(Some(fa.test_loss), Some(ra.test_loss)), "test loss {} vs {}", fa.test_loss, ra.test_loss);
     let (fl, rl) = (full.epochs.last().unwrap(), resumed.epochs.last().unwrap());
     assert_eq!(fl.epoch, 6);
     assert_eq!(rl.epoch, 6);
-    assert!(
-        close(fl.train_loss, rl.train_loss),
-        "train loss {:?} vs {:?}",
-        fl.train_loss,
-        rl.train_loss
-    );
-    assert!(
-        close(fl.valid_loss, rl.valid_loss),
-        "valid loss {:?} vs {:?}",
-        fl.valid_loss,
-        rl.valid_loss
-    );
+    assert!(close(fl.train_loss, rl.train_loss), "train loss {:?} vs {:?}", fl.train_loss, rl.train_loss);
+    assert!(close(fl.valid_loss, rl.valid_loss), "valid loss {:?} vs {:?}", fl.valid_loss, rl.valid_loss);
 
     // the saved model evaluates to what the run reported
     let (_, acc) = eval::<Cpu>(&a, None, &Default::default()).unwrap();

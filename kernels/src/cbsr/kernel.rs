@@ -35,13 +35,7 @@ pub struct CbsrDev<R: Runtime> {
 
 /// Column of entry `t` of row `row`.
 #[cube]
-pub fn cbsr_col(
-    idx: &Array<u32>,
-    row: usize,
-    t: usize,
-    #[comptime] k: usize,
-    #[comptime] packed: bool,
-) -> usize {
+pub fn cbsr_col(idx: &Array<u32>, row: usize, t: usize, #[comptime] k: usize, #[comptime] packed: bool) -> usize {
     if comptime!(packed) {
         let words = comptime!(k.div_ceil(4));
         let w = idx[row * words + t / 4];
@@ -171,11 +165,7 @@ fn sspmm_gather_groups<F: Float>(
     #[define(F)] _dtype: StorageType,
 ) {
     let subs = comptime!(32 / lk);
-    let mut red = SharedMemory::<f32>::new(comptime!(if plane {
-        1usize
-    } else {
-        (32 * slots) as usize
-    }));
+    let mut red = SharedMemory::<f32>::new(comptime!(if plane { 1usize } else { (32 * slots) as usize }));
     let g = CUBE_POS * slots as usize + UNIT_POS_Y as usize;
     let mut start = 0usize;
     let mut end = 0usize;
@@ -326,11 +316,7 @@ fn spgemm_grad_w_groups<F: Float>(
     #[define(F)] _dtype: StorageType,
 ) {
     let subs = comptime!(32 / lk);
-    let mut red = SharedMemory::<f32>::new(comptime!(if plane {
-        1usize
-    } else {
-        (32 * slots) as usize
-    }));
+    let mut red = SharedMemory::<f32>::new(comptime!(if plane { 1usize } else { (32 * slots) as usize }));
     let g = CUBE_POS * slots as usize + UNIT_POS_Y as usize;
     let mut start = 0usize;
     let mut end = 0usize;
@@ -436,20 +422,12 @@ fn plane_mode<R: Runtime>(client: &ComputeClient<R>) -> bool {
 }
 
 fn sync_plane_mode<R: Runtime>(client: &ComputeClient<R>) -> bool {
-    plane_mode(client)
-        && client
-            .properties()
-            .features
-            .plane
-            .contains(cubecl::features::Plane::Sync)
+    plane_mode(client) && client.properties().features.plane.contains(cubecl::features::Plane::Sync)
 }
 
 fn elementwise_count<R: Runtime>(client: &ComputeClient<R>, total: usize) -> (CubeCount, CubeDim) {
     let threads = 256u32;
-    (
-        cube_count(client, total.div_ceil(threads as usize)),
-        CubeDim::new_1d(threads),
-    )
+    (cube_count(client, total.div_ceil(threads as usize)), CubeDim::new_1d(threads))
 }
 
 /// Shared memory bytes of one SpGEMM plane.
@@ -476,22 +454,14 @@ pub fn launch_spgemm<R: Runtime>(
         return false;
     }
     let plane = sync_plane_mode(client);
-    let slots = if plane {
-        ((smem / 2) / per_slot).clamp(1, 8) as u32
-    } else {
-        1
-    };
+    let slots = if plane { ((smem / 2) / per_slot).clamp(1, 8) as u32 } else { 1 };
     let lk = lanes_for(c.k, 32);
     let has_w = weights.is_some();
     let w = weights.unwrap_or_else(|| alloc_array::<R>(client, 1, dtype.size()));
     let stage = alloc_array::<R>(client, if atomic { 1 } else { csr.n_slots * c.dim }, 4);
     let dummy_out = crate::device::alloc_matrix::<R>(client, 1, 1, dtype.size());
     let dummy_atomic = crate::device::alloc_matrix::<R>(client, 1, 1, 4);
-    let (o, oa) = if atomic {
-        (dummy_out, out.clone())
-    } else {
-        (out.clone(), dummy_atomic)
-    };
+    let (o, oa) = if atomic { (dummy_out, out.clone()) } else { (out.clone(), dummy_atomic) };
     if csr.n_groups > 0 {
         unsafe {
             spgemm_groups::launch_unchecked::<R>(
@@ -573,11 +543,7 @@ pub fn launch_sspmm_gather<R: Runtime>(
             );
         }
     }
-    let out2d = TensorBinding {
-        shape: [c.n, c.k].into(),
-        strides: [c.k, 1].into(),
-        ..out
-    };
+    let out2d = TensorBinding { shape: [c.n, c.k].into(), strides: [c.k, 1].into(), ..out };
     launch_finish_sum::<R>(client, csc, out2d, stage, dtype);
 }
 
@@ -598,11 +564,7 @@ pub fn launch_sspmm_outer<R: Runtime>(
         return false;
     }
     let plane = sync_plane_mode(client);
-    let slots = if plane {
-        ((smem / 2) / (4 * c.dim)).clamp(1, 8) as u32
-    } else {
-        1
-    };
+    let slots = if plane { ((smem / 2) / (4 * c.dim)).clamp(1, 8) as u32 } else { 1 };
     let lk = lanes_for(c.k, 32);
     let has_w = weights.is_some();
     let w = weights.unwrap_or_else(|| alloc_array::<R>(client, 1, dtype.size()));
@@ -760,14 +722,6 @@ pub fn launch_pack<R: Runtime>(
     }
     let (count, dim) = elementwise_count(client, n * words);
     unsafe {
-        cbsr_pack::launch_unchecked::<R>(
-            client,
-            count,
-            dim,
-            idx.into_array_arg(),
-            out.into_array_arg(),
-            n,
-            k,
-        );
+        cbsr_pack::launch_unchecked::<R>(client, count, dim, idx.into_array_arg(), out.into_array_arg(), n, k);
     }
 }

@@ -24,47 +24,29 @@ pub fn to_dense(values: &[f64], indices: &[u32], n: usize, k: usize, dim: usize)
 /// Values of the dense `[n, dim]` matrix `x` at the CBSR pattern.
 pub fn gather(x: &[f64], indices: &[u32], n: usize, k: usize, dim: usize) -> Vec<f64> {
     assert_eq!(x.len(), n * dim);
-    (0..n * k)
-        .map(|p| x[(p / k) * dim + indices[p] as usize])
-        .collect()
+    (0..n * k).map(|p| x[(p / k) * dim + indices[p] as usize]).collect()
 }
 
 /// SpGEMM forward: `out[i, :] = sum_{e=(i,j)} w[e] * scatter(cbsr[j])`, `out` is `[n_rows, dim]`.
-pub fn spgemm(
-    csr: &CsrRef<'_>,
-    w: Option<&[f64]>,
-    values: &[f64],
-    indices: &[u32],
-    k: usize,
-    dim: usize,
-) -> Vec<f64> {
+pub fn spgemm(csr: &CsrRef<'_>, w: Option<&[f64]>, values: &[f64], indices: &[u32], k: usize, dim: usize) -> Vec<f64> {
     assert_eq!(values.len(), csr.n_cols * k);
     let mut out = vec![0.0f64; csr.n_rows * dim];
-    out.par_chunks_mut(dim.max(1))
-        .enumerate()
-        .for_each(|(i, o)| {
-            for e in csr.row(i) {
-                let j = csr.col_idx[e] as usize;
-                let we = w.map(|w| w[e]).unwrap_or(1.0);
-                for t in 0..k {
-                    o[indices[j * k + t] as usize] += we * values[j * k + t];
-                }
+    out.par_chunks_mut(dim.max(1)).enumerate().for_each(|(i, o)| {
+        for e in csr.row(i) {
+            let j = csr.col_idx[e] as usize;
+            let we = w.map(|w| w[e]).unwrap_or(1.0);
+            for t in 0..k {
+                o[indices[j * k + t] as usize] += we * values[j * k + t];
             }
-        });
+        }
+    });
     out
 }
 
 /// SSpMM backward of [`spgemm`] with respect to the CBSR values:
 /// `dvalues[j, t] = sum_{e=(i,j)} w[e] * dy[i, indices[j, t]]`, `[n_cols, k]`. Sequential
 /// scatter (the oracle); the backends use the outer product or a gather over the transpose.
-pub fn sspmm(
-    csr: &CsrRef<'_>,
-    w: Option<&[f64]>,
-    dy: &[f64],
-    indices: &[u32],
-    k: usize,
-    dim: usize,
-) -> Vec<f64> {
+pub fn sspmm(csr: &CsrRef<'_>, w: Option<&[f64]>, dy: &[f64], indices: &[u32], k: usize, dim: usize) -> Vec<f64> {
     assert_eq!(dy.len(), csr.n_rows * dim);
     assert_eq!(indices.len(), csr.n_cols * k);
     let mut dv = vec![0.0f64; csr.n_cols * k];
@@ -95,9 +77,7 @@ pub fn spgemm_backward_w(
         .into_par_iter()
         .map(|e| {
             let (i, j) = (rows[e] as usize, csr.col_idx[e] as usize);
-            (0..k)
-                .map(|t| dy[i * dim + indices[j * k + t] as usize] * values[j * k + t])
-                .sum()
+            (0..k).map(|t| dy[i * dim + indices[j * k + t] as usize] * values[j * k + t]).sum()
         })
         .collect()
 }
@@ -112,27 +92,13 @@ mod tests {
     fn spgemm_equals_dense_spmm_of_the_scattered_matrix() {
         let rp = vec![0, 2, 2, 3];
         let ci = vec![0u32, 2, 1];
-        let csr = CsrRef {
-            n_rows: 3,
-            n_cols: 3,
-            row_ptr: &rp,
-            col_idx: &ci,
-        };
+        let csr = CsrRef { n_rows: 3, n_cols: 3, row_ptr: &rp, col_idx: &ci };
         let (k, dim) = (2, 4);
         let values = vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
         let indices = vec![0u32, 3, 1, 2, 3, 0];
         let w = vec![0.5, -1.0, 2.0];
         let dense = to_dense(&values, &indices, 3, k, dim);
-        let (expect, _) = spmm(
-            &csr,
-            Some(EdgeWeights {
-                values: &w,
-                heads: 1,
-            }),
-            &dense,
-            dim,
-            Reduce::Sum,
-        );
+        let (expect, _) = spmm(&csr, Some(EdgeWeights { values: &w, heads: 1 }), &dense, dim, Reduce::Sum);
         assert_eq!(spgemm(&csr, Some(&w), &values, &indices, k, dim), expect);
         assert_eq!(gather(&dense, &indices, 3, k, dim), values);
     }

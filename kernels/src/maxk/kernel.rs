@@ -39,11 +39,7 @@ fn maxk_select<F: Float>(
     let mut keys = SharedMemory::<u32>::new(comptime!(dim * rows as usize));
     let hist = SharedMemory::<Atomic<u32>>::new(comptime!(256 * rows as usize));
     let mut picked = SharedMemory::<u32>::new(comptime!(k * rows as usize));
-    let mut red = SharedMemory::<u32>::new(comptime!(if plane {
-        1usize
-    } else {
-        (lanes * rows) as usize
-    }));
+    let mut red = SharedMemory::<u32>::new(comptime!(if plane { 1usize } else { (lanes * rows) as usize }));
     let mut bcast = SharedMemory::<u32>::new(comptime!(2 * rows as usize));
     let slot = UNIT_POS_Y as usize;
     let row = CUBE_POS * rows as usize + slot;
@@ -121,22 +117,7 @@ fn maxk_select<F: Float>(
         sync_cube();
     }
     let thr = prefix;
-    maxk_write::<F>(
-        x,
-        values,
-        indices,
-        &keys,
-        &mut picked,
-        &mut red,
-        thr,
-        row,
-        valid,
-        dim,
-        k,
-        lanes,
-        plane,
-        packed,
-    );
+    maxk_write::<F>(x, values, indices, &keys, &mut picked, &mut red, thr, row, valid, dim, k, lanes, plane, packed);
 }
 
 /// Compaction of the kept entries of one row in ascending column order, and the writes
@@ -256,8 +237,7 @@ fn maxk_select_regs<F: Float>(
     let kpl = comptime!(dim.div_ceil(32));
     let mut keys = SharedMemory::<u32>::new(comptime!(dim * rows as usize));
     let mut picked = SharedMemory::<u32>::new(comptime!(k * rows as usize));
-    let mut red =
-        SharedMemory::<u32>::new(comptime!(if plane { 1usize } else { (32 * rows) as usize }));
+    let mut red = SharedMemory::<u32>::new(comptime!(if plane { 1usize } else { (32 * rows) as usize }));
     let slot = UNIT_POS_Y as usize;
     let row = CUBE_POS * rows as usize + slot;
     let valid = row < n;
@@ -300,22 +280,7 @@ fn maxk_select_regs<F: Float>(
         }
     }
     sync_cube();
-    maxk_write::<F>(
-        x,
-        values,
-        indices,
-        &keys,
-        &mut picked,
-        &mut red,
-        thr,
-        row,
-        valid,
-        dim,
-        k,
-        lanes,
-        plane,
-        packed,
-    );
+    maxk_write::<F>(x, values, indices, &keys, &mut picked, &mut red, thr, row, valid, dim, k, lanes, plane, packed);
 }
 
 /// Shared memory (bytes) one row of MaxK selection needs.

@@ -24,22 +24,18 @@ pub fn maxk(x: &[f64], n: usize, d: usize, k: usize) -> (Vec<f64>, Vec<u32>) {
     assert!(k >= 1 && k <= d, "k must be in 1..=d");
     let mut values = vec![0.0f64; n * k];
     let mut indices = vec![0u32; n * k];
-    values
-        .par_chunks_mut(k)
-        .zip(indices.par_chunks_mut(k))
-        .enumerate()
-        .for_each(|(i, (v, ix))| {
-            let row = &x[i * d..(i + 1) * d];
-            let mut order: Vec<u32> = (0..d as u32).collect();
-            // descending value, then ascending column
-            order.sort_by(|&a, &b| row[b as usize].total_cmp(&row[a as usize]).then(a.cmp(&b)));
-            let mut kept = order[..k].to_vec();
-            kept.sort_unstable();
-            for (t, &c) in kept.iter().enumerate() {
-                ix[t] = c;
-                v[t] = row[c as usize];
-            }
-        });
+    values.par_chunks_mut(k).zip(indices.par_chunks_mut(k)).enumerate().for_each(|(i, (v, ix))| {
+        let row = &x[i * d..(i + 1) * d];
+        let mut order: Vec<u32> = (0..d as u32).collect();
+        // descending value, then ascending column
+        order.sort_by(|&a, &b| row[b as usize].total_cmp(&row[a as usize]).then(a.cmp(&b)));
+        let mut kept = order[..k].to_vec();
+        kept.sort_unstable();
+        for (t, &c) in kept.iter().enumerate() {
+            ix[t] = c;
+            v[t] = row[c as usize];
+        }
+    });
     (values, indices)
 }
 
@@ -62,15 +58,7 @@ mod tests {
 
     #[test]
     fn ordered_key_matches_total_order() {
-        let vals = [
-            f32::NEG_INFINITY,
-            -2.5,
-            -0.0,
-            0.0,
-            1e-30,
-            7.0,
-            f32::INFINITY,
-        ];
+        let vals = [f32::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-30, 7.0, f32::INFINITY];
         for w in vals.windows(2) {
             assert!(ordered_key_f32(w[0].to_bits()) < ordered_key_f32(w[1].to_bits()));
         }

@@ -88,16 +88,8 @@ pub fn launch_maxpool<R: Runtime>(
         return;
     }
     let two_d = spec.layout == PoolLayout::TwoD;
-    let side = if two_d {
-        crate::pool::reference::exact_sqrt(dim).unwrap_or(1)
-    } else {
-        1
-    };
-    let grid = if two_d {
-        crate::pool::reference::exact_sqrt(spec.windows).unwrap_or(1)
-    } else {
-        1
-    };
+    let side = if two_d { crate::pool::reference::exact_sqrt(dim).unwrap_or(1) } else { 1 };
+    let grid = if two_d { crate::pool::reference::exact_sqrt(spec.windows).unwrap_or(1) } else { 1 };
     let threads = 256u32;
     let total = n * spec.windows;
     unsafe {

@@ -50,32 +50,19 @@ impl PoolSpec {
                 }
                 let smallest = d / self.windows;
                 if smallest < self.channels {
-                    return Err(format!(
-                        "windows of {smallest} features cannot hold {} channels",
-                        self.channels
-                    ));
+                    return Err(format!("windows of {smallest} features cannot hold {} channels", self.channels));
                 }
             }
             PoolLayout::TwoD => {
-                let s = exact_sqrt(d)
-                    .ok_or_else(|| format!("2D windows need a square width, got {d}"))?;
-                let q = exact_sqrt(self.windows).ok_or_else(|| {
-                    format!(
-                        "2D windows need a square window count, got {}",
-                        self.windows
-                    )
-                })?;
+                let s = exact_sqrt(d).ok_or_else(|| format!("2D windows need a square width, got {d}"))?;
+                let q = exact_sqrt(self.windows)
+                    .ok_or_else(|| format!("2D windows need a square window count, got {}", self.windows))?;
                 if q > s {
-                    return Err(format!(
-                        "{q}x{q} windows do not fit a {s}x{s} feature matrix"
-                    ));
+                    return Err(format!("{q}x{q} windows do not fit a {s}x{s} feature matrix"));
                 }
                 let side = s / q;
                 if side * side < self.channels {
-                    return Err(format!(
-                        "windows of {side}x{side} features cannot hold {} channels",
-                        self.channels
-                    ));
+                    return Err(format!("windows of {side}x{side} features cannot hold {} channels", self.channels));
                 }
             }
         }
@@ -111,21 +98,17 @@ pub fn maxpool(x: &[f64], n: usize, d: usize, spec: &PoolSpec) -> (Vec<f64>, Vec
     let windows: Vec<Vec<usize>> = (0..spec.windows).map(|w| spec.window(w, d)).collect();
     let mut values = vec![0.0f64; n * k];
     let mut indices = vec![0u32; n * k];
-    values
-        .par_chunks_mut(k)
-        .zip(indices.par_chunks_mut(k))
-        .enumerate()
-        .for_each(|(i, (v, ix))| {
-            let row = &x[i * d..(i + 1) * d];
-            for (w, ids) in windows.iter().enumerate() {
-                let mut order = ids.clone();
-                order.sort_by(|&a, &b| row[b].total_cmp(&row[a]).then(a.cmp(&b)));
-                for c in 0..spec.channels {
-                    ix[w * spec.channels + c] = order[c] as u32;
-                    v[w * spec.channels + c] = row[order[c]];
-                }
+    values.par_chunks_mut(k).zip(indices.par_chunks_mut(k)).enumerate().for_each(|(i, (v, ix))| {
+        let row = &x[i * d..(i + 1) * d];
+        for (w, ids) in windows.iter().enumerate() {
+            let mut order = ids.clone();
+            order.sort_by(|&a, &b| row[b].total_cmp(&row[a]).then(a.cmp(&b)));
+            for c in 0..spec.channels {
+                ix[w * spec.channels + c] = order[c] as u32;
+                v[w * spec.channels + c] = row[order[c]];
             }
-        });
+        }
+    });
     (values, indices)
 }
 
@@ -138,19 +121,11 @@ mod tests {
         // 4x4 feature matrix, values = feature id, except a tie in the first window
         let mut x: Vec<f64> = (0..16).map(|v| v as f64).collect();
         x[4] = 5.0; // tie between features 4 and 5 (both 5.0)
-        let one = PoolSpec {
-            windows: 4,
-            layout: PoolLayout::OneD,
-            channels: 1,
-        };
+        let one = PoolSpec { windows: 4, layout: PoolLayout::OneD, channels: 1 };
         let (v, i) = maxpool(&x, 1, 16, &one);
         assert_eq!(i, vec![3, 7, 11, 15]);
         assert_eq!(v, vec![3.0, 7.0, 11.0, 15.0]);
-        let two = PoolSpec {
-            windows: 4,
-            layout: PoolLayout::TwoD,
-            channels: 2,
-        };
+        let two = PoolSpec { windows: 4, layout: PoolLayout::TwoD, channels: 2 };
         let (v, i) = maxpool(&x, 1, 16, &two);
         // window 0 = features {0,1,4,5}: 5.0 at 4 and 5 -> 4 first, then 5
         assert_eq!(&i[..2], &[4, 5]);
@@ -160,33 +135,9 @@ mod tests {
 
     #[test]
     fn checks_reject_bad_shapes() {
-        assert!(PoolSpec {
-            windows: 4,
-            layout: PoolLayout::TwoD,
-            channels: 1
-        }
-        .check(15)
-        .is_err());
-        assert!(PoolSpec {
-            windows: 3,
-            layout: PoolLayout::TwoD,
-            channels: 1
-        }
-        .check(16)
-        .is_err());
-        assert!(PoolSpec {
-            windows: 8,
-            layout: PoolLayout::OneD,
-            channels: 3
-        }
-        .check(16)
-        .is_err());
-        assert!(PoolSpec {
-            windows: 5,
-            layout: PoolLayout::OneD,
-            channels: 2
-        }
-        .check(17)
-        .is_ok());
+        assert!(PoolSpec { windows: 4, layout: PoolLayout::TwoD, channels: 1 }.check(15).is_err());
+        assert!(PoolSpec { windows: 3, layout: PoolLayout::TwoD, channels: 1 }.check(16).is_err());
+        assert!(PoolSpec { windows: 8, layout: PoolLayout::OneD, channels: 3 }.check(16).is_err());
+        assert!(PoolSpec { windows: 5, layout: PoolLayout::OneD, channels: 2 }.check(17).is_ok());
     }
 }

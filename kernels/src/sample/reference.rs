@@ -91,10 +91,7 @@ pub fn sampled_position(mode: Sampling, t: u32, offset: u32, nnz: u32) -> u32 {
 /// [`Reduce::Sum`] and `1 / kept` for [`Reduce::Mean`] (the sampled count, not the degree).
 pub fn edge_scale(csr: &CsrRef<'_>, spec: &SampleSpec, reduce: Reduce) -> Vec<f64> {
     assert!(spec.width >= 1, "sample width must be >= 1");
-    assert!(
-        reduce != Reduce::Max,
-        "sampled aggregation supports sum and mean"
-    );
+    assert!(reduce != Reduce::Max, "sampled aggregation supports sum and mean");
     let mut scale = vec![0.0f64; csr.nnz()];
     for i in 0..csr.n_rows {
         let r = csr.row(i);
@@ -103,11 +100,7 @@ pub fn edge_scale(csr: &CsrRef<'_>, spec: &SampleSpec, reduce: Reduce) -> Vec<f6
             continue;
         }
         let kept = d.min(spec.width);
-        let s = if reduce == Reduce::Mean {
-            1.0 / kept as f64
-        } else {
-            1.0
-        };
+        let s = if reduce == Reduce::Mean { 1.0 / kept as f64 } else { 1.0 };
         if d <= spec.width {
             scale[r].iter_mut().for_each(|v| *v = s);
         } else {
@@ -134,20 +127,9 @@ pub fn sampled_spmm(
 ) -> Vec<f64> {
     let scale = edge_scale(csr, spec, reduce);
     let heads = w.map(|w| w.heads).unwrap_or(1);
-    let combined: Vec<f64> = (0..csr.nnz() * heads)
-        .map(|k| scale[k / heads] * w.map(|w| w.values[k]).unwrap_or(1.0))
-        .collect();
-    spmm(
-        csr,
-        Some(EdgeWeights {
-            values: &combined,
-            heads,
-        }),
-        x,
-        f,
-        Reduce::Sum,
-    )
-    .0
+    let combined: Vec<f64> =
+        (0..csr.nnz() * heads).map(|k| scale[k / heads] * w.map(|w| w.values[k]).unwrap_or(1.0)).collect();
+    spmm(csr, Some(EdgeWeights { values: &combined, heads }), x, f, Reduce::Sum).0
 }
 
 #[cfg(test)]
@@ -167,19 +149,10 @@ mod tests {
     fn short_rows_are_exact_and_long_rows_keep_width_edges() {
         let rp = vec![0, 3, 1203];
         let ci: Vec<u32> = (0..1203).map(|e| (e % 7) as u32).collect();
-        let csr = CsrRef {
-            n_rows: 2,
-            n_cols: 7,
-            row_ptr: &rp,
-            col_idx: &ci,
-        };
+        let csr = CsrRef { n_rows: 2, n_cols: 7, row_ptr: &rp, col_idx: &ci };
         for mode in [Sampling::Bucket, Sampling::FastRand] {
             for seed in [0, 1, 99] {
-                let spec = SampleSpec {
-                    width: 16,
-                    mode,
-                    seed,
-                };
+                let spec = SampleSpec { width: 16, mode, seed };
                 let s = edge_scale(&csr, &spec, Reduce::Mean);
                 assert!(s[..3].iter().all(|&v| (v - 1.0 / 3.0).abs() < 1e-15));
                 let kept: Vec<usize> = (3..1203).filter(|&e| s[e] > 0.0).collect();
@@ -191,24 +164,8 @@ mod tests {
             }
         }
         // different seeds draw different samples
-        let a = edge_scale(
-            &csr,
-            &SampleSpec {
-                width: 16,
-                mode: Sampling::FastRand,
-                seed: 1,
-            },
-            Reduce::Sum,
-        );
-        let b = edge_scale(
-            &csr,
-            &SampleSpec {
-                width: 16,
-                mode: Sampling::FastRand,
-                seed: 2,
-            },
-            Reduce::Sum,
-        );
+        let a = edge_scale(&csr, &SampleSpec { width: 16, mode: Sampling::FastRand, seed: 1 }, Reduce::Sum);
+        let b = edge_scale(&csr, &SampleSpec { width: 16, mode: Sampling::FastRand, seed: 2 }, Reduce::Sum);
         assert_ne!(a, b);
     }
 }

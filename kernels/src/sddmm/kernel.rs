@@ -27,8 +27,7 @@ fn sddmm_groups<F: Float, N: Size>(
     #[comptime] cube_units: u32,
     #[define(F)] _dtype: StorageType,
 ) {
-    let mut smem =
-        SharedMemory::<f32>::new(comptime!(if plane { 1usize } else { cube_units as usize }));
+    let mut smem = SharedMemory::<f32>::new(comptime!(if plane { 1usize } else { cube_units as usize }));
     let g = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     let mut start = 0usize;
     let mut end = 0usize;

@@ -29,10 +29,7 @@ pub fn edge_softmax(csr: &CsrRef<'_>, s: &[f64], heads: usize) -> Vec<f64> {
     let mut y = vec![0.0f64; s.len()];
     per_row(csr, heads, &mut y, |r, h, out| {
         let base = r.start;
-        let m = r
-            .clone()
-            .map(|e| s[e * heads + h])
-            .fold(f64::NEG_INFINITY, f64::max);
+        let m = r.clone().map(|e| s[e * heads + h]).fold(f64::NEG_INFINITY, f64::max);
         let mut z = 0.0;
         for e in r.clone() {
             let v = (s[e * heads + h] - m).exp();
@@ -53,10 +50,7 @@ pub fn edge_softmax_backward(csr: &CsrRef<'_>, y: &[f64], dy: &[f64], heads: usi
     let mut ds = vec![0.0f64; y.len()];
     per_row(csr, heads, &mut ds, |r, h, out| {
         let base = r.start;
-        let dot: f64 = r
-            .clone()
-            .map(|e| y[e * heads + h] * dy[e * heads + h])
-            .sum();
+        let dot: f64 = r.clone().map(|e| y[e * heads + h] * dy[e * heads + h]).sum();
         for e in r {
             let k = e * heads + h;
             out[(e - base) * heads + h] = y[k] * (dy[k] - dot);
@@ -73,12 +67,7 @@ mod tests {
     fn rows_sum_to_one_and_large_scores_do_not_overflow() {
         let rp = vec![0, 3, 3, 4];
         let ci = vec![0u32, 1, 2, 0];
-        let csr = CsrRef {
-            n_rows: 3,
-            n_cols: 3,
-            row_ptr: &rp,
-            col_idx: &ci,
-        };
+        let csr = CsrRef { n_rows: 3, n_cols: 3, row_ptr: &rp, col_idx: &ci };
         let s = vec![1000.0, 1001.0, 999.0, -5.0];
         let y = edge_softmax(&csr, &s, 1);
         assert!((y[0] + y[1] + y[2] - 1.0).abs() < 1e-12);

@@ -48,6 +48,7 @@ fn spmm_groups<F: Float, N: Size>(
     #[comptime] reduce: u32,
     #[comptime] has_w: bool,
     #[comptime] masked: bool,
+    #[comptime] unroll: u32,
     #[define(F)] _dtype: StorageType,
 ) {
     // cubes are tile-major: every group block of feature tile 0, then of tile 1, ... so the
@@ -98,24 +99,24 @@ fn spmm_groups<F: Float, N: Size>(
             let mut acc = Vector::<f32, N>::new(0.0);
             let mut e0 = start;
             if comptime!(!masked) {
-                // four independent gathers in flight per lane
-                while e0 + 4 <= end {
-                    let j0 = usize::cast_from(col_idx[e0]);
-                    let j1 = usize::cast_from(col_idx[e0 + 1]);
-                    let j2 = usize::cast_from(col_idx[e0 + 2]);
-                    let j3 = usize::cast_from(col_idx[e0 + 3]);
-                    let mut m0 = Vector::<f32, N>::cast_from(x[j0 * x_rs + v]);
-                    let mut m1 = Vector::<f32, N>::cast_from(x[j1 * x_rs + v]);
-                    let mut m2 = Vector::<f32, N>::cast_from(x[j2 * x_rs + v]);
-                    let mut m3 = Vector::<f32, N>::cast_from(x[j3 * x_rs + v]);
-                    if comptime!(has_w) {
-                        m0 *= Vector::new(f32::cast_from(weights[e0 * heads + h]));
-                        m1 *= Vector::new(f32::cast_from(weights[(e0 + 1) * heads + h]));
-                        m2 *= Vector::new(f32::cast_from(weights[(e0 + 2) * heads + h]));
-                        m3 *= Vector::new(f32::cast_from(weights[(e0 + 3) * heads + h]));
+                // `unroll` independent gathers in flight per lane
+                while e0 + comptime!(unroll as usize) <= end {
+                    let mut js = Array::<u32>::new(comptime!(unroll as usize));
+                    #[unroll]
+                    for q in 0..unroll {
+                        js[q as usize] = u32::cast_from(col_idx[e0 + q as usize]);
                     }
-                    acc += (m0 + m1) + (m2 + m3);
-                    e0 += 4;
+                    let mut part = Vector::<f32, N>::new(0.0);
+                    #[unroll]
+                    for q in 0..unroll {
+                        let mut m = Vector::<f32, N>::cast_from(x[js[q as usize] as usize * x_rs + v]);
+                        if comptime!(has_w) {
+                            m *= Vector::new(f32::cast_from(weights[(e0 + q as usize) * heads + h]));
+                        }
+                        part += m;
+                    }
+                    acc += part;
+                    e0 += comptime!(unroll as usize);
                 }
             }
             for e in e0..end {
@@ -177,8 +178,7 @@ fn spmm_finish<F: Float, N: Size>(
             for t in a..b {
                 let m = stage[t * n_vec + v];
                 let ma = stage_arg[t * n_vec + v];
-                let better = (m.greater_than(best) | arg.equal(Vector::new(-1)))
-                    & ma.not_equal(Vector::new(-1));
+                let better = (m.greater_than(best) | arg.equal(Vector::new(-1))) & ma.not_equal(Vector::new(-1));
                 best = select_many(better, m, best);
                 arg = select_many(better, ma, arg);
             }
@@ -250,22 +250,12 @@ pub fn launch_spmm<R: Runtime>(
     let arg = argmax.unwrap_or_else(|| crate::device::alloc_matrix::<R>(client, 1, vec, 4));
     // staging holds whole vectors: at least one vector even when unused
     let stage = dummy((csr.n_slots * f).max(vec), 4);
-    let stage_arg = dummy(
-        if is_max {
-            (csr.n_slots * f).max(vec)
-        } else {
-            vec
-        },
-        4,
-    );
+    let stage_arg = dummy(if is_max { (csr.n_slots * f).max(vec) } else { vec }, 4);
     let r = code(reduce);
     let masked = grad_mask.is_some();
     let (perm, mask) = match grad_mask {
         Some(m) => (m.perm, m.argmax),
-        None => (
-            dummy(1, 4),
-            crate::device::alloc_matrix::<R>(client, 1, vec, 4),
-        ),
+        None => (dummy(1, 4), crate::device::alloc_matrix::<R>(client, 1, vec, 4)),
     };
     if csr.n_groups > 0 {
         let blocks = csr.n_groups.div_ceil(slots_per_cube as usize);
@@ -296,6 +286,7 @@ pub fn launch_spmm<R: Runtime>(
                 r,
                 has_w,
                 masked,
+                tuning("SGNN_SPMM_UNROLL", 4).clamp(1, 16) as u32,
                 dtype,
             );
         }

@@ -56,11 +56,7 @@ pub fn spmm(
         assert_eq!(w.values.len(), csr.nnz() * w.heads);
     }
     let mut out = vec![0.0f64; csr.n_rows * f];
-    let mut arg = if reduce == Reduce::Max {
-        vec![-1i64; csr.n_rows * f]
-    } else {
-        Vec::new()
-    };
+    let mut arg = if reduce == Reduce::Max { vec![-1i64; csr.n_rows * f] } else { Vec::new() };
     if f == 0 {
         return (out, (reduce == Reduce::Max).then_some(arg));
     }
@@ -97,23 +93,20 @@ pub fn spmm(
         }
     };
     if reduce == Reduce::Max {
-        out.par_chunks_mut(f * ROWS_PER_TASK)
-            .zip(arg.par_chunks_mut(f * ROWS_PER_TASK))
-            .enumerate()
-            .for_each(|(t, (oc, ac))| {
+        out.par_chunks_mut(f * ROWS_PER_TASK).zip(arg.par_chunks_mut(f * ROWS_PER_TASK)).enumerate().for_each(
+            |(t, (oc, ac))| {
                 for (k, (o, a)) in oc.chunks_mut(f).zip(ac.chunks_mut(f)).enumerate() {
                     body(t * ROWS_PER_TASK + k, o, Some(a));
                 }
-            });
+            },
+        );
         (out, Some(arg))
     } else {
-        out.par_chunks_mut(f * ROWS_PER_TASK)
-            .enumerate()
-            .for_each(|(t, oc)| {
-                for (k, o) in oc.chunks_mut(f).enumerate() {
-                    body(t * ROWS_PER_TASK + k, o, None);
-                }
-            });
+        out.par_chunks_mut(f * ROWS_PER_TASK).enumerate().for_each(|(t, oc)| {
+            for (k, o) in oc.chunks_mut(f).enumerate() {
+                body(t * ROWS_PER_TASK + k, o, None);
+            }
+        });
         (out, None)
     }
 }
@@ -180,18 +173,10 @@ mod tests {
         // row 0: edges to 1 (w 2), 2 (w -1); row 1 empty; row 2: edge to 0 (w 1) twice
         let rp = vec![0, 2, 2, 4];
         let ci = vec![1u32, 2, 0, 0];
-        let csr = CsrRef {
-            n_rows: 3,
-            n_cols: 3,
-            row_ptr: &rp,
-            col_idx: &ci,
-        };
+        let csr = CsrRef { n_rows: 3, n_cols: 3, row_ptr: &rp, col_idx: &ci };
         let x = vec![1.0, 10.0, 2.0, 20.0, 3.0, 30.0];
         let w = vec![2.0, -1.0, 1.0, 1.0];
-        let ew = EdgeWeights {
-            values: &w,
-            heads: 1,
-        };
+        let ew = EdgeWeights { values: &w, heads: 1 };
         let (s, _) = spmm(&csr, Some(ew), &x, 2, Reduce::Sum);
         assert_eq!(s, vec![4.0 - 3.0, 40.0 - 30.0, 0.0, 0.0, 2.0, 20.0]);
         let (m, _) = spmm(&csr, Some(ew), &x, 2, Reduce::Mean);
@@ -206,24 +191,10 @@ mod tests {
     fn heads_scale_their_own_features() {
         let rp = vec![0, 1];
         let ci = vec![0u32];
-        let csr = CsrRef {
-            n_rows: 1,
-            n_cols: 1,
-            row_ptr: &rp,
-            col_idx: &ci,
-        };
+        let csr = CsrRef { n_rows: 1, n_cols: 1, row_ptr: &rp, col_idx: &ci };
         let x = vec![1.0, 1.0, 1.0, 1.0];
         let w = vec![2.0, 3.0];
-        let (s, _) = spmm(
-            &csr,
-            Some(EdgeWeights {
-                values: &w,
-                heads: 2,
-            }),
-            &x,
-            4,
-            Reduce::Sum,
-        );
+        let (s, _) = spmm(&csr, Some(EdgeWeights { values: &w, heads: 2 }), &x, 4, Reduce::Sum);
         assert_eq!(s, vec![2.0, 2.0, 3.0, 3.0]);
     }
 }

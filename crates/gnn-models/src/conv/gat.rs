@@ -82,18 +82,8 @@ impl GatConvConfig {
                 .with_bias(false)
                 .with_initializer(glorot.clone())
                 .init(device),
-            att_src: glorot.init_with(
-                [self.heads, self.d_head],
-                Some(self.d_head),
-                Some(1),
-                device,
-            ),
-            att_dst: glorot.init_with(
-                [self.heads, self.d_head],
-                Some(self.d_head),
-                Some(1),
-                device,
-            ),
+            att_src: glorot.init_with([self.heads, self.d_head], Some(self.d_head), Some(1), device),
+            att_dst: glorot.init_with([self.heads, self.d_head], Some(self.d_head), Some(1), device),
             bias: Param::from_tensor(Tensor::zeros([self.d_out()], device)),
             dropout: DropoutConfig::new(self.attention_dropout).init(),
             heads: self.heads,
@@ -111,29 +101,16 @@ impl<B: SparseGnnBackend> GatConv<B> {
         let [n, _] = x.dims();
         let (hd, dd) = (self.heads, self.d_head);
         let xr = x.clone().reshape([n, hd, dd]);
-        let s_src: Tensor<B, 2> = (xr.clone() * self.att_src.val().unsqueeze_dim::<3>(0))
-            .sum_dim(2)
-            .reshape([n, hd]);
-        let s_dst: Tensor<B, 2> = (xr * self.att_dst.val().unsqueeze_dim::<3>(0))
-            .sum_dim(2)
-            .reshape([n, hd]);
+        let s_src: Tensor<B, 2> = (xr.clone() * self.att_src.val().unsqueeze_dim::<3>(0)).sum_dim(2).reshape([n, hd]);
+        let s_dst: Tensor<B, 2> = (xr * self.att_dst.val().unsqueeze_dim::<3>(0)).sum_dim(2).reshape([n, hd]);
         let ones = Tensor::<B, 2>::ones([n, hd], &x.device());
         // per head: <[s_dst_i, 1], [1, s_src_j]> = s_dst_i + s_src_j
         let a = Tensor::stack::<3>(vec![s_dst, ones.clone()], 2).reshape([n, 2 * hd]);
         let b = Tensor::stack::<3>(vec![ones, s_src], 2).reshape([n, 2 * hd]);
         let scores = leaky_relu(ops::sddmm_heads(g, a, b, hd), self.negative_slope);
         let alpha = self.dropout.forward(ops::edge_softmax(g, scores));
-        let out = precision.up(ops::spmm_heads(
-            g,
-            precision.down(alpha),
-            precision.down(x),
-            Reduce::Sum,
-        ));
-        let out = if self.concat {
-            out
-        } else {
-            out.reshape([n, hd, dd]).mean_dim(1).reshape([n, dd])
-        };
+        let out = precision.up(ops::spmm_heads(g, precision.down(alpha), precision.down(x), Reduce::Sum));
+        let out = if self.concat { out } else { out.reshape([n, hd, dd]).mean_dim(1).reshape([n, dd]) };
         out + self.bias.val().unsqueeze_dim::<2>(0)
     }
 }

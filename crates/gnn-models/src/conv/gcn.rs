@@ -78,12 +78,8 @@ impl GcnConvConfig {
     /// Initialises the layer.
     pub fn init<B: Backend>(&self, device: &B::Device) -> GcnConv<B> {
         GcnConv {
-            linear: LinearConfig::new(self.d_in, self.d_out)
-                .with_bias(false)
-                .init(device),
-            bias: self
-                .bias
-                .then(|| Param::from_tensor(Tensor::zeros([self.d_out], device))),
+            linear: LinearConfig::new(self.d_in, self.d_out).with_bias(false).init(device),
+            bias: self.bias.then(|| Param::from_tensor(Tensor::zeros([self.d_out], device))),
             d_in: self.d_in,
             d_out: self.d_out,
             self_loops: self.self_loops,
@@ -106,11 +102,7 @@ impl<B: SparseGnnBackend> GcnConv<B> {
         let compute = |side: &'static str, p: f64| {
             let key = format!("gcn:{side}:{sl}:{p}");
             let f = |g: &Graph<B>| {
-                let deg = if side == "in" {
-                    g.norms().in_degree.clone()
-                } else {
-                    g.norms().out_degree.clone()
-                };
+                let deg = if side == "in" { g.norms().in_degree.clone() } else { g.norms().out_degree.clone() };
                 degree_power(deg, sl, p)
             };
             if self.cached {
@@ -132,11 +124,7 @@ impl<B: SparseGnnBackend> GcnConv<B> {
     pub fn forward(&self, g: &Graph<B>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
         let (left, right) = self.norms(g);
         let transform_first = matches!(h, Hidden::Dense(_)) && self.d_out < self.d_in;
-        let h = if transform_first {
-            Hidden::Dense(self.linear.forward(h.dense()))
-        } else {
-            h.clone()
-        };
+        let h = if transform_first { Hidden::Dense(self.linear.forward(h.dense())) } else { h.clone() };
         let s = match right {
             Some(r) => h.scale_rows(r),
             None => h,
@@ -148,11 +136,7 @@ impl<B: SparseGnnBackend> GcnConv<B> {
         if let Some(l) = left {
             agg = agg * l.unsqueeze_dim::<2>(1);
         }
-        let out = if transform_first {
-            agg
-        } else {
-            self.linear.forward(agg)
-        };
+        let out = if transform_first { agg } else { self.linear.forward(agg) };
         match &self.bias {
             Some(b) => out + b.val().unsqueeze_dim::<2>(0),
             None => out,

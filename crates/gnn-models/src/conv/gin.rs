@@ -58,11 +58,8 @@ pub struct GinConv<B: Backend> {
 impl GinConvConfig {
     /// Initialises the layer.
     pub fn init<B: Backend>(&self, device: &B::Device) -> GinConv<B> {
-        let eps = Param::from_tensor(Tensor::from_data(
-            burn::tensor::TensorData::new(vec![self.eps], [1]),
-            device,
-        ))
-        .set_require_grad(self.learn_eps);
+        let eps = Param::from_tensor(Tensor::from_data(burn::tensor::TensorData::new(vec![self.eps], [1]), device))
+            .set_require_grad(self.learn_eps);
         GinConv {
             mlp_in: LinearConfig::new(self.d_in, self.d_mlp.unwrap_or(self.d_out)).init(device),
             mlp_out: LinearConfig::new(self.d_mlp.unwrap_or(self.d_out), self.d_out).init(device),

@@ -68,13 +68,8 @@ impl SageConvConfig {
     pub fn init<B: Backend>(&self, device: &B::Device) -> SageConv<B> {
         SageConv {
             lin_neigh: LinearConfig::new(self.d_in, self.d_out).init(device),
-            lin_root: self.root_weight.then(|| {
-                LinearConfig::new(self.d_in, self.d_out)
-                    .with_bias(false)
-                    .init(device)
-            }),
-            lin_pool: (self.aggr == SageAggr::MaxPool)
-                .then(|| LinearConfig::new(self.d_in, self.d_in).init(device)),
+            lin_root: self.root_weight.then(|| LinearConfig::new(self.d_in, self.d_out).with_bias(false).init(device)),
+            lin_pool: (self.aggr == SageAggr::MaxPool).then(|| LinearConfig::new(self.d_in, self.d_in).init(device)),
             aggr: self.aggr,
         }
     }
@@ -88,11 +83,7 @@ impl<B: SparseGnnBackend> SageConv<B> {
         let d_out = self.lin_neigh.weight.dims()[1];
         if let (Hidden::Dense(x), SageAggr::Mean | SageAggr::Sum) = (h, self.aggr) {
             if d_out < d_in {
-                let reduce = if self.aggr == SageAggr::Mean {
-                    Reduce::Mean
-                } else {
-                    Reduce::Sum
-                };
+                let reduce = if self.aggr == SageAggr::Mean { Reduce::Mean } else { Reduce::Sum };
                 let w = Hidden::Dense(x.clone().matmul(self.lin_neigh.weight.val()));
                 let mut out = aggregate(g, &w, reduce, precision);
                 if let Some(b) = &self.lin_neigh.bias {
@@ -108,12 +99,7 @@ impl<B: SparseGnnBackend> SageConv<B> {
             SageAggr::Mean => aggregate(g, h, Reduce::Mean, precision),
             SageAggr::Sum => aggregate(g, h, Reduce::Sum, precision),
             SageAggr::MaxPool => {
-                let p = relu(
-                    self.lin_pool
-                        .as_ref()
-                        .expect("max-pool projection")
-                        .forward(h.dense()),
-                );
+                let p = relu(self.lin_pool.as_ref().expect("max-pool projection").forward(h.dense()));
                 precision.up(ops::spmm(g, precision.down(p), Reduce::Max))
             }
         };

@@ -17,8 +17,8 @@ pub fn read_adjacency(dir: &Path, n: usize, opts: BuildOptions) -> Result<Csr> {
         let ip = dir.join("adj_indices.npy");
         let ci = read_ints(&ip)?;
         expect_shape(&ip, &ci.shape, &[None])?;
-        let csr = Csr::new(n, n, &rp.data, &ci.data, None)
-            .map_err(|e| AppError::graph(format!("{}", dir.display()), e))?;
+        let csr =
+            Csr::new(n, n, &rp.data, &ci.data, None).map_err(|e| AppError::graph(format!("{}", dir.display()), e))?;
         if opts == BuildOptions::default() {
             return Ok(csr);
         }
@@ -54,8 +54,7 @@ fn read_features(dir: &Path, n: usize) -> Result<Features> {
         let a = read_floats(&dense)?;
         expect_shape(&dense, &a.shape, &[Some(n), None])?;
         let f = a.shape[1];
-        return Features::dense(n, f, a.data)
-            .map_err(|e| AppError::graph(dense.display().to_string(), e));
+        return Features::dense(n, f, a.data).map_err(|e| AppError::graph(dense.display().to_string(), e));
     }
     let shape_path = dir.join("feat_shape.npy");
     let shape = read_ints(&shape_path)?;
@@ -104,11 +103,7 @@ pub fn read_num_nodes(dir: &Path) -> Result<usize> {
     let p = dir.join("num_nodes.npy");
     let a = read_ints(&p)?;
     if a.data.len() != 1 || a.data[0] < 0 {
-        return Err(AppError::Shape {
-            path: p,
-            found: a.shape,
-            expected: "a non-negative scalar".into(),
-        });
+        return Err(AppError::Shape { path: p, found: a.shape, expected: "a non-negative scalar".into() });
     }
     Ok(a.data[0] as usize)
 }
@@ -116,10 +111,7 @@ pub fn read_num_nodes(dir: &Path) -> Result<usize> {
 /// Loads a whole dataset from an npy folder.
 pub fn load(dir: &Path, opts: BuildOptions) -> Result<GraphData> {
     if !dir.is_dir() {
-        return Err(AppError::Missing {
-            path: dir.into(),
-            what: "npy dataset folder".into(),
-        });
+        return Err(AppError::Missing { path: dir.into(), what: "npy dataset folder".into() });
     }
     let n = read_num_nodes(dir)?;
     let adj = read_adjacency(dir, n, opts)?;
@@ -129,10 +121,7 @@ pub fn load(dir: &Path, opts: BuildOptions) -> Result<GraphData> {
     expect_shape(&lp, &labels.shape, &[Some(n)])?;
     let classes = labels.data.iter().copied().max().unwrap_or(-1).max(-1) + 1;
     let split = read_split(dir, n)?;
-    let name = dir
-        .file_name()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_else(|| "npy".into());
+    let name = dir.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "npy".into());
     GraphData::new(name, adj, features, labels.data, classes as usize, split)
         .map_err(|e| AppError::graph(dir.display().to_string(), e))
 }
@@ -150,28 +139,16 @@ pub fn save(data: &GraphData, dir: &Path) -> Result<()> {
         Features::Dense { data, .. } => (data.len() * 4, data),
         Features::Sparse { data, .. } => (data.len() * 8, data),
     };
-    let small_ints = values
-        .iter()
-        .all(|&x| (0.0..=255.0).contains(&x) && x.fract() == 0.0);
+    let small_ints = values.iter().all(|&x| (0.0..=255.0).contains(&x) && x.fract() == 0.0);
     if small_ints && n_f * w_f < stored {
         let dense: Vec<u8> = feats.to_dense().iter().map(|&v| v as u8).collect();
         write(&dir.join("feat_dense.npy"), &[n_f, w_f], &dense)?;
     } else {
         match feats {
             Features::Dense { n, f, data } => write(&dir.join("feat_dense.npy"), &[*n, *f], data)?,
-            Features::Sparse {
-                n,
-                f,
-                indptr,
-                indices,
-                data,
-            } => {
+            Features::Sparse { n, f, indptr, indices, data } => {
                 write(&dir.join("feat_shape.npy"), &[2], &[*n as i64, *f as i64])?;
-                write(
-                    &dir.join("feat_indptr.npy"),
-                    &[n + 1],
-                    &indptr.iter().map(|&v| v as i64).collect::<Vec<_>>(),
-                )?;
+                write(&dir.join("feat_indptr.npy"), &[n + 1], &indptr.iter().map(|&v| v as i64).collect::<Vec<_>>())?;
                 write(
                     &dir.join("feat_indices.npy"),
                     &[indices.len()],
@@ -183,16 +160,8 @@ pub fn save(data: &GraphData, dir: &Path) -> Result<()> {
     }
     write(&dir.join("labels.npy"), &[n], data.labels())?;
     if let Some(s) = data.split() {
-        for (name, ids) in [
-            ("train_idx.npy", &s.train),
-            ("val_idx.npy", &s.valid),
-            ("test_idx.npy", &s.test),
-        ] {
-            write(
-                &dir.join(name),
-                &[ids.len()],
-                &ids.iter().map(|&v| v as i64).collect::<Vec<_>>(),
-            )?;
+        for (name, ids) in [("train_idx.npy", &s.train), ("val_idx.npy", &s.valid), ("test_idx.npy", &s.test)] {
+            write(&dir.join(name), &[ids.len()], &ids.iter().map(|&v| v as i64).collect::<Vec<_>>())?;
         }
     }
     Ok(())

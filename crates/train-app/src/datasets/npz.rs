@@ -14,16 +14,11 @@ type Archive = NpzArchive<BufReader<File>>;
 /// Opens an npz archive.
 pub fn open(path: &Path) -> Result<Archive> {
     let file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => AppError::Missing {
-            path: path.into(),
-            what: "npz archive".into(),
-        },
+        std::io::ErrorKind::NotFound => AppError::Missing { path: path.into(), what: "npz archive".into() },
         _ => AppError::io(path, e),
     })?;
-    NpzArchive::new(BufReader::new(file)).map_err(|e| AppError::Format {
-        path: path.into(),
-        msg: format!("not a valid .npz archive: {e}"),
-    })
+    NpzArchive::new(BufReader::new(file))
+        .map_err(|e| AppError::Format { path: path.into(), msg: format!("not a valid .npz archive: {e}") })
 }
 
 /// Names of the arrays of an archive.
@@ -35,14 +30,8 @@ pub fn names(a: &Archive) -> Vec<String> {
 pub fn ints(a: &mut Archive, path: &Path, name: &str) -> Result<Array<i64>> {
     let npy = a
         .by_name(name)
-        .map_err(|e| AppError::Format {
-            path: path.into(),
-            msg: format!("array `{name}`: {e}"),
-        })?
-        .ok_or_else(|| AppError::Format {
-            path: path.into(),
-            msg: format!("missing array `{name}`"),
-        })?;
+        .map_err(|e| AppError::Format { path: path.into(), msg: format!("array `{name}`: {e}") })?
+        .ok_or_else(|| AppError::Format { path: path.into(), msg: format!("missing array `{name}`") })?;
     ints_from(&path.join(name), npy)
 }
 
@@ -50,14 +39,8 @@ pub fn ints(a: &mut Archive, path: &Path, name: &str) -> Result<Array<i64>> {
 pub fn floats(a: &mut Archive, path: &Path, name: &str) -> Result<Array<f32>> {
     let npy = a
         .by_name(name)
-        .map_err(|e| AppError::Format {
-            path: path.into(),
-            msg: format!("array `{name}`: {e}"),
-        })?
-        .ok_or_else(|| AppError::Format {
-            path: path.into(),
-            msg: format!("missing array `{name}`"),
-        })?;
+        .map_err(|e| AppError::Format { path: path.into(), msg: format!("array `{name}`: {e}") })?
+        .ok_or_else(|| AppError::Format { path: path.into(), msg: format!("missing array `{name}`") })?;
     floats_from(&path.join(name), npy)
 }
 
@@ -66,9 +49,7 @@ fn graph_err(path: &Path) -> impl Fn(burn_sparse_gnn::GraphError) -> AppError + 
 }
 
 fn stem(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_else(|| "npz".into())
+    path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "npz".into())
 }
 
 /// Loads a gnn-benchmark archive. The stored adjacency (row = source) is turned into our
@@ -80,18 +61,9 @@ pub fn load_gnn_benchmark(path: &Path, opts: BuildOptions) -> Result<GraphData> 
     let n = shape.data[0].max(0) as usize;
     let indptr = ints(&mut a, path, "adj_indptr")?;
     let indices = ints(&mut a, path, "adj_indices")?;
-    let stored = Csr::new(
-        n,
-        shape.data[1].max(0) as usize,
-        &indptr.data,
-        &indices.data,
-        None,
-    )
-    .map_err(graph_err(path))?;
-    let (mut src, mut dst) = (
-        Vec::with_capacity(stored.nnz()),
-        Vec::with_capacity(stored.nnz()),
-    );
+    let stored =
+        Csr::new(n, shape.data[1].max(0) as usize, &indptr.data, &indices.data, None).map_err(graph_err(path))?;
+    let (mut src, mut dst) = (Vec::with_capacity(stored.nnz()), Vec::with_capacity(stored.nnz()));
     for i in 0..n {
         for &j in &stored.col_idx()[stored.row_ptr()[i]..stored.row_ptr()[i + 1]] {
             src.push(i as i64);
@@ -106,14 +78,8 @@ pub fn load_gnn_benchmark(path: &Path, opts: BuildOptions) -> Result<GraphData> 
         let ip = ints(&mut a, path, "attr_indptr")?;
         let ix = ints(&mut a, path, "attr_indices")?;
         let dt = floats(&mut a, path, "attr_data")?;
-        Features::sparse(
-            fs.data[0].max(0) as usize,
-            fs.data[1].max(0) as usize,
-            &ip.data,
-            &ix.data,
-            dt.data,
-        )
-        .map_err(graph_err(path))?
+        Features::sparse(fs.data[0].max(0) as usize, fs.data[1].max(0) as usize, &ip.data, &ix.data, dt.data)
+            .map_err(graph_err(path))?
     } else if names.iter().any(|s| s == "attr_matrix") {
         let m = floats(&mut a, path, "attr_matrix")?;
         expect_shape(&path.join("attr_matrix"), &m.shape, &[Some(n), None])?;
@@ -127,15 +93,7 @@ pub fn load_gnn_benchmark(path: &Path, opts: BuildOptions) -> Result<GraphData> 
     let labels = ints(&mut a, path, "labels")?;
     expect_shape(&path.join("labels"), &labels.shape, &[Some(n)])?;
     let classes = labels.data.iter().copied().max().unwrap_or(-1) + 1;
-    GraphData::new(
-        stem(path),
-        adj,
-        features,
-        labels.data,
-        classes.max(0) as usize,
-        None,
-    )
-    .map_err(graph_err(path))
+    GraphData::new(stem(path), adj, features, labels.data, classes.max(0) as usize, None).map_err(graph_err(path))
 }
 
 fn masks_to_splits(
@@ -149,11 +107,7 @@ fn masks_to_splits(
         match m.shape.as_slice() {
             [r, c] if *c == n => Ok(*r),
             [c] if *c == n => Ok(1),
-            s => Err(AppError::Shape {
-                path: path.join(name),
-                found: s.to_vec(),
-                expected: format!("[splits, {n}]"),
-            }),
+            s => Err(AppError::Shape { path: path.join(name), found: s.to_vec(), expected: format!("[splits, {n}]") }),
         }
     };
     let k = rows(train, "train_masks")?;
@@ -164,18 +118,9 @@ fn masks_to_splits(
         });
     }
     let pick = |m: &Array<i64>, s: usize| -> Vec<u32> {
-        (0..n)
-            .filter(|&i| m.data[s * n + i] != 0)
-            .map(|i| i as u32)
-            .collect()
+        (0..n).filter(|&i| m.data[s * n + i] != 0).map(|i| i as u32).collect()
     };
-    Ok((0..k)
-        .map(|s| Split {
-            train: pick(train, s),
-            valid: pick(valid, s),
-            test: pick(test, s),
-        })
-        .collect())
+    Ok((0..k).map(|s| Split { train: pick(train, s), valid: pick(valid, s), test: pick(test, s) }).collect())
 }
 
 /// Loads a heterophilous-benchmark archive: `edges` `[E, 2]` (symmetrised unless the file name
@@ -193,11 +138,7 @@ pub fn load_heterophilous(path: &Path, opts: BuildOptions) -> Result<GraphData> 
     let src: Vec<i64> = e.data.iter().step_by(2).copied().collect();
     let dst: Vec<i64> = e.data.iter().skip(1).step_by(2).copied().collect();
     let directed = stem(path).contains("directed");
-    let opts = BuildOptions {
-        symmetrize: opts.symmetrize || !directed,
-        dedup: true,
-        ..opts
-    };
+    let opts = BuildOptions { symmetrize: opts.symmetrize || !directed, dedup: true, ..opts };
     let adj = Csr::from_edges(n, &src, &dst, None, opts).map_err(graph_err(path))?;
     let features = Features::dense(n, f, x.data).map_err(graph_err(path))?;
     let classes = labels.data.iter().copied().max().unwrap_or(-1) + 1;
@@ -206,36 +147,19 @@ pub fn load_heterophilous(path: &Path, opts: BuildOptions) -> Result<GraphData> 
     let test = ints(&mut a, path, "test_masks")?;
     let splits = masks_to_splits(path, &train, &valid, &test, n)?;
     let first = splits.first().cloned();
-    GraphData::new(
-        stem(path),
-        adj,
-        features,
-        labels.data,
-        classes.max(0) as usize,
-        first,
-    )
-    .and_then(|d| d.with_alternative_splits(splits))
-    .map_err(graph_err(path))
+    GraphData::new(stem(path), adj, features, labels.data, classes.max(0) as usize, first)
+        .and_then(|d| d.with_alternative_splits(splits))
+        .map_err(graph_err(path))
 }
 
 /// Loads either kind of archive, by its keys.
 pub fn load(path: &Path, opts: BuildOptions) -> Result<GraphData> {
     let keys = names(&open(path)?);
     if keys.iter().any(|k| k == "adj_indptr") {
-        load_gnn_benchmark(
-            path,
-            BuildOptions {
-                symmetrize: true,
-                dedup: true,
-                ..opts
-            },
-        )
+        load_gnn_benchmark(path, BuildOptions { symmetrize: true, dedup: true, ..opts })
     } else if keys.iter().any(|k| k == "node_features") {
         load_heterophilous(path, opts)
     } else {
-        Err(AppError::Format {
-            path: path.into(),
-            msg: format!("unknown npz layout (arrays: {})", keys.join(", ")),
-        })
+        Err(AppError::Format { path: path.into(), msg: format!("unknown npz layout (arrays: {})", keys.join(", ")) })
     }
 }

@@ -28,10 +28,7 @@ impl<R: Read> Read for Counting<R> {
 /// Reads a gzipped CSV of numbers, one row per line, calling `row` with the fields.
 fn read_csv_gz(path: &Path, mut row: impl FnMut(usize, &[&str]) -> Result<()>) -> Result<usize> {
     let file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => AppError::Missing {
-            path: path.into(),
-            what: "OGB csv.gz file".into(),
-        },
+        std::io::ErrorKind::NotFound => AppError::Missing { path: path.into(), what: "OGB csv.gz file".into() },
         _ => AppError::io(path, e),
     })?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -41,27 +38,14 @@ fn read_csv_gz(path: &Path, mut row: impl FnMut(usize, &[&str]) -> Result<()>) -
             .expect("template")
             .progress_chars("=> "),
     );
-    bar.set_message(
-        path.file_name()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_default(),
-    );
+    bar.set_message(path.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default());
     if len < (8 << 20) {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    let reader = BufReader::with_capacity(
-        1 << 20,
-        GzDecoder::new(Counting {
-            inner: file,
-            bar: bar.clone(),
-        }),
-    );
+    let reader = BufReader::with_capacity(1 << 20, GzDecoder::new(Counting { inner: file, bar: bar.clone() }));
     let mut n = 0;
     for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| AppError::Format {
-            path: path.into(),
-            msg: format!("line {}: {e}", i + 1),
-        })?;
+        let line = line.map_err(|e| AppError::Format { path: path.into(), msg: format!("line {}: {e}", i + 1) })?;
         let line = line.trim();
         if line.is_empty() {
             continue;
@@ -75,10 +59,8 @@ fn read_csv_gz(path: &Path, mut row: impl FnMut(usize, &[&str]) -> Result<()>) -
 }
 
 fn parse<T: std::str::FromStr>(path: &Path, line: usize, s: &str) -> Result<T> {
-    s.parse().map_err(|_| AppError::Format {
-        path: path.into(),
-        msg: format!("line {line}: `{s}` is not a valid number"),
-    })
+    s.parse()
+        .map_err(|_| AppError::Format { path: path.into(), msg: format!("line {line}: `{s}` is not a valid number") })
 }
 
 fn ids(path: &Path) -> Result<Vec<i64>> {
@@ -98,16 +80,12 @@ pub fn is_ogb(dir: &Path) -> bool {
 fn split_dir(dir: &Path) -> Result<PathBuf> {
     let base = dir.join("split");
     let entries = std::fs::read_dir(&base).map_err(|e| AppError::io(&base, e))?;
-    let mut names: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
+    let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()).collect();
     names.sort();
-    names.into_iter().next().ok_or_else(|| AppError::Missing {
-        path: base,
-        what: "a split folder (e.g. split/time)".into(),
-    })
+    names
+        .into_iter()
+        .next()
+        .ok_or_else(|| AppError::Missing { path: base, what: "a split folder (e.g. split/time)".into() })
 }
 
 /// Loads an OGB node-property folder.
@@ -151,10 +129,7 @@ pub fn load(dir: &Path, opts: BuildOptions) -> Result<GraphData> {
         if declared.first().copied() != Some(n as i64) {
             return Err(AppError::Format {
                 path: nn,
-                msg: format!(
-                    "declares {:?} nodes but node-feat.csv.gz has {n} rows",
-                    declared.first()
-                ),
+                msg: format!("declares {:?} nodes but node-feat.csv.gz has {n} rows", declared.first()),
             });
         }
     }
@@ -167,32 +142,16 @@ pub fn load(dir: &Path, opts: BuildOptions) -> Result<GraphData> {
             expected: format!("[{n}] (one label per node)"),
         });
     }
-    let opts = BuildOptions {
-        symmetrize: true,
-        dedup: true,
-        ..opts
-    };
-    let adj = Csr::from_edges(n, &src, &dst, None, opts)
-        .map_err(|e| AppError::graph(ep.display().to_string(), e))?;
-    let features = Features::dense(n, width.unwrap_or(0), x)
-        .map_err(|e| AppError::graph(fp.display().to_string(), e))?;
+    let opts = BuildOptions { symmetrize: true, dedup: true, ..opts };
+    let adj = Csr::from_edges(n, &src, &dst, None, opts).map_err(|e| AppError::graph(ep.display().to_string(), e))?;
+    let features =
+        Features::dense(n, width.unwrap_or(0), x).map_err(|e| AppError::graph(fp.display().to_string(), e))?;
     let sd = split_dir(dir)?;
     let part = |name: &str| -> Result<Vec<i64>> { ids(&sd.join(format!("{name}.csv.gz"))) };
-    let split: Split =
-        GraphData::split_from_i64(&part("train")?, &part("valid")?, &part("test")?, n)
-            .map_err(|e| AppError::graph(sd.display().to_string(), e))?;
+    let split: Split = GraphData::split_from_i64(&part("train")?, &part("valid")?, &part("test")?, n)
+        .map_err(|e| AppError::graph(sd.display().to_string(), e))?;
     let classes = labels.iter().copied().max().unwrap_or(-1) + 1;
-    let name = dir
-        .file_name()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_else(|| "ogb".into());
-    GraphData::new(
-        name,
-        adj,
-        features,
-        labels,
-        classes.max(0) as usize,
-        Some(split),
-    )
-    .map_err(|e| AppError::graph(dir.display().to_string(), e))
+    let name = dir.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "ogb".into());
+    GraphData::new(name, adj, features, labels, classes.max(0) as usize, Some(split))
+        .map_err(|e| AppError::graph(dir.display().to_string(), e))
 }
