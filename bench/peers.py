@@ -5,6 +5,7 @@ Times, with CUDA events (warm-up, then the median of --runs), on fresh random da
   * cuSPARSE SpMM through torch.sparse.mm(csr, X), f32 and f16, at each width   (op "spmm")
   * torch.topk at hidden 256 -> k                                                 (op "maxk")
   * MaxK the way peers train it: topk + scatter mask + dense cuSPARSE SpMM       (op "maxk_aggregation")
+  * with --matmul: cuBLAS products of linear layers over all nodes (op "matmul"; x w, dy w^T, x^T dy)
 and appends one JSON object per line to --out in the project's results format (bench/README.md).
 Every timed op is first checked against a float64 reference on a sample of rows.
 """
@@ -69,6 +70,7 @@ def main():
     ap.add_argument("--ks", default="8,16,32,64")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--matmul", action="store_true", help="only the dense linear-layer products")
     ap.add_argument("--commit", default=os.environ.get("SGNN_COMMIT", "unknown"))
     args = ap.parse_args()
 
@@ -94,6 +96,20 @@ def main():
 
     gen = torch.Generator(device=dev)
     gen.manual_seed(0)
+    if args.matmul:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        for d_in, d_out in [(256, 256), (602, 256), (256, 41)]:
+            x = torch.rand(n, d_in, device=dev, generator=gen)
+            w = torch.rand(d_in, d_out, device=dev, generator=gen)
+            dy = torch.rand(n, d_out, device=dev, generator=gen)
+            flops = 2.0 * n * d_in * d_out
+            for variant, fn in [("fwd", lambda: x @ w), ("dgrad", lambda: dy @ w.t()), ("wgrad", lambda: x.t() @ dy)]:
+                med, mn, p90 = timed(fn, args.runs, args.warmup)
+                emit({"op": "matmul", "impl": "cublas", "width": d_out, "k": d_in, "median_ms": med, "min_ms": mn,
+                      "p90_ms": p90, "variant": variant, "gbps": flops / med / 1e9})
+            del x, w, dy
+        out.close()
+        return 0
     for dtype, dname in [(torch.float32, "f32"), (torch.float16, "f16")]:
         a = torch.sparse_csr_tensor(crow, col, torch.ones(nnz, device=dev, dtype=dtype), size=(n, n))
         for w in [int(v) for v in args.widths.split(",")]:

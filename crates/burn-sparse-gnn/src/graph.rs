@@ -145,7 +145,7 @@ pub struct GraphOptions {
 
 impl Default for GraphOptions {
     fn default() -> Self {
-        Self { group_width: 1024, cbsr_group_width: 256, policy: KernelPolicy::default() }
+        Self { group_width: 256, cbsr_group_width: 256, policy: KernelPolicy::default() }
     }
 }
 

@@ -27,6 +27,7 @@
 pub mod activation;
 pub mod conv;
 pub mod hidden;
+pub mod linear;
 pub mod model;
 
 pub use activation::Nonlinearity;

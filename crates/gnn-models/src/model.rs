@@ -8,6 +8,7 @@ use crate::conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
 use crate::conv::gin::{GinConv, GinConvConfig};
 use crate::conv::sage::{SageAggr, SageConv, SageConvConfig};
 use crate::hidden::{Hidden, Precision};
+use crate::linear::linear;
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
@@ -225,7 +226,7 @@ impl<B: SparseGnnBackend> GnnModel<B> {
     pub fn forward(&self, g: &Graph<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
         let x = self.input_dropout.forward(x);
         let mut h = match &self.lin_in {
-            Some(lin) => lin.forward(x),
+            Some(lin) => linear(lin, x),
             None => x,
         };
         for (l, conv) in self.convs.iter().enumerate() {
@@ -246,7 +247,7 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             }
         }
         match &self.lin_out {
-            Some(lin) => lin.forward(h),
+            Some(lin) => linear(lin, h),
             None => h,
         }
     }

@@ -53,7 +53,7 @@ pub struct Record {
     pub tuning: String,
 }
 
-fn tuning_string(group_width: usize) -> String {
+pub fn tuning_string(group_width: usize) -> String {
     let mut t = format!("gw={group_width}");
     for (k, v) in std::env::vars() {
         if k.starts_with("SGNN_") && k != "SGNN_COMMIT" {
@@ -407,6 +407,67 @@ impl Bench {
     }
 }
 
+impl Bench {
+    /// Dense products of a GNN's linear layers over all nodes: forward `x w`, the input gradient
+    /// `dy w^T`, the weight gradient `x^T dy` as one product and split over row chunks, and a
+    /// whole linear layer's forward + backward through autodiff with and without chunking.
+    fn run_matmul<B: SparseGnnAutodiffBackend>(
+        &self,
+        device: &B::Device,
+        backend: &str,
+        emit: &mut dyn FnMut(Record) -> Result<()>,
+    ) -> Result<()> {
+        type I<B> = <B as AutodiffBackend>::InnerBackend;
+        let dev_name = self.device_name.clone().unwrap_or_else(|| backend.to_string());
+        let n = self.adj.n_rows();
+        for (d_in, d_out) in [(256usize, 256usize), (602, 256), (256, 41)] {
+            let (x, _) = random_matrix::<I<B>>(n, d_in, 1, device);
+            let (w, _) = random_matrix::<I<B>>(d_in, d_out, 2, device);
+            let (dy, _) = random_matrix::<I<B>>(n, d_out, 3, device);
+            let flops = 2.0 * n as f64 * d_in as f64 * d_out as f64;
+            let put = |variant: String, s: Stats, emit: &mut dyn FnMut(Record) -> Result<()>| -> Result<()> {
+                let mut r = self.record("matmul", d_out, Some(d_in), &s, &dev_name);
+                r.variant = Some(variant);
+                // achieved TFLOP/s in place of a byte rate
+                r.gbps = Some(flops / s.median / 1e9);
+                emit(r)
+            };
+            let s = time::<I<B>, _>(device, self.warmup, self.runs, || x.clone().matmul(w.clone()));
+            put("fwd".into(), s, emit)?;
+            let s = time::<I<B>, _>(device, self.warmup, self.runs, || dy.clone().matmul(w.clone().transpose()));
+            put("dgrad".into(), s, emit)?;
+            let s = time::<I<B>, _>(device, self.warmup, self.runs, || x.clone().transpose().matmul(dy.clone()));
+            put("wgrad".into(), s, emit)?;
+            for chunk in [2048usize, 8192, 32768] {
+                let c = n / chunk;
+                if c < 2 {
+                    continue;
+                }
+                let main = c * chunk;
+                let s = time::<I<B>, _>(device, self.warmup, self.runs, || {
+                    let xc = x.clone().slice([0..main]).reshape([c, chunk, d_in]).swap_dims(1, 2);
+                    let dc = dy.clone().slice([0..main]).reshape([c, chunk, d_out]);
+                    xc.matmul(dc).sum_dim(0)
+                });
+                put(format!("wgrad-chunk{chunk}"), s, emit)?;
+            }
+            // a whole layer through autodiff
+            let xa = Tensor::<B, 2>::from_inner(x.clone());
+            let dya = Tensor::<B, 2>::from_inner(dy.clone());
+            for chunk in [0usize, gnn_models::linear::DEFAULT_CHUNK_ROWS] {
+                let s = time::<I<B>, _>(device, self.warmup, self.runs, || {
+                    let wa = Tensor::<B, 2>::from_inner(w.clone()).require_grad();
+                    let y = gnn_models::linear::matmul_rows(xa.clone(), wa.clone(), chunk);
+                    let grads = (y * dya.clone()).sum().backward();
+                    wa.grad(&grads).map(|g| g.sum())
+                });
+                put(format!("layer-fwd-bwd-chunk{chunk}"), s, emit)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Job for Bench {
     type Output = Vec<Record>;
 
@@ -429,6 +490,9 @@ impl Job for Bench {
             Ok(())
         };
         self.run_inner::<<B as AutodiffBackend>::InnerBackend>(&device, backend, &mut emit)?;
+        if self.wants("matmul") {
+            self.run_matmul::<B>(&device, backend, &mut emit)?;
+        }
         Ok(all)
     }
 }

@@ -398,7 +398,8 @@ struct BenchArgs {
     /// Generate an R-MAT graph in memory: NODES:EDGES.
     #[arg(long)]
     rmat: Option<String>,
-    /// Ops: spmm, sddmm, sampled, maxk, cbsr_spgemm, cbsr_sspmm, maxpool, all.
+    /// Ops: spmm, sddmm, sampled, maxk, cbsr_spgemm, cbsr_sspmm, maxpool, matmul (the dense products
+    /// of linear layers over all nodes), all.
     #[arg(long, value_delimiter = ',', default_value = "spmm")]
     ops: Vec<String>,
     #[arg(long, value_delimiter = ',', default_value = "32,64,128,256")]
@@ -416,7 +417,7 @@ struct BenchArgs {
     /// Append the JSON lines to this file.
     #[arg(long)]
     out: Option<PathBuf>,
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 256)]
     group_width: usize,
     /// Device name recorded in the results (e.g. "NVIDIA H200").
     #[arg(long)]

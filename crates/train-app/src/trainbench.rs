@@ -88,7 +88,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         gbps: None,
         check_error: None,
         kept_fraction: None,
-        tuning: format!("gw={}", cfg.group_width),
+        tuning: crate::bench::tuning_string(cfg.group_width),
     })
 }
 

@@ -118,7 +118,7 @@ impl Default for TrainConfig {
             seed: 42,
             self_loops: false,
             symmetrize: false,
-            group_width: 1024,
+            group_width: 256,
             cbsr_group_width: 256,
             atomic: false,
             artifact_dir: PathBuf::from("artifacts/train"),

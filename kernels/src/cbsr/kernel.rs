@@ -244,7 +244,7 @@ fn sspmm_outer_groups<F: Float>(
     weights: &Array<F>,
     dy: &Tensor<F>,
     idx: &Array<u32>,
-    out: &mut Array<Atomic<f32>>,
+    out: &mut Tensor<Atomic<f32>>,
     n_groups: usize,
     #[comptime] k: usize,
     #[comptime] dim: usize,
@@ -280,6 +280,8 @@ fn sspmm_outer_groups<F: Float>(
     sync_slot(plane);
     let sub = (UNIT_POS_X / lk) as usize;
     let lane = (UNIT_POS_X % lk) as usize;
+    // the output may be row-pitched (CUDA pads 2-D allocations): index by its row stride
+    let o_rs = out.stride(0);
     let mut e = start + sub;
     while e < end {
         let j = usize::cast_from(col_idx[e]);
@@ -290,7 +292,7 @@ fn sspmm_outer_groups<F: Float>(
         let mut t = lane;
         while t < k {
             let col = cbsr_col(idx, j, t, k, packed);
-            out[j * k + t].fetch_add(w * row_buf[region + col]);
+            out[j * o_rs + t].fetch_add(w * row_buf[region + col]);
             t += lk as usize;
         }
         e += subs as usize;
@@ -548,7 +550,7 @@ pub fn launch_sspmm_gather<R: Runtime>(
 }
 
 /// Launches MaxK-GNN's outer-product SSpMM over the forward `csr`, accumulating with f32
-/// atomics into `out` (`[n_cols * k]` f32, zero-initialised by the caller). Returns `false`
+/// atomics into `out` (`[n_cols, k]` f32, any row pitch, zero-initialised by the caller). Returns `false`
 /// when the dy row does not fit shared memory.
 pub fn launch_sspmm_outer<R: Runtime>(
     client: &ComputeClient<R>,
@@ -580,7 +582,7 @@ pub fn launch_sspmm_outer<R: Runtime>(
                 w.into_array_arg(),
                 dy.into_tensor_arg(),
                 c.indices.clone().into_array_arg(),
-                out.into_array_arg(),
+                out.into_tensor_arg(),
                 csr.n_groups,
                 c.k,
                 c.dim,

@@ -5,6 +5,7 @@
 //! The graph should contain self-loops (as in PyG, where `GATConv` adds them).
 
 use crate::hidden::{Hidden, Precision};
+use crate::linear::linear;
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig, Initializer, Linear, LinearConfig};
@@ -97,7 +98,7 @@ impl GatConvConfig {
 impl<B: SparseGnnBackend> GatConv<B> {
     /// `[n, d_in]` -> `[n, heads * d_head]` (concat) or `[n, d_head]` (mean of the heads).
     pub fn forward(&self, g: &Graph<B>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
-        let x = self.lin.forward(h.dense());
+        let x = linear(&self.lin, h.dense());
         let [n, _] = x.dims();
         let (hd, dd) = (self.heads, self.d_head);
         let xr = x.clone().reshape([n, hd, dd]);

@@ -2,6 +2,7 @@
 //! variant `MLP((1 + eps) h_i + lambda * mean_{j -> i} h_j)` (no overflow on hub rows in f16).
 
 use crate::hidden::{aggregate, Hidden, Precision};
+use crate::linear::linear;
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
@@ -88,13 +89,13 @@ impl<B: SparseGnnBackend> GinConv<B> {
             if let Some(b) = &self.mlp_in.bias {
                 z = z + b.val().unsqueeze_dim::<2>(0);
             }
-            return self.mlp_out.forward(relu(z));
+            return linear(&self.mlp_out, relu(z));
         }
         let agg = match self.lambda {
             Some(l) => aggregate(g, h, Reduce::Mean, precision) * l,
             None => aggregate(g, h, Reduce::Sum, precision),
         };
         let z = h.dense() * one_plus_eps + agg;
-        self.mlp_out.forward(relu(self.mlp_in.forward(z)))
+        linear(&self.mlp_out, relu(linear(&self.mlp_in, z)))
     }
 }

@@ -1,6 +1,7 @@
 //! GraphSAGE convolution: `out = W_n aggr_{j -> i}(h_j) + W_r h_i`.
 
 use crate::hidden::{aggregate, Hidden, Precision};
+use crate::linear::linear;
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
@@ -90,7 +91,7 @@ impl<B: SparseGnnBackend> SageConv<B> {
                     out = out + b.val().unsqueeze_dim::<2>(0);
                 }
                 return match &self.lin_root {
-                    Some(r) => out + r.forward(x.clone()),
+                    Some(r) => out + linear(r, x.clone()),
                     None => out,
                 };
             }
@@ -99,13 +100,13 @@ impl<B: SparseGnnBackend> SageConv<B> {
             SageAggr::Mean => aggregate(g, h, Reduce::Mean, precision),
             SageAggr::Sum => aggregate(g, h, Reduce::Sum, precision),
             SageAggr::MaxPool => {
-                let p = relu(self.lin_pool.as_ref().expect("max-pool projection").forward(h.dense()));
+                let p = relu(linear(self.lin_pool.as_ref().expect("max-pool projection"), h.dense()));
                 precision.up(ops::spmm(g, precision.down(p), Reduce::Max))
             }
         };
-        let out = self.lin_neigh.forward(neigh);
+        let out = linear(&self.lin_neigh, neigh);
         match &self.lin_root {
-            Some(r) => out + r.forward(h.dense()),
+            Some(r) => out + linear(r, h.dense()),
             None => out,
         }
     }
