@@ -9,11 +9,11 @@ use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::data::dataset::InMemDataset;
 use burn::module::Module;
-use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::AdamConfig;
 use burn::prelude::Backend;
 use burn::record::{DefaultRecorder, Recorder};
+use burn::tensor::activation::log_softmax;
 use burn::tensor::{Int, Tensor, TensorData};
 use burn::train::metric::store::{Aggregate, Direction, Split as MetricSplit};
 use burn::train::metric::{AccuracyMetric, LossMetric};
@@ -265,6 +265,8 @@ pub struct GraphBatch<B: Backend> {
     pub x: Tensor<B, 2>,
     pub labels: Tensor<B, 1, Int>,
     pub idx: Tensor<B, 1, Int>,
+    /// Per-node loss weight: `1 / |split|` on the split's nodes, 0 elsewhere.
+    pub weight: Tensor<B, 1>,
     /// Epoch the batch belongs to (seeds dropout so that a resumed run repeats the same
     /// random draws).
     pub epoch: usize,
@@ -317,7 +319,8 @@ impl FullGraphBatcher {
         v
     }
 
-    fn ids<B: Backend>(&self, split: SplitKind, device: &B::Device) -> Tensor<B, 1, Int> {
+    /// The split's node ids and the per-node loss weights (`1 / |split|` on the split).
+    fn ids<B: Backend>(&self, split: SplitKind, device: &B::Device) -> (Tensor<B, 1, Int>, Tensor<B, 1>) {
         let s = self.host.data.split().expect("split applied before training");
         let ids = match split {
             SplitKind::Train => &s.train,
@@ -325,7 +328,15 @@ impl FullGraphBatcher {
             SplitKind::Test => &s.test,
         };
         let v: Vec<i64> = ids.iter().map(|&i| i as i64).collect();
-        Tensor::from_data(TensorData::new(v, [ids.len()]), device)
+        let n = self.host.data.num_nodes();
+        let mut w = vec![0.0f32; n];
+        let share = 1.0 / ids.len().max(1) as f32;
+        for &i in ids {
+            w[i as usize] += share;
+        }
+        let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
+        let w = Tensor::from_data(TensorData::new(w, [n]).convert_dtype(dtype), (device, dtype));
+        (Tensor::from_data(TensorData::new(v, [ids.len()]), device), w)
     }
 }
 
@@ -338,7 +349,8 @@ impl<B: SparseGnnBackend> Batcher<B, SplitKind, GraphBatch<B>> for FullGraphBatc
         } else {
             self.epoch.load(Ordering::SeqCst)
         };
-        GraphBatch { graph, x, labels, idx: self.ids::<B>(split, device), epoch }
+        let (idx, weight) = self.ids::<B>(split, device);
+        GraphBatch { graph, x, labels, idx, weight, epoch }
     }
 }
 
@@ -356,11 +368,17 @@ impl<B: SparseGnnBackend> NodeClassifier<B> {
     }
 
     /// Loss and logits on the batch's split.
+    ///
+    /// The loss is the mean cross-entropy over the split, computed over all rows with a per-node
+    /// weight (`1 / |split|` on the split, 0 elsewhere): its backward is then a gather's scatter
+    /// instead of the scatter-add of a row selection (61 ms per epoch on the H200 at 233k nodes).
     pub fn classify(&self, batch: &GraphBatch<B>) -> ClassificationOutput<B> {
         let logits = self.model.forward(&batch.graph, batch.x.clone());
-        let out = logits.select(0, batch.idx.clone());
+        let logp = log_softmax(logits.clone(), 1);
+        let picked = logp.gather(1, batch.labels.clone().unsqueeze_dim::<2>(1)).squeeze_dim::<1>(1);
+        let loss = (picked * batch.weight.clone()).sum().neg();
+        let out = logits.detach().select(0, batch.idx.clone());
         let targets = batch.labels.clone().select(0, batch.idx.clone());
-        let loss = CrossEntropyLossConfig::new().init(&out.device()).forward(out.clone(), targets.clone());
         ClassificationOutput::new(loss, out, targets)
     }
 }

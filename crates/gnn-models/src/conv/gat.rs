@@ -5,7 +5,7 @@
 //! The graph should contain self-loops (as in PyG, where `GATConv` adds them).
 
 use crate::hidden::{Hidden, Precision};
-use crate::linear::linear;
+use crate::linear::{add_bias, linear};
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig, Initializer, Linear, LinearConfig};
@@ -112,6 +112,6 @@ impl<B: SparseGnnBackend> GatConv<B> {
         let alpha = self.dropout.forward(ops::edge_softmax(g, scores));
         let out = precision.up(ops::spmm_heads(g, precision.down(alpha), precision.down(x), Reduce::Sum));
         let out = if self.concat { out } else { out.reshape([n, hd, dd]).mean_dim(1).reshape([n, dd]) };
-        out + self.bias.val().unsqueeze_dim::<2>(0)
+        add_bias(out, self.bias.val())
     }
 }

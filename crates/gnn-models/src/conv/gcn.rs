@@ -1,7 +1,7 @@
 //! GCN convolution (Kipf & Welling): `out = D_l (A + I) D_r h W + b`.
 
 use crate::hidden::{aggregate, Hidden, Precision};
-use crate::linear::linear;
+use crate::linear::{add_bias, linear};
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
@@ -139,7 +139,7 @@ impl<B: SparseGnnBackend> GcnConv<B> {
         }
         let out = if transform_first { agg } else { linear(&self.linear, agg) };
         match &self.bias {
-            Some(b) => out + b.val().unsqueeze_dim::<2>(0),
+            Some(b) => add_bias(out, b.val()),
             None => out,
         }
     }

@@ -2,7 +2,7 @@
 //! variant `MLP((1 + eps) h_i + lambda * mean_{j -> i} h_j)` (no overflow on hub rows in f16).
 
 use crate::hidden::{aggregate, Hidden, Precision};
-use crate::linear::linear;
+use crate::linear::{add_bias, linear, matmul_nodes};
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
@@ -79,7 +79,7 @@ impl<B: SparseGnnBackend> GinConv<B> {
         let [_, d_in] = h.dims();
         let d_mid = self.mlp_in.weight.dims()[1];
         if let (Hidden::Dense(x), true) = (h, d_mid < d_in) {
-            let w = x.clone().matmul(self.mlp_in.weight.val());
+            let w = matmul_nodes(x.clone(), self.mlp_in.weight.val());
             let wh = Hidden::Dense(w.clone());
             let agg = match self.lambda {
                 Some(l) => aggregate(g, &wh, Reduce::Mean, precision) * l,
@@ -87,7 +87,7 @@ impl<B: SparseGnnBackend> GinConv<B> {
             };
             let mut z = w * one_plus_eps + agg;
             if let Some(b) = &self.mlp_in.bias {
-                z = z + b.val().unsqueeze_dim::<2>(0);
+                z = add_bias(z, b.val());
             }
             return linear(&self.mlp_out, relu(z));
         }

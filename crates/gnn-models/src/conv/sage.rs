@@ -1,7 +1,7 @@
 //! GraphSAGE convolution: `out = W_n aggr_{j -> i}(h_j) + W_r h_i`.
 
 use crate::hidden::{aggregate, Hidden, Precision};
-use crate::linear::linear;
+use crate::linear::{add_bias, linear, matmul_nodes};
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
@@ -85,10 +85,10 @@ impl<B: SparseGnnBackend> SageConv<B> {
         if let (Hidden::Dense(x), SageAggr::Mean | SageAggr::Sum) = (h, self.aggr) {
             if d_out < d_in {
                 let reduce = if self.aggr == SageAggr::Mean { Reduce::Mean } else { Reduce::Sum };
-                let w = Hidden::Dense(x.clone().matmul(self.lin_neigh.weight.val()));
+                let w = Hidden::Dense(matmul_nodes(x.clone(), self.lin_neigh.weight.val()));
                 let mut out = aggregate(g, &w, reduce, precision);
                 if let Some(b) = &self.lin_neigh.bias {
-                    out = out + b.val().unsqueeze_dim::<2>(0);
+                    out = add_bias(out, b.val());
                 }
                 return match &self.lin_root {
                     Some(r) => out + linear(r, x.clone()),
