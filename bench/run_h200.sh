@@ -1,43 +1,113 @@
 #!/usr/bin/env bash
-# One GPU session: self-test the kernels on CUDA, generate the reddit-scale R-MAT graph, then
-# time the peers (torch / cuSPARSE) and our kernels on the same graph file, and sweep the SpMM
-# kernel shape. Usage (GPU machine, repository root):
-#   bench/run_h200.sh <train-app binary> <out dir>
-# Files written to <out dir>: <date>-h200.jsonl (results), sweep.jsonl, selftest.log, run.log,
-# summary.md.
+# The side-by-side comparison on a GPU machine, in one command (repository root):
+#   bench/run_h200.sh <train-app binary> <out dir> [<data dir>] [phases]
+# phases (comma-separated, default all): selftest, kernels, train, profile, products, accuracy.
+# Our binary and the peer scripts (torch 2.11 / torch_geometric 2.8) run in the same session on
+# the same generated graph files. Writes <out dir>/<date>-h200.jsonl (results format of
+# bench/README.md), <date>-h200.md with charts/ (bench/report.py), selftest.log, profile-*.log
+# and run.log. All phases take about 15 minutes on an H200; on a machine lent for 10 minutes a
+# command, run `selftest,kernels,train,profile` and `products,accuracy` as two commands with the
+# same <out dir>.
 set -u
 BIN=${1:-.carry/train-app}
 OUT=${2:-${OUT:-/tmp/sgnn-out}}
-GRAPH=${GRAPH:-/tmp/reddit-rmat}
+DATA=${3:-.carry/data}
+PHASES=${4:-selftest,kernels,train,profile,products,accuracy}
+G=/tmp/reddit-rmat-feat
+P=/tmp/products-rmat
 mkdir -p "$OUT"
 DATE=$(date +%Y-%m-%d)
 RES="$OUT/${DATE}-h200.jsonl"
 LOG="$OUT/run.log"
-COMMIT=$("$BIN" --version | awk '{print $3}')
-export SGNN_COMMIT=$COMMIT
+export SGNN_COMMIT=$("$BIN" --version | awk '{print $3}')
+DEV="NVIDIA H200"
+SEEDS="1 2 3 4 5"
+has() { [[ ",$PHASES," == *",$1,"* ]]; }
 step() { echo "== $1 ($(date +%T))" | tee -a "$LOG"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$LOG"
-step selftest
-( time timeout ${SELFTEST_S:-200} "$BIN" selftest --backend cuda ) > "$OUT/selftest.log" 2>&1
-tail -n 4 "$OUT/selftest.log" | tee -a "$LOG"
-step gen
-( time timeout 90 "$BIN" gen rmat --features 0 --out "$GRAPH" ) >> "$LOG" 2>&1
-step peers
-PYTHONUNBUFFERED=1 timeout 150 python3 bench/peers.py --graph "$GRAPH" --out "$RES" >> "$LOG" 2>&1
-step ours
-timeout ${BENCH_S:-200} "$BIN" bench --backend cuda --graph "$GRAPH" --ops all --out "$RES" --device-name "NVIDIA H200" >> "$LOG" 2>&1
-step sweep
-for gw in ${SWEEP_GW:-128 1024}; do for lanes in ${SWEEP_LANES:-32 64}; do
-  SGNN_SPMM_LANES=$lanes timeout 60 "$BIN" bench --backend cuda --graph "$GRAPH" --ops spmm --widths 64,256 --runs 10 \
-    --group-width "$gw" --out "$OUT/sweep.jsonl" --device-name "NVIDIA H200" >> "$LOG" 2>&1
-done; done
-step summary
-python3 bench/summarize.py "$RES" > "$OUT/summary.md" 2>> "$LOG"
-python3 - "$OUT/sweep.jsonl" <<'PY' >> "$OUT/summary.md" 2>> "$LOG"
-import json, sys
-print("\n## SpMM shape sweep\n\n| tuning | width | median ms | GB/s |\n|---|---|---|---|")
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    print(f"| {r['tuning']} | {r['width']} | {r['median_ms']:.3f} | {r['gbps']:.0f} |")
-PY
-cat "$OUT/summary.md"
+if has selftest; then
+  step selftest
+  ( time timeout 150 "$BIN" selftest --backend cuda ) > "$OUT/selftest.log" 2>&1
+  grep -E "^== |checks|selftest|FAIL" "$OUT/selftest.log" | tail -n 20 | tee -a "$LOG"
+fi
+if has kernels || has train || has profile; then
+  [ -d "$G" ] || { step "gen reddit-scale"; timeout 120 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1; }
+fi
+if has kernels; then
+  step "peers kernels"
+  PYTHONUNBUFFERED=1 timeout 60 python3 bench/peers.py --graph "$G" --out "$RES" >> "$LOG" 2>&1
+  PYTHONUNBUFFERED=1 timeout 30 python3 bench/peers.py --graph "$G" --out "$RES" --matmul >> "$LOG" 2>&1
+  step "ours kernels"
+  timeout 200 "$BIN" bench --backend cuda --graph "$G" --ops all --dtypes f32,f16,bf16 --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  timeout 40 "$BIN" bench --backend cuda --graph "$G" --ops matmul --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+fi
+if has train; then
+  step "ours train"
+  timeout 150 "$BIN" bench-train --backend cuda --dataset "$G" --models sage,gcn --nonlins relu,maxk:32 --precisions f32,mixedf16 \
+    --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  timeout 60 "$BIN" bench-train --backend cuda --dataset "$G" --models sage,gcn --nonlins maxk:32 --precisions f32,mixedf16 --atomic \
+    --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  timeout 60 "$BIN" bench-train --backend cuda --dataset "$G" --models gin,gat --nonlins relu --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  step "pyg train"
+  PYTHONUNBUFFERED=1 timeout 150 python3 bench/peers_train.py --graph "$G" --out "$RES" --models sage,gcn,gin,gat >> "$LOG" 2>&1
+fi
+if has profile; then
+  step "profile"
+  for cfg in "relu f32" "maxk:32 f32" "maxk:32 mixedf16"; do
+    set -- $cfg
+    name="profile-sage-${1/:/}-$2.log"
+    mkdir -p /tmp/prof && ( cd /tmp/prof && printf '[profiling]\nlogger = { level = "basic", file = "%s" }\n' "$OUT/$name" > cubecl.toml && \
+      timeout 50 "$BIN" bench-train --backend cuda --dataset "$G" --models sage --nonlins $1 --precisions $2 --epochs 1 --warmup 1 \
+      --out /tmp/prof/ignored.jsonl --device-name "$DEV" ) >> "$LOG" 2>&1
+    python3 bench/profile_summary.py "$OUT/$name" >> "$LOG" 2>&1
+  done
+fi
+if has products; then
+  step "gen products-scale"
+  timeout 120 "$BIN" gen rmat --nodes 2449029 --edges 123718280 --features 100 --classes 47 --out "$P" >> "$LOG" 2>&1
+  PYTHONUNBUFFERED=1 timeout 60 python3 bench/peers.py --graph "$P" --out "$RES" --widths 64,256 --ks 32 >> "$LOG" 2>&1
+  timeout 60 "$BIN" bench --backend cuda --graph "$P" --ops spmm --widths 64,256 --dtypes f32,f16 --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  timeout 80 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu,maxk:32 --precisions f32,mixedf16 --epochs 5 --warmup 2 \
+    --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  PYTHONUNBUFFERED=1 timeout 60 python3 bench/peers_train.py --graph "$P" --out "$RES" --models sage --paths adj_t --epochs 5 --warmup 2 >> "$LOG" 2>&1
+  rm -rf "$P"
+fi
+if has accuracy; then
+  step "accuracy"
+  GRAPHS=$(ls -d "$DATA"/*/ | tr '\n' ',' | sed 's/,$//')
+  PYTHONUNBUFFERED=1 timeout 200 python3 bench/peers_accuracy.py --graphs "$GRAPHS" --seeds "${SEEDS// /,}" --out "$RES" >> "$LOG" 2>&1 &
+  PEER=$!
+  jobs_run() { # the queued trainings, 8 at a time
+    local n=0
+    while read -r cmd; do
+      bash -c "$cmd" >> "$LOG" 2>&1 &
+      n=$((n + 1))
+      if [ $((n % 8)) -eq 0 ]; then wait -n; n=$((n - 1)); fi
+    done
+    wait
+  }
+  {
+  for d in "$DATA"/*/; do
+    for m in gcn sage; do
+      for s in $SEEDS; do
+        o=/tmp/acc-$(basename "$d")-$m-$s
+        echo "timeout 90 $BIN train --backend cuda --dataset $d --model $m --classic --hidden 64 --dropout 0.6 --input-dropout 0.6 --normalize-features --epochs 200 --seed $s --no-checkpoints --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
+      done
+    done
+  done
+  for d in cora citeseer coauthor_cs; do
+    for p in f32 mixedf16; do
+      for s in $SEEDS; do
+        o=/tmp/mp-$d-gcn-$p-$s
+        [ $p = f32 ] || echo "timeout 90 $BIN train --backend cuda --dataset $DATA/$d --model gcn --classic --hidden 64 --dropout 0.6 --input-dropout 0.6 --normalize-features --precision $p --epochs 200 --seed $s --no-checkpoints --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
+        o=/tmp/mp-$d-gin-$p-$s
+        echo "timeout 90 $BIN train --backend cuda --dataset $DATA/$d --model gin --classic --hidden 64 --dropout 0.5 --input-dropout 0.5 --normalize-features --lr 0.005 --weight-decay 0.001 --precision $p --epochs 200 --seed $s --no-checkpoints --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
+      done
+    done
+  done
+  } | jobs_run
+  wait $PEER
+fi
+step report
+python3 bench/report.py "$RES" "$OUT/${DATE}-h200.md" "$OUT/charts" 2>&1 | tee -a "$LOG"
+step done

@@ -505,8 +505,8 @@ impl GraphData {
     }
 }
 
-/// Summary statistics of a dataset.
-#[derive(Clone, Debug, PartialEq)]
+/// Summary statistics of a dataset (`Display` prints a table; `Serialize` a JSON object).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct DatasetStats {
     pub name: String,
     pub nodes: usize,
@@ -527,6 +527,32 @@ pub struct DatasetStats {
     pub class_counts: Vec<usize>,
     /// Train / valid / test sizes.
     pub split_sizes: Option<[usize; 3]>,
+}
+
+impl std::fmt::Display for DatasetStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "dataset      {}", self.name)?;
+        writeln!(f, "nodes        {} ({} labeled, {} isolated)", self.nodes, self.labeled, self.isolated)?;
+        writeln!(
+            f,
+            "edges        {} (directed entries; {}, {} self-loops)",
+            self.edges,
+            if self.symmetric { "symmetric" } else { "not symmetric" },
+            self.self_loops
+        )?;
+        writeln!(
+            f,
+            "degree       min {}  median {}  mean {:.2}  p99 {}  max {}",
+            self.degree_min, self.degree_median, self.degree_mean, self.degree_p99, self.degree_max
+        )?;
+        writeln!(f, "features     {}", self.features)?;
+        writeln!(f, "classes      {}  counts {:?}", self.classes, self.class_counts)?;
+        writeln!(f, "homophily    {:.4} (edge)", self.edge_homophily)?;
+        match self.split_sizes {
+            Some([t, v, e]) => write!(f, "split        train {t}  valid {v}  test {e}"),
+            None => write!(f, "split        none (train with --split per-class:T,V or random:T,V)"),
+        }
+    }
 }
 
 #[cfg(test)]

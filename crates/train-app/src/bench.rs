@@ -51,6 +51,10 @@ pub struct Record {
     pub kept_fraction: Option<f64>,
     /// Kernel shape knobs in effect (group width, `SGNN_*` overrides).
     pub tuning: String,
+    /// Training epochs: the largest device memory in use by live tensors after an epoch (the
+    /// measure comparable to `torch.cuda.max_memory_allocated`); `peak_bytes` is the reserved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_in_use_bytes: Option<u64>,
 }
 
 pub fn tuning_string(group_width: usize) -> String {
@@ -169,6 +173,7 @@ impl Bench {
             check_error: None,
             kept_fraction: None,
             tuning: tuning_string(self.group_width),
+            peak_in_use_bytes: None,
         }
     }
 

@@ -37,6 +37,9 @@ pub enum AppError {
     /// A self test failed.
     #[error("self test failed: {0}")]
     SelfTest(String),
+    /// Training produced a non-finite loss (results and charts are still written).
+    #[error("training diverged: {0}")]
+    Diverged(String),
 }
 
 impl AppError {

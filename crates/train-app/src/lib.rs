@@ -4,6 +4,7 @@
 
 pub mod backend;
 pub mod bench;
+pub mod charts;
 pub mod datasets;
 pub mod error;
 pub mod gen;

@@ -50,6 +50,9 @@ enum Command {
     Info {
         /// Dataset path or built-in name (`sbm`).
         dataset: String,
+        /// Print the statistics as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Time full-batch training epochs (forward + backward + Adam step) of models on a dataset.
     BenchTrain(BenchTrainArgs),
@@ -502,9 +505,14 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
-        Some(Command::Info { dataset }) => {
+        Some(Command::Info { dataset, json }) => {
             let d = datasets::load(&dataset, BuildOptions::default())?;
-            println!("{:#?}", d.stats());
+            let stats = d.stats();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&stats).expect("stats serialise"));
+            } else {
+                println!("{stats}");
+            }
             Ok(())
         }
         Some(Command::Gen { kind }) => match kind {

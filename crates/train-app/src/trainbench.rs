@@ -4,7 +4,7 @@
 
 use crate::bench::{commit, Record};
 use crate::error::{AppError, Result};
-use crate::training::{FullGraphBatcher, GraphBatch, NodeClassifier, SplitKind, TrainConfig};
+use crate::training::{FullGraphBatcher, GraphBatch, NodeClassifier, SplitKind, TrainConfig, ADAM_EPSILON};
 use burn::data::dataloader::batcher::Batcher;
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
@@ -35,15 +35,25 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     let mut model =
         NodeClassifier::new(model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?, cfg.seed);
     let batch: GraphBatch<B> = batcher.batch(vec![SplitKind::Train], device);
-    let mut optim = AdamConfig::new().init();
+    let mut optim = AdamConfig::new().with_epsilon(ADAM_EPSILON).init();
     let mut times = Vec::new();
     let mut peak = 0u64;
+    let mut peak_in_use = 0u64;
     for epoch in 0..tb.warmup + tb.epochs {
         B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
         let start = Instant::now();
         let out = model.classify(&batch);
+        // live tensors peak around the end of the forward pass (everything saved for backward)
+        let mut sample = || {
+            if let Some((_, in_use)) = B::device_memory(device) {
+                peak_in_use = peak_in_use.max(in_use);
+            }
+        };
+        sample();
         let loss = out.loss.clone();
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        let raw = loss.backward();
+        sample();
+        let grads = GradientsParams::from_grads(raw, &model);
         model = optim.step(cfg.lr, model, grads);
         B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
         let ms = start.elapsed().as_secs_f64() * 1e3;
@@ -89,6 +99,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         check_error: None,
         kept_fraction: None,
         tuning: crate::bench::tuning_string(cfg.group_width),
+        peak_in_use_bytes: (peak_in_use > 0).then_some(peak_in_use),
     })
 }
 

@@ -591,6 +591,10 @@ pub fn evaluate<B: SparseGnnBackend>(
 
 use burn::tensor::ElementConversion;
 
+/// Adam's epsilon: PyTorch's default. Burn's default (1e-5) damps the updates of parameters
+/// with small gradients, e.g. the first layer over row-normalised bag-of-words features.
+pub const ADAM_EPSILON: f32 = 1e-8;
+
 /// What a training run produced (also written to `<artifact_dir>/results.json`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TrainReport {
@@ -741,6 +745,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         ));
     }
     let optim = AdamConfig::new()
+        .with_epsilon(ADAM_EPSILON)
         .with_weight_decay((cfg.weight_decay > 0.0).then(|| WeightDecayConfig::new(cfg.weight_decay as f32)))
         .init();
     let start = Instant::now();
@@ -768,6 +773,23 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let path = cfg.artifact_dir.join("results.json");
     std::fs::write(&path, serde_json::to_string_pretty(&report).expect("report serialises"))
         .map_err(|e| AppError::io(&path, e))?;
+    let chart = cfg.artifact_dir.join("curves.png");
+    if let Err(e) = crate::charts::write_curves(&chart, &report.epochs) {
+        eprintln!("warning: no chart written to {}: {e}", chart.display());
+    }
+    let finite = |v: Option<f64>| v.is_none_or(f64::is_finite);
+    if let Some(e) = report.epochs.iter().find(|e| !finite(e.train_loss) || !finite(e.valid_loss)) {
+        return Err(AppError::Diverged(format!(
+            "loss train {:?} / valid {:?} at epoch {} (see {})",
+            e.train_loss,
+            e.valid_loss,
+            e.epoch,
+            path.display()
+        )));
+    }
+    if !report.final_accuracy.test_loss.is_finite() {
+        return Err(AppError::Diverged(format!("test loss {}", report.final_accuracy.test_loss)));
+    }
     Ok(report)
 }
 

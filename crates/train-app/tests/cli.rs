@@ -173,3 +173,21 @@ fn resume_without_checkpoint_and_bad_config_file() {
     std::fs::write(&cfg, "epochs = 3\nlearning_rate = 0.1\n").unwrap();
     fails_with(train_on(&dir, &["--config", cfg.to_str().unwrap()]), "unknown field `learning_rate`");
 }
+
+#[test]
+fn info_prints_the_statistics_as_text_and_json() {
+    let dir = tiny("info");
+    let (code, text) = app(&["info", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("nodes        6 (6 labeled, 0 isolated)"), "{text}");
+    assert!(text.contains("split        train 2  valid 2  test 2"), "{text}");
+    let (code, text) = app(&["info", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["nodes"], 6);
+    assert_eq!(v["edges"], 10);
+    assert_eq!(v["classes"], 2);
+    let (code, text) = app(&["info", "/nonexistent/dataset"]);
+    assert_ne!(code, 0);
+    assert!(text.to_lowercase().contains("not found") || text.contains("No such file"), "{text}");
+}

@@ -53,4 +53,8 @@ fn resumed_training_matches_an_uninterrupted_run() {
         serde_json::from_str(&std::fs::read_to_string(a.join("results.json")).unwrap()).unwrap();
     assert_eq!(results["epochs"].as_array().unwrap().len(), 6);
     assert!(results["final_accuracy"]["test"].as_f64().unwrap() > 0.5);
+    // and the PNG chart of the curves
+    let png = std::fs::read(a.join("curves.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(png.len() > 10_000, "chart of {} bytes", png.len());
 }

@@ -4,7 +4,7 @@ use crate::hidden::{aggregate, Hidden, Precision};
 use crate::linear::{add_bias, linear};
 use burn::config::Config;
 use burn::module::{Module, Param};
-use burn::nn::{Linear, LinearConfig};
+use burn::nn::{Initializer, Linear, LinearConfig};
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 use burn_sparse_gnn::{Graph, Reduce, SparseGnnBackend};
@@ -79,7 +79,12 @@ impl GcnConvConfig {
     /// Initialises the layer.
     pub fn init<B: Backend>(&self, device: &B::Device) -> GcnConv<B> {
         GcnConv {
-            linear: LinearConfig::new(self.d_in, self.d_out).with_bias(false).init(device),
+            linear: LinearConfig::new(self.d_in, self.d_out)
+                .with_bias(false)
+                // Glorot, as PyG's GCNConv (Burn's default bound 1/sqrt(d_in) is 2.4x smaller for
+                // 767 -> 64 and trained Amazon Computers 2.9 points worse in 200 epochs)
+                .with_initializer(Initializer::XavierUniform { gain: 1.0 })
+                .init(device),
             bias: self.bias.then(|| Param::from_tensor(Tensor::zeros([self.d_out], device))),
             d_in: self.d_in,
             d_out: self.d_out,
