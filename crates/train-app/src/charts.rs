@@ -1,11 +1,45 @@
 //! PNG charts of a training run's curves (`plotters`): loss and accuracy per epoch, train and
 //! validation, side by side.
+//!
+//! Text is rendered with `ab_glyph` (pure Rust, no fontconfig: the binary must start on machines
+//! without it) from a TrueType font found at run time: `SGNN_CHART_FONT`, else common system
+//! paths. Without one the curves are drawn without text.
 
 use crate::training::EpochMetrics;
 use plotters::prelude::*;
 use std::path::Path;
 
 type Series = Vec<(f64, f64)>;
+
+const FONT_PATHS: &[&str] = &[
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+    "/usr/share/fonts/liberation/LiberationSans-Regular.ttf",
+    "/usr/share/fonts/truetype/freefont/FreeSans.ttf",
+    "/System/Library/Fonts/Supplemental/Arial.ttf",
+    "/Library/Fonts/Arial.ttf",
+    "C:\\Windows\\Fonts\\arial.ttf",
+];
+
+/// Registers a system font as "sans-serif" once; whether one is available.
+fn font_ready() -> bool {
+    static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *READY.get_or_init(|| {
+        let from_env = std::env::var("SGNN_CHART_FONT").ok();
+        let candidates = from_env.iter().map(String::as_str).chain(FONT_PATHS.iter().copied());
+        for path in candidates {
+            if let Ok(bytes) = std::fs::read(path) {
+                let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
+                    return true;
+                }
+            }
+        }
+        false
+    })
+}
 
 fn series(epochs: &[EpochMetrics], f: impl Fn(&EpochMetrics) -> Option<f64>) -> Series {
     epochs.iter().filter_map(|e| f(e).filter(|v| v.is_finite()).map(|v| (e.epoch as f64, v))).collect()
@@ -70,9 +104,10 @@ pub fn write_curves(path: &Path, epochs: &[EpochMetrics]) -> Result<(), String> 
     if epochs.is_empty() {
         return Err("no epochs to chart".into());
     }
-    match std::panic::catch_unwind(|| draw(path, epochs, true)) {
-        Ok(Ok(())) => Ok(()),
-        // text rendering needs a system font (font-kit); fall back to unlabeled curves
-        _ => draw(path, epochs, false),
+    if font_ready() {
+        if let Ok(Ok(())) = std::panic::catch_unwind(|| draw(path, epochs, true)) {
+            return Ok(());
+        }
     }
+    draw(path, epochs, false)
 }
