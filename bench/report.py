@@ -94,8 +94,8 @@ def train_tables(recs, out):
         first = rs[0]
         out.append(f"### Training epochs on {g}: {first['nodes']:,} nodes, {first['edges']:,} edges, "
                    f"4 layers, hidden 256 (commit {', '.join(sorted({r['commit'] for r in rs}))})\n")
-        out.append("| model | nonlin | ours dtype | ours variant | ours ms | PyG (adj_t, f32) ms | speedup | ours peak GiB (reserved) | PyG peak GiB (allocated) |")
-        out.append("|---|---|---|---|---|---|---|---|---|")
+        out.append("| model | nonlin | ours dtype | ours variant | ours ms | PyG (adj_t, f32) ms | speedup | ours peak GiB (reserved) | ours GiB in use (sampled) | PyG peak GiB (allocated) |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
         for r in rs:
             if r["impl"] != "ours":
                 continue
@@ -103,7 +103,7 @@ def train_tables(recs, out):
             pm = p["median_ms"] if p else None
             out.append(f"| {r['model']} | {r['nonlin']} | {r['dtype']} | {r.get('variant') or ''} | {ms(r['median_ms'])} | "
                        f"{ms(pm)} | {speedup(pm, r['median_ms'])} | "
-                       f"{gib(r.get('peak_bytes'))} | {gib(p.get('peak_bytes')) if p else '-'} |")
+                       f"{gib(r.get('peak_bytes'))} | {gib(r.get('peak_in_use_bytes'))} | {gib(p.get('peak_bytes')) if p else '-'} |")
         errs = [r for r in rs if r["impl"] == "pyg" and r.get("error")]
         for r in errs:
             out.append(f"\nPyG {r['model']} {r['nonlin']} {r.get('variant')}: {r['error']}")
