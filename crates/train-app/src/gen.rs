@@ -321,7 +321,8 @@ mod tests {
         assert_eq!(g.nnz(), 60_000);
         let deg = g.row_degrees();
         let max = *deg.iter().max().unwrap();
-        assert!(max as f64 > 10.0 * g.nnz() as f64 / 3000.0, "power-law hub: max degree {max}");
+        // a uniform graph of mean degree 20 has a maximum near 40; R-MAT (a = 0.45) concentrates edges
+        assert!(max as f64 > 5.0 * g.nnz() as f64 / 3000.0, "power-law hub: max degree {max}");
         // deterministic
         assert_eq!(rmat(&spec).unwrap(), g);
     }

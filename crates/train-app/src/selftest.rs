@@ -2,8 +2,105 @@
 
 use crate::backend::Job;
 use crate::error::{AppError, Result};
-use burn_sparse_gnn::conformance::{run, ConformanceConfig};
-use burn_sparse_gnn::{KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
+use burn::backend::Autodiff;
+use burn::module::Param;
+use burn::tensor::backend::Backend;
+use burn::tensor::{Tensor, TensorData};
+use burn_sparse_gnn::conformance::{normwise_error, run, ConformanceConfig};
+use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
+use burn_sparse_gnn::{Graph, GraphOptions, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
+use gnn_models::{Nonlinearity, Precision, SageConv, SageConvConfig};
+
+/// Tolerance of [`layer_checks`] (f32 on both sides, different summation orders).
+pub const LAYER_TOLERANCE: f64 = 1e-4;
+
+/// Results of one layer check: what was compared and its normwise error against the CPU.
+pub type LayerCheck = (String, f64);
+
+struct LayerRun {
+    y: Vec<f64>,
+    dx: Vec<f64>,
+    dw_neigh: Vec<f64>,
+    db_neigh: Vec<f64>,
+    dw_root: Vec<f64>,
+}
+
+fn host<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
+    t.into_data().convert::<f64>().into_vec::<f64>().expect("f64 data")
+}
+
+/// A GraphSAGE layer (mean, root weight) on MaxK input: forward, then the gradients of
+/// `sum(y * r)` with respect to the input and the weights, with the given weights.
+fn sage_maxk_run<B: SparseGnnAutodiffBackend>(
+    device: &B::Device,
+    adj: &burn_sparse_gnn::Csr,
+    (n, d, d_out, k): (usize, usize, usize, usize),
+    xv: &[f32],
+    rv: &[f32],
+    weights: &[Vec<f32>; 3],
+    group_width: usize,
+) -> LayerRun {
+    let g =
+        Graph::<B>::new(adj, device, GraphOptions { group_width, cbsr_group_width: group_width, ..Default::default() });
+    let t = |v: &[f32], shape: [usize; 2]| Tensor::<B, 2>::from_data(TensorData::new(v.to_vec(), shape), device);
+    let mut conv: SageConv<B> = SageConvConfig::new(d, d_out).init(device);
+    conv.lin_neigh.weight = Param::from_tensor(t(&weights[0], [d, d_out]));
+    conv.lin_neigh.bias =
+        Some(Param::from_tensor(Tensor::from_data(TensorData::new(weights[1].clone(), [d_out]), device)));
+    if let Some(r) = conv.lin_root.as_mut() {
+        r.weight = Param::from_tensor(t(&weights[2], [d, d_out]));
+    }
+    let x = t(xv, [n, d]).require_grad();
+    let h = Nonlinearity::Maxk { k }.forward(x.clone());
+    let y = conv.forward(&g, &h, Precision::F32);
+    let grads = (y.clone() * t(rv, [n, d_out])).sum().backward();
+    let grad2 = |p: &Tensor<B, 2>| p.grad(&grads).map(|g| host(g)).unwrap_or_default();
+    LayerRun {
+        y: host(y),
+        dx: grad2(&x),
+        dw_neigh: grad2(&conv.lin_neigh.weight.val()),
+        db_neigh: conv.lin_neigh.bias.as_ref().and_then(|b| b.val().grad(&grads)).map(|g| host(g)).unwrap_or_default(),
+        dw_root: conv.lin_root.as_ref().map(|r| grad2(&r.weight.val())).unwrap_or_default(),
+    }
+}
+
+/// MaxK-GNN's GraphSAGE layer (MaxK k = 8 of 64 -> CBSR SpGEMM forward, SSpMM backward)
+/// through `Autodiff<B>` on `device`, against the same layer with the same weights on the CPU
+/// backend, on a random graph with a hub, empty rows, self-loops and duplicate edges (and once
+/// with rows split across edge groups): normwise errors of the output and of every gradient.
+pub fn layer_checks<B: SparseGnnAutodiffBackend>(device: &B::Device) -> Vec<LayerCheck> {
+    let spec = RandomGraphSpec { n_rows: 301, n_cols: 301, hub_degree: 3_000, ..Default::default() };
+    let adj = random_csr(&spec);
+    let (n, d, d_out, k) = (301usize, 64usize, 24usize, 8usize);
+    let f = |len: usize, seed: u64| random_values(len, seed).into_iter().map(|v| v as f32).collect::<Vec<f32>>();
+    let xv = f(n * d, 11);
+    let rv = f(n * d_out, 12);
+    let weights = [f(d * d_out, 13), f(d_out, 14), f(d * d_out, 15)];
+    let mut out = Vec::new();
+    for gw in [256usize, 7] {
+        let cpu = sage_maxk_run::<Autodiff<burn_sparse_gnn::Cpu>>(
+            &Default::default(),
+            &adj,
+            (n, d, d_out, k),
+            &xv,
+            &rv,
+            &weights,
+            gw,
+        );
+        let dev = sage_maxk_run::<B>(device, &adj, (n, d, d_out, k), &xv, &rv, &weights, gw);
+        for (what, a, b) in [
+            ("output", &dev.y, &cpu.y),
+            ("grad input", &dev.dx, &cpu.dx),
+            ("grad W_neigh", &dev.dw_neigh, &cpu.dw_neigh),
+            ("grad b_neigh", &dev.db_neigh, &cpu.db_neigh),
+            ("grad W_root", &dev.dw_root, &cpu.dw_root),
+        ] {
+            let err = if a.is_empty() || b.is_empty() { f64::INFINITY } else { normwise_error(a, b) };
+            out.push((format!("SAGE + MaxK k={k} (group width {gw}): {what}"), err));
+        }
+    }
+    out
+}
 
 /// What `selftest` runs.
 pub struct SelfTest {
@@ -67,6 +164,17 @@ impl Job for SelfTest {
             println!("{}", report.table());
             failed += report.failures().len();
             total += report.results.len();
+        }
+        if self.filter.is_none() {
+            let start = std::time::Instant::now();
+            let checks = layer_checks::<B>(&device);
+            println!("== {backend}: layers against the CPU backend ({:.1} s)", start.elapsed().as_secs_f64());
+            for (what, err) in &checks {
+                let ok = *err <= LAYER_TOLERANCE;
+                println!("{} {what}: error {err:.2e}", if ok { "ok  " } else { "FAIL" });
+                failed += usize::from(!ok);
+            }
+            total += checks.len();
         }
         if failed > 0 {
             return Err(AppError::SelfTest(format!("{failed} of {total} checks failed on {backend}")));
