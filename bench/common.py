@@ -6,8 +6,8 @@ import numpy as np
 import torch
 
 
-def load_npy_folder(folder):
-    """Graph (CSR, row = destination), features (dense float32), labels, split of an npy folder."""
+def load_csr(folder):
+    """Node count and CSR (row = destination: indptr, indices as int64) of an npy folder."""
     n = int(np.load(os.path.join(folder, "num_nodes.npy")))
     ip = os.path.join(folder, "adj_indptr.npy")
     if os.path.exists(ip):
@@ -22,6 +22,12 @@ def load_npy_folder(folder):
         np.add.at(indptr, dst + 1, 1)
         indptr = np.cumsum(indptr)
         indices = src
+    return n, indptr, indices
+
+
+def load_npy_folder(folder):
+    """Graph (CSR, row = destination), features (dense float32), labels, split of an npy folder."""
+    n, indptr, indices = load_csr(folder)
     dense = os.path.join(folder, "feat_dense.npy")
     if os.path.exists(dense):
         x = np.load(dense).astype(np.float32)

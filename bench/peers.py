@@ -12,46 +12,12 @@ Every timed op is first checked against a float64 reference on a sample of rows.
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import torch
 
-
-def load_csr(folder):
-    n = int(np.load(os.path.join(folder, "num_nodes.npy")))
-    ip = os.path.join(folder, "adj_indptr.npy")
-    if os.path.exists(ip):
-        indptr = np.load(ip).astype(np.int64)
-        indices = np.load(os.path.join(folder, "adj_indices.npy")).astype(np.int64)
-    else:
-        e = np.load(os.path.join(folder, "edges_sym.npy"))
-        src, dst = e[0], e[1]
-        order = np.lexsort((src, dst))
-        dst, src = dst[order], src[order]
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.add.at(indptr, dst + 1, 1)
-        indptr = np.cumsum(indptr)
-        indices = src
-    return n, indptr, indices
-
-
-def timed(fn, runs, warmup):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2], times[0], times[int(round((len(times) - 1) * 0.9))]
+from common import load_csr, timed_cuda as timed
 
 
 def check_rows(indptr, count=200):

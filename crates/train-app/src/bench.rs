@@ -116,7 +116,8 @@ fn time<B: Backend, T>(device: &B::Device, warmup: usize, runs: usize, mut f: im
     Stats { median: q(0.5), min: t[0], p90: q(0.9) }
 }
 
-fn host<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
+/// A tensor's values as f64 on the host.
+pub fn host<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
     t.into_data().convert::<f64>().into_vec::<f64>().expect("f64")
 }
 

@@ -319,8 +319,15 @@ impl FullGraphBatcher {
         v
     }
 
-    /// The split's node ids and the per-node loss weights (`1 / |split|` on the split).
+    /// The split's node ids and the per-node loss weights (`1 / |split|` on the split), uploaded
+    /// once per backend, device and split.
     fn ids<B: Backend>(&self, split: SplitKind, device: &B::Device) -> (Tensor<B, 1, Int>, Tensor<B, 1>) {
+        type Ids<B> = (Tensor<B, 1, Int>, Tensor<B, 1>);
+        let key = (TypeId::of::<B>(), format!("{device:?}/{split:?}"));
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = cache.get(&key).and_then(|b| b.downcast_ref::<Ids<B>>()) {
+            return v.clone();
+        }
         let s = self.host.data.split().expect("split applied before training");
         let ids = match split {
             SplitKind::Train => &s.train,
@@ -336,7 +343,9 @@ impl FullGraphBatcher {
         }
         let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
         let w = Tensor::from_data(TensorData::new(w, [n]).convert_dtype(dtype), (device, dtype));
-        (Tensor::from_data(TensorData::new(v, [ids.len()]), device), w)
+        let v: Ids<B> = (Tensor::from_data(TensorData::new(v, [ids.len()]), device), w);
+        cache.insert(key, Box::new(v.clone()));
+        v
     }
 }
 
