@@ -1,13 +1,16 @@
 //! Full-batch training on Cora (standard Planetoid split, 200 epochs, fixed seeds) on the CPU
-//! backend, to the accuracies of the models issue. Hyper-parameters: the classic two-layer
+//! backend, to the accuracies of the models issue. Each run reports the test accuracy of the
+//! epoch with the best validation accuracy (the usual Planetoid protocol): the last epoch's test
+//! accuracy swings by 2-4 points from epoch to epoch, and by as much between machines whose
+//! floating-point round-off differs (SIMD paths of the CPU matmul). Hyper-parameters: the classic two-layer
 //! architecture (`d_in -> 64 -> classes`), row-normalised features, Adam lr 0.01, weight decay
 //! 5e-4, dropout 0.5 on the input and hidden features (0.6 for GCN; GAT: 8 heads, attention
-//! dropout 0.6; GIN: lr 0.005, weight decay 1e-3); MaxK vs ReLU in MaxK-GNN's architecture (lin_in, two SAGE layers of 256,
-//! lin_out).
+//! dropout 0.6; GIN: lr 0.005, weight decay 1e-3); MaxK vs ReLU in MaxK-GNN's architecture
+//! (lin_in, two SAGE layers of 256, lin_out), compared on the mean of two seeds.
 
 use gnn_models::{ConvKind, NormKind};
 use gnn_tests::{datasets, train_cpu};
-use train_app::training::TrainConfig;
+use train_app::training::{ModelSelection, TrainConfig};
 
 fn cora(conv: ConvKind, tag: &str) -> TrainConfig {
     TrainConfig {
@@ -25,6 +28,7 @@ fn cora(conv: ConvKind, tag: &str) -> TrainConfig {
         weight_decay: 5e-4,
         seed: 42,
         checkpoints: false,
+        select: ModelSelection::BestValid,
         log_every: 50,
         artifact_dir: std::env::temp_dir().join(format!("sgnn-cora-{tag}-{}", std::process::id())),
         ..Default::default()
@@ -33,7 +37,15 @@ fn cora(conv: ConvKind, tag: &str) -> TrainConfig {
 
 fn test_accuracy(cfg: &TrainConfig) -> f64 {
     let r = train_cpu(cfg);
-    println!("{} {} on cora: test accuracy {:.4}", cfg.conv.name(), cfg.nonlin, r.final_accuracy.test);
+    println!(
+        "{} {} seed {} on cora: test accuracy {:.4} (epoch {:?}, best valid {:.4})",
+        cfg.conv.name(),
+        cfg.nonlin,
+        cfg.seed,
+        r.final_accuracy.test,
+        r.selected_epoch,
+        r.final_accuracy.valid
+    );
     r.final_accuracy.test
 }
 
@@ -69,13 +81,22 @@ fn gin_reaches_75_percent() {
 #[test]
 fn graphsage_maxk_32_is_within_1_5_points_of_its_relu_twin() {
     let base = TrainConfig { hidden: 256, linear_io: true, ..cora(ConvKind::Sage, "twin") };
-    let relu = test_accuracy(&TrainConfig {
-        nonlin: "relu".into(),
-        artifact_dir: base.artifact_dir.join("relu"),
-        ..base.clone()
-    });
-    let maxk =
-        test_accuracy(&TrainConfig { nonlin: "maxk:32".into(), artifact_dir: base.artifact_dir.join("maxk"), ..base });
-    println!("SAGE hidden 256: ReLU {relu:.4}, MaxK k=32 {maxk:.4}");
+    let mean = |nonlin: &str| {
+        let seeds = [42, 1];
+        let total: f64 = seeds
+            .iter()
+            .map(|&seed| {
+                test_accuracy(&TrainConfig {
+                    nonlin: nonlin.into(),
+                    seed,
+                    artifact_dir: base.artifact_dir.join(format!("{}-{seed}", nonlin.replace(':', ""))),
+                    ..base.clone()
+                })
+            })
+            .sum();
+        total / seeds.len() as f64
+    };
+    let (relu, maxk) = (mean("relu"), mean("maxk:32"));
+    println!("SAGE hidden 256, mean of 2 seeds: ReLU {relu:.4}, MaxK k=32 {maxk:.4}");
     assert!(maxk >= relu - 0.015, "MaxK {maxk} vs ReLU {relu}");
 }

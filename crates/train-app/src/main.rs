@@ -151,6 +151,9 @@ struct TrainArgs {
     /// Print a line every N epochs (plain log).
     #[arg(long)]
     log_every: Option<usize>,
+    /// Model to keep and report: `last` (epoch) or `best-valid` (highest validation accuracy).
+    #[arg(long)]
+    select: Option<String>,
 }
 
 fn parse_enum<T: serde::de::DeserializeOwned>(what: &str, v: &str) -> Result<T> {
@@ -236,6 +239,9 @@ fn train_config(a: &TrainArgs) -> Result<train_app::training::TrainConfig> {
     if let Some(v) = a.log_every {
         c.log_every = v;
     }
+    if let Some(v) = &a.select {
+        c.select = parse_enum("model selection", v)?;
+    }
     c.check()?;
     Ok(c)
 }
@@ -259,7 +265,7 @@ impl train_app::backend::Job for TrainJob {
         let a = &report.final_accuracy;
         let last = report.epochs.last();
         println!(
-            "{} {} on {} ({backend}): {} epochs in {:.1} s{}; accuracy train {:.4} valid {:.4} test {:.4}",
+            "{} {} on {} ({backend}): {} epochs in {:.1} s{}; accuracy{} train {:.4} valid {:.4} test {:.4}",
             report.config.conv.name(),
             report.config.nonlin,
             report.dataset.name,
@@ -268,6 +274,10 @@ impl train_app::backend::Job for TrainJob {
             last.and_then(|e| e.device_bytes_reserved)
                 .map(|b| format!(", device memory {:.2} GiB", b as f64 / (1u64 << 30) as f64))
                 .unwrap_or_default(),
+            match (report.config.select, report.selected_epoch) {
+                (train_app::training::ModelSelection::BestValid, Some(e)) => format!(" of epoch {e} (best valid)"),
+                _ => String::new(),
+            },
             a.train,
             a.valid,
             a.test

@@ -15,6 +15,8 @@ use burn::prelude::Backend;
 use burn::record::{DefaultRecorder, Recorder};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Int, Tensor, TensorData};
+use burn::train::checkpoint::{CheckpointingAction, CheckpointingStrategy};
+use burn::train::metric::store::EventStoreClient;
 use burn::train::metric::store::{Aggregate, Direction, Split as MetricSplit};
 use burn::train::metric::{AccuracyMetric, LossMetric};
 use burn::train::renderer::{
@@ -89,6 +91,22 @@ pub struct TrainConfig {
     pub checkpoints: bool,
     /// Print one line every this many epochs (plain log; 0 = none).
     pub log_every: usize,
+    /// Which model the run keeps, saves and reports: the last epoch's, or the one of the epoch
+    /// with the best validation accuracy (kept through a checkpoint of that epoch).
+    pub select: ModelSelection,
+}
+
+/// Which epoch's model a run ends with.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelSelection {
+    /// The model after the last epoch.
+    #[default]
+    Last,
+    /// The model of the epoch with the highest validation accuracy (the earliest on ties), as
+    /// the usual Planetoid protocol reports; checkpoints of that epoch are written even with
+    /// `checkpoints: false` and removed after the run in that case.
+    BestValid,
 }
 
 impl Default for TrainConfig {
@@ -124,6 +142,7 @@ impl Default for TrainConfig {
             artifact_dir: PathBuf::from("artifacts/train"),
             checkpoints: true,
             log_every: 1,
+            select: ModelSelection::Last,
         }
     }
 }
@@ -604,6 +623,64 @@ use burn::tensor::ElementConversion;
 /// with small gradients, e.g. the first layer over row-normalised bag-of-words features.
 pub const ADAM_EPSILON: f32 = 1e-8;
 
+/// Checkpoints every epoch and deletes those that can no longer be the best by validation
+/// accuracy, judged from the epochs already logged (the metrics reach the log asynchronously,
+/// so an epoch whose accuracy is not known yet is kept), except the last `keep_last` (resume).
+/// burn-train's own metric strategy reads the event store, which can lag the epoch it judges.
+struct BestValidCheckpoints {
+    log: Arc<Mutex<Vec<EpochMetrics>>>,
+    saved: Vec<usize>,
+    keep_last: usize,
+}
+
+impl CheckpointingStrategy for BestValidCheckpoints {
+    fn checkpointing(&mut self, epoch: usize, _: &EventStoreClient) -> Vec<CheckpointingAction> {
+        let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        let acc = |e: usize| log.iter().find(|m| m.epoch == e).and_then(|m| m.valid_accuracy);
+        // the best known so far: highest accuracy, earliest on ties
+        let mut best: Option<(usize, f64)> = None;
+        for m in log.iter() {
+            if let Some(a) = m.valid_accuracy {
+                if best.is_none_or(|(be, ba)| a > ba || (a == ba && m.epoch < be)) {
+                    best = Some((m.epoch, a));
+                }
+            }
+        }
+        self.saved.push(epoch);
+        let recent = self.saved.len().saturating_sub(self.keep_last);
+        let mut actions = vec![CheckpointingAction::Save];
+        let mut kept = Vec::new();
+        for (i, &e) in self.saved.iter().enumerate() {
+            let beaten = match (acc(e), best) {
+                (Some(a), Some((be, ba))) => e != be && (a < ba || (a == ba && e > be)),
+                _ => false,
+            };
+            if beaten && i < recent {
+                actions.push(CheckpointingAction::Delete(e));
+            } else {
+                kept.push(e);
+            }
+        }
+        self.saved = kept;
+        actions
+    }
+}
+
+/// The epoch of this run with the highest validation accuracy (earliest on ties) among those
+/// whose model checkpoint is on disk in `dir`.
+pub fn best_checkpoint(epochs: &[EpochMetrics], dir: &Path) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for e in epochs {
+        let (Some(acc), true) = (e.valid_accuracy, dir.join(format!("model-{}.mpk", e.epoch)).exists()) else {
+            continue;
+        };
+        if best.is_none_or(|(_, b)| acc > b) {
+            best = Some((e.epoch, acc));
+        }
+    }
+    best.map(|(epoch, _)| epoch)
+}
+
 /// What a training run produced (also written to `<artifact_dir>/results.json`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TrainReport {
@@ -613,6 +690,10 @@ pub struct TrainReport {
     pub commit: String,
     pub epochs: Vec<EpochMetrics>,
     pub final_accuracy: Accuracies,
+    /// The epoch whose model `final_accuracy` measures (the last one unless
+    /// [`ModelSelection::BestValid`]).
+    #[serde(default)]
+    pub selected_epoch: Option<usize>,
     pub train_seconds: f64,
     pub graph_setup_seconds: f64,
     pub parameters: usize,
@@ -732,8 +813,16 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         memory: Box::new(|| *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner())),
     };
     training = training.renderer(renderer);
-    if cfg.checkpoints {
+    let keep_best = cfg.select == ModelSelection::BestValid;
+    if cfg.checkpoints || keep_best {
         training = training.with_file_checkpointer(DefaultRecorder::new());
+    }
+    if keep_best {
+        training = training.with_checkpointing_strategy(BestValidCheckpoints {
+            log: log.clone(),
+            saved: Vec::new(),
+            keep_last: if cfg.checkpoints { 2 } else { 1 },
+        });
     }
     if let Some(epoch) = resume {
         if !cfg.artifact_dir.join("checkpoint").join(format!("model-{epoch}.mpk")).exists() {
@@ -760,14 +849,28 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let start = Instant::now();
     let result = training.launch(Learner::new(model, optim, cfg.lr));
     let train_seconds = start.elapsed().as_secs_f64();
-    let trained = result.model;
+    let mut epochs = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    epochs.sort_by_key(|e| e.epoch);
+    let mut trained = result.model;
+    let mut selected_epoch = epochs.last().map(|e| e.epoch);
+    if keep_best {
+        let checkpoints = cfg.artifact_dir.join("checkpoint");
+        if let Some(best) = best_checkpoint(&epochs, &checkpoints) {
+            let path = checkpoints.join(format!("model-{best}"));
+            trained = trained
+                .load_file(&path, &DefaultRecorder::new(), &inner_dev)
+                .map_err(|e| AppError::Format { path: path.with_extension("mpk"), msg: e.to_string() })?;
+            selected_epoch = Some(best);
+        }
+        if !cfg.checkpoints {
+            std::fs::remove_dir_all(&checkpoints).map_err(|e| AppError::io(&checkpoints, e))?;
+        }
+    }
     let final_accuracy = evaluate(&trained, &batcher, &inner_dev);
     trained
         .clone()
         .save_file(model_path(&cfg.artifact_dir), &DefaultRecorder::new())
         .map_err(|e| AppError::Format { path: model_path(&cfg.artifact_dir), msg: e.to_string() })?;
-    let mut epochs = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    epochs.sort_by_key(|e| e.epoch);
     let report = TrainReport {
         config: cfg.clone(),
         dataset: DatasetSummary::from(&stats),
@@ -775,6 +878,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         commit: crate::bench::commit(),
         epochs,
         final_accuracy,
+        selected_epoch,
         train_seconds,
         graph_setup_seconds,
         parameters,

@@ -6,7 +6,7 @@ mod common;
 use burn::backend::Autodiff;
 use burn_sparse_gnn::{BuildOptions, Cpu};
 use common::tmp;
-use train_app::training::{eval, prepare, train, TrainConfig};
+use train_app::training::{eval, prepare, train, ModelSelection, TrainConfig};
 
 fn config(dir: &std::path::Path, epochs: usize) -> TrainConfig {
     TrainConfig {
@@ -20,6 +20,15 @@ fn config(dir: &std::path::Path, epochs: usize) -> TrainConfig {
     }
 }
 
+/// The CPU backend's random generator is process-wide and both training (initialisation,
+/// dropout) and `eval` (a model is initialised before its record is loaded) draw from it: the
+/// tests of this file run one at a time so that they do not perturb each other's seeded draws.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn run(cfg: &TrainConfig, resume: Option<usize>) -> train_app::training::TrainReport {
     let data = train_app::datasets::load(&cfg.dataset, BuildOptions::default()).unwrap();
     let host = prepare(cfg, data).unwrap();
@@ -28,6 +37,7 @@ fn run(cfg: &TrainConfig, resume: Option<usize>) -> train_app::training::TrainRe
 
 #[test]
 fn resumed_training_matches_an_uninterrupted_run() {
+    let _one = one_at_a_time();
     let a = tmp("resume-a");
     let full = run(&config(&a, 6), None);
     let b = tmp("resume-b");
@@ -57,4 +67,34 @@ fn resumed_training_matches_an_uninterrupted_run() {
     let png = std::fs::read(a.join("curves.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     assert!(png.len() > 10_000, "chart of {} bytes", png.len());
+}
+
+#[test]
+fn best_valid_selection_keeps_the_model_of_the_best_validation_epoch() {
+    let _one = one_at_a_time();
+    let dir = tmp("best-valid");
+    let cfg = TrainConfig {
+        select: ModelSelection::BestValid,
+        checkpoints: false,
+        dropout: 0.8,
+        lr: 0.05,
+        ..config(&dir, 8)
+    };
+    let report = run(&cfg, None);
+    let best = report
+        .epochs
+        .iter()
+        .fold(None::<&train_app::training::EpochMetrics>, |b, e| match b {
+            Some(b) if b.valid_accuracy.unwrap() >= e.valid_accuracy.unwrap() => Some(b),
+            _ => Some(e),
+        })
+        .unwrap();
+    assert_eq!(report.selected_epoch, Some(best.epoch));
+    // the reported validation accuracy is the one logged at that epoch (same model, same nodes)
+    let logged = best.valid_accuracy.unwrap();
+    assert!((report.final_accuracy.valid - logged).abs() < 1e-9, "{} vs {logged}", report.final_accuracy.valid);
+    // the checkpoints it needed are gone, the saved model is the selected one
+    assert!(!dir.join("checkpoint").exists());
+    let (_, acc) = eval::<Cpu>(&dir, None, &Default::default()).unwrap();
+    assert_eq!(acc, report.final_accuracy);
 }
