@@ -67,7 +67,8 @@ pub enum Precision {
 }
 
 impl Precision {
-    fn half(&self) -> Option<FloatDType> {
+    /// The half-precision storage type of the aggregations (`None` for f32).
+    pub fn half(&self) -> Option<FloatDType> {
         match self {
             Precision::F32 => None,
             Precision::MixedF16 => Some(FloatDType::F16),

@@ -225,6 +225,19 @@ impl TrainConfig {
         parse_nonlin(&self.nonlin).map(|_| ())
     }
 
+    /// Checks that the device stores the precision's half type (the CPU backend has no f16 /
+    /// bf16; lavapipe has no bf16).
+    pub fn check_device<B: Backend>(&self, device: &B::Device, backend: &str) -> Result<()> {
+        match self.precision.half() {
+            Some(h) if !B::supports_dtype(device, h.into()) => Err(AppError::Config(format!(
+                "precision {:?} needs {h:?} storage, which the {backend} backend does not support on {device:?}; \
+                 use --precision f32 or another backend (cuda supports f16 and bf16, wgpu f16)",
+                self.precision
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     fn graph_options(&self) -> GraphOptions {
         let policy = if self.atomic {
             KernelPolicy { sspmm: SspmmStrategy::OuterAtomic, spgemm_atomic: false }
@@ -766,6 +779,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     resume: Option<usize>,
 ) -> Result<TrainReport> {
     cfg.check()?;
+    cfg.check_device::<B>(device, backend)?;
     let stats = host.data.stats();
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     std::fs::create_dir_all(&cfg.artifact_dir).map_err(|e| AppError::io(&cfg.artifact_dir, e))?;
@@ -917,6 +931,7 @@ pub fn eval<B: SparseGnnBackend>(
     if let Some(d) = dataset_override {
         cfg.dataset = d.to_string();
     }
+    cfg.check_device::<B>(device, "chosen")?;
     let data = crate::datasets::load(&cfg.dataset, burn_sparse_gnn::BuildOptions::default())?;
     let host = prepare(&cfg, data)?;
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;

@@ -191,3 +191,18 @@ fn info_prints_the_statistics_as_text_and_json() {
     assert_ne!(code, 0);
     assert!(text.to_lowercase().contains("not found") || text.contains("No such file"), "{text}");
 }
+
+#[test]
+fn half_precision_on_the_cpu_backend_is_a_clear_error() {
+    let dir = tiny("half-cpu");
+    fails_with(
+        train_on(&dir, &["--precision", "mixedf16"]),
+        "needs F16 storage, which the cpu backend does not support",
+    );
+    fails_with(train_on(&dir, &["--precision", "mixedbf16"]), "needs BF16 storage");
+    // and the best-valid selection trains and says which epoch it kept
+    let (code, text) = train_on(&dir, &["--select", "best-valid", "--epochs", "3"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("(best valid)"), "{text}");
+    fails_with(train_on(&dir, &["--select", "best"]), "unknown model selection `best`");
+}
