@@ -650,15 +650,7 @@ impl CheckpointingStrategy for BestValidCheckpoints {
     fn checkpointing(&mut self, epoch: usize, _: &EventStoreClient) -> Vec<CheckpointingAction> {
         let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         let acc = |e: usize| log.iter().find(|m| m.epoch == e).and_then(|m| m.valid_accuracy);
-        // the best known so far: highest accuracy, earliest on ties
-        let mut best: Option<(usize, f64)> = None;
-        for m in log.iter() {
-            if let Some(a) = m.valid_accuracy {
-                if best.is_none_or(|(be, ba)| a > ba || (a == ba && m.epoch < be)) {
-                    best = Some((m.epoch, a));
-                }
-            }
-        }
+        let best = best_valid(log.iter());
         self.saved.push(epoch);
         let recent = self.saved.len().saturating_sub(self.keep_last);
         let mut actions = vec![CheckpointingAction::Save];
@@ -679,19 +671,23 @@ impl CheckpointingStrategy for BestValidCheckpoints {
     }
 }
 
+/// The epoch with the highest validation accuracy and that accuracy (the earliest epoch on ties).
+fn best_valid<'a>(epochs: impl Iterator<Item = &'a EpochMetrics>) -> Option<(usize, f64)> {
+    let mut best: Option<(usize, f64)> = None;
+    for m in epochs {
+        if let Some(a) = m.valid_accuracy {
+            if best.is_none_or(|(be, ba)| a > ba || (a == ba && m.epoch < be)) {
+                best = Some((m.epoch, a));
+            }
+        }
+    }
+    best
+}
+
 /// The epoch of this run with the highest validation accuracy (earliest on ties) among those
 /// whose model checkpoint is on disk in `dir`.
 pub fn best_checkpoint(epochs: &[EpochMetrics], dir: &Path) -> Option<usize> {
-    let mut best: Option<(usize, f64)> = None;
-    for e in epochs {
-        let (Some(acc), true) = (e.valid_accuracy, dir.join(format!("model-{}.mpk", e.epoch)).exists()) else {
-            continue;
-        };
-        if best.is_none_or(|(_, b)| acc > b) {
-            best = Some((e.epoch, acc));
-        }
-    }
-    best.map(|(epoch, _)| epoch)
+    best_valid(epochs.iter().filter(|e| dir.join(format!("model-{}.mpk", e.epoch)).exists())).map(|(e, _)| e)
 }
 
 /// What a training run produced (also written to `<artifact_dir>/results.json`).
@@ -877,7 +873,16 @@ pub fn train<B: SparseGnnAutodiffBackend>(
             selected_epoch = Some(best);
         }
         if !cfg.checkpoints {
-            std::fs::remove_dir_all(&checkpoints).map_err(|e| AppError::io(&checkpoints, e))?;
+            // remove what this run wrote, not checkpoints an earlier run left in the folder
+            for e in &epochs {
+                for kind in ["model", "optim", "scheduler"] {
+                    let f = checkpoints.join(format!("{kind}-{}.mpk", e.epoch));
+                    if f.exists() {
+                        std::fs::remove_file(&f).map_err(|err| AppError::io(&f, err))?;
+                    }
+                }
+            }
+            let _ = std::fs::remove_dir(&checkpoints); // only if now empty
         }
     }
     let final_accuracy = evaluate(&trained, &batcher, &inner_dev);

@@ -98,3 +98,18 @@ fn best_valid_selection_keeps_the_model_of_the_best_validation_epoch() {
     let (_, acc) = eval::<Cpu>(&dir, None, &Default::default()).unwrap();
     assert_eq!(acc, report.final_accuracy);
 }
+
+#[test]
+fn best_valid_without_checkpoints_removes_only_what_the_run_wrote() {
+    let _one = one_at_a_time();
+    let dir = tmp("best-valid-keep");
+    let earlier = dir.join("checkpoint").join("model-99.mpk");
+    std::fs::create_dir_all(earlier.parent().unwrap()).unwrap();
+    std::fs::write(&earlier, b"an earlier run's checkpoint").unwrap();
+    let cfg = TrainConfig { select: ModelSelection::BestValid, checkpoints: false, ..config(&dir, 3) };
+    let report = run(&cfg, None);
+    assert!(report.selected_epoch.is_some());
+    assert_eq!(std::fs::read(&earlier).unwrap(), b"an earlier run's checkpoint");
+    let left: Vec<_> = std::fs::read_dir(dir.join("checkpoint")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("model-99.mpk")]);
+}
