@@ -114,7 +114,7 @@ def accuracy_tables(recs, out):
     acc = collections.defaultdict(list)
     meta = {}
     for r in recs:
-        if r["op"] == "accuracy" and isinstance(r.get("accuracy"), dict):
+        if r["op"] == "accuracy" and isinstance(r.get("accuracy"), dict) and "best valid" not in (r.get("variant") or ""):
             key = (r["graph"], r["model"], r["impl"], r["dtype"])
             acc[key].append(100 * r["accuracy"]["test"])
             meta[r["graph"]] = r
@@ -136,7 +136,33 @@ def accuracy_tables(recs, out):
             dh = f"{statistics.mean(h) - statistics.mean(o):+.2f}" if o and h else "-"
             out.append(f"| {g} | {m} | {cell(o)} | {cell(p)} | {d} | {cell(h)} | {dh} |")
     out.append("")
+    mixed_precision_table(recs, out)
     return acc
+
+
+def mixed_precision_table(recs, out):
+    """Ours, f32 against mixed f16, test accuracy at the best validation epoch, paired by seed."""
+    runs = collections.defaultdict(dict)
+    for r in recs:
+        if r["op"] == "accuracy" and r["impl"] == "ours" and "best valid" in (r.get("variant") or ""):
+            runs[(r["graph"], r["model"], r["dtype"])][r.get("seed")] = 100 * r["accuracy"]["test"]
+    keys = sorted({(g, m) for g, m, _ in runs})
+    if not keys:
+        return
+    out.append("### Mixed precision against f32 (ours, test % at the best validation epoch, paired seeds)\n")
+    out.append("| dataset | model | seeds | f32 | mixed f16 | f16 - f32 | sd of the paired difference | standard error |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    for g, m in keys:
+        a, b = runs.get((g, m, "f32"), {}), runs.get((g, m, "f16"), {})
+        seeds = sorted(set(a) & set(b), key=str)
+        if not seeds:
+            continue
+        d = [b[s] - a[s] for s in seeds]
+        sd = statistics.stdev(d) if len(d) > 1 else 0.0
+        fa = statistics.mean(a[s] for s in seeds)
+        fb = statistics.mean(b[s] for s in seeds)
+        out.append(f"| {g} | {m} | {len(seeds)} | {fa:.2f} | {fb:.2f} | {statistics.mean(d):+.2f} | {sd:.2f} | {sd / len(d) ** 0.5:.2f} |")
+    out.append("")
 
 
 def charts(recs, acc, outdir):

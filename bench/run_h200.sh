@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # The side-by-side comparison on a GPU machine, in one command (repository root):
 #   bench/run_h200.sh <train-app binary> <out dir> [<data dir>] [phases]
-# phases (comma-separated, default all): selftest, kernels, train, profile, products, accuracy.
+# phases (comma-separated, default all): selftest, kernels, train, profile, products, accuracy (ours
+# against PyG), mixed (mixed precision against f32).
 # Our binary and the peer scripts (torch 2.11 / torch_geometric 2.8) run in the same session on
 # the same generated graph files. Writes <out dir>/<date>-h200.jsonl (results format of
 # bench/README.md), <date>-h200.md with charts/ (bench/report.py), selftest.log, profile-*.log
 # and run.log. All phases take about 15 minutes on an H200; on a machine lent for 10 minutes a
-# command, run `selftest,kernels,train,profile` and `products,accuracy` as two commands with the
+# command, run `selftest,kernels,train,profile` and `products,accuracy,mixed` as two commands with the
 # same <out dir>.
 set -u
 BIN=${1:-.carry/train-app}
 OUT=${2:-${OUT:-/tmp/sgnn-out}}
 DATA=${3:-.carry/data}
-PHASES=${4:-selftest,kernels,train,profile,products,accuracy}
+PHASES=${4:-selftest,kernels,train,profile,products,accuracy,mixed}
 G=/tmp/reddit-rmat-feat
 P=/tmp/products-rmat
 mkdir -p "$OUT"
@@ -22,7 +23,17 @@ LOG="$OUT/run.log"
 export SGNN_COMMIT=$("$BIN" --version | awk '{print $3}')
 DEV="NVIDIA H200"
 SEEDS="1 2 3 4 5"
+MP_SEEDS="1 2 3 4 5 6 7 8 9 10"
 has() { [[ ",$PHASES," == *",$1,"* ]]; }
+jobs_run() { # the queued trainings, 8 at a time
+  local n=0
+  while read -r cmd; do
+    bash -c "$cmd" >> "$LOG" 2>&1 &
+    n=$((n + 1))
+    if [ $((n % 8)) -eq 0 ]; then wait -n; n=$((n - 1)); fi
+  done
+  wait
+}
 step() { echo "== $1 ($(date +%T))" | tee -a "$LOG"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$LOG"
 if has selftest; then
@@ -77,15 +88,6 @@ if has accuracy; then
   GRAPHS=$(ls -d "$DATA"/*/ | tr '\n' ',' | sed 's/,$//')
   PYTHONUNBUFFERED=1 timeout 200 python3 bench/peers_accuracy.py --graphs "$GRAPHS" --seeds "${SEEDS// /,}" --out "$RES" >> "$LOG" 2>&1 &
   PEER=$!
-  jobs_run() { # the queued trainings, 8 at a time
-    local n=0
-    while read -r cmd; do
-      bash -c "$cmd" >> "$LOG" 2>&1 &
-      n=$((n + 1))
-      if [ $((n % 8)) -eq 0 ]; then wait -n; n=$((n - 1)); fi
-    done
-    wait
-  }
   {
   for d in "$DATA"/*/; do
     for m in gcn sage; do
@@ -95,18 +97,25 @@ if has accuracy; then
       done
     done
   done
+  } | jobs_run
+  wait $PEER
+fi
+if has mixed; then
+  # mixed precision against f32: GCN and GIN, test accuracy at the best validation epoch (the
+  # Planetoid protocol), 10 paired seeds
+  step "mixed precision accuracy"
+  {
   for d in cora citeseer coauthor_cs; do
     for p in f32 mixedf16; do
-      for s in $SEEDS; do
+      for s in $MP_SEEDS; do
         o=/tmp/mp-$d-gcn-$p-$s
-        [ $p = f32 ] || echo "timeout 90 $BIN train --backend cuda --dataset $DATA/$d --model gcn --classic --hidden 64 --dropout 0.6 --input-dropout 0.6 --normalize-features --precision $p --epochs 200 --seed $s --no-checkpoints --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
+        echo "timeout 90 $BIN train --backend cuda --dataset $DATA/$d --model gcn --classic --hidden 64 --dropout 0.6 --input-dropout 0.6 --normalize-features --precision $p --epochs 200 --seed $s --select best-valid --no-checkpoints --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
         o=/tmp/mp-$d-gin-$p-$s
-        echo "timeout 90 $BIN train --backend cuda --dataset $DATA/$d --model gin --classic --hidden 64 --dropout 0.5 --input-dropout 0.5 --normalize-features --lr 0.005 --weight-decay 0.001 --precision $p --epochs 200 --seed $s --no-checkpoints --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
+        echo "timeout 90 $BIN train --backend cuda --dataset $DATA/$d --model gin --classic --hidden 64 --dropout 0.5 --input-dropout 0.5 --normalize-features --lr 0.005 --weight-decay 0.001 --precision $p --epochs 200 --seed $s --select best-valid --no-checkpoints --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
       done
     done
   done
   } | jobs_run
-  wait $PEER
 fi
 step report
 python3 bench/report.py "$RES" "$OUT/${DATE}-h200.md" "$OUT/charts" 2>&1 | tee -a "$LOG"

@@ -12,8 +12,9 @@
 //! | MaxK / max-pooling | scatter of the value gradient through the kept positions |
 //! | CBSR to dense | gather at the pattern |
 //! | CBSR SpGEMM | `dvalues = SSpMM(dy)`, `dw = sum_t dy[i, idx] * values` |
+//! | matmul with a half-precision saved input | `dx = dy w^T`, `dw = sum over row chunks of x16^T dy` |
 
-use crate::backend::{CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput};
+use crate::backend::{weight_grad, CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput};
 use crate::graph::{CsrPrim, GraphPrimitive};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -22,7 +23,7 @@ use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::Autodiff;
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::{FloatTensor, IntTensor};
-use burn::tensor::{Int, Tensor, TensorMetadata, TensorPrimitive};
+use burn::tensor::{FloatDType, Int, Tensor, TensorMetadata, TensorPrimitive};
 
 type Ad<B, C> = Autodiff<B, C>;
 
@@ -508,6 +509,24 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         }
     }
 
+    fn ad_matmul_half_saved(
+        x: FloatTensor<Self>,
+        w: FloatTensor<Self>,
+        half: FloatDType,
+        chunk: usize,
+    ) -> FloatTensor<Self> {
+        let dtype = FloatDType::from(x.primitive.dtype());
+        let forward = |x_half: FloatTensor<B>, w: FloatTensor<B>| B::float_matmul(B::float_cast(x_half, dtype), w);
+        match MatmulHalfSavedBackward.prepare::<C>([x.node.clone(), w.node.clone()]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let x_half = B::float_cast(x.primitive, half);
+                let out = forward(x_half.clone(), w.primitive.clone());
+                prep.finish(MatmulHalfSavedState { x_half, w: w.primitive, dtype, chunk }, out)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(forward(B::float_cast(x.primitive, half), w.primitive)),
+        }
+    }
+
     fn ad_cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<FloatTensor<Self>>, c: &CbsrPrim<Self>) -> FloatTensor<Self> {
         let nodes = nodes2!(c.values, w.as_ref());
         let wi = w.map(|w| w.primitive);
@@ -518,6 +537,37 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
                 prep.finish(SpgemmState { g: g.clone(), w: wi, c: ci }, out)
             }
             OpsKind::UnTracked(prep) => prep.finish(B::cbsr_spgemm(g, wi, &ci)),
+        }
+    }
+}
+
+// ---- matmul that saves its input in half precision --------------------------------------
+
+#[derive(Debug)]
+struct MatmulHalfSavedBackward;
+
+#[derive(Clone, Debug)]
+struct MatmulHalfSavedState<B: Backend> {
+    /// The input rounded to half precision: all the backward pass keeps of it.
+    x_half: FloatTensor<B>,
+    w: FloatTensor<B>,
+    dtype: FloatDType,
+    chunk: usize,
+}
+
+impl<B: SparseGnnBackend> Backward<B, 2> for MatmulHalfSavedBackward {
+    type State = MatmulHalfSavedState<B>;
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node_x, node_w] = ops.parents;
+        let dy = t2::<B>(grads.consume::<B>(&ops.node));
+        let MatmulHalfSavedState { x_half, w, dtype, chunk } = ops.state;
+        if let Some(node) = node_w {
+            let x = t2::<B>(B::float_cast(x_half, dtype));
+            grads.register::<B>(node.id, prim(weight_grad(x, dy.clone(), chunk)));
+        }
+        if let Some(node) = node_x {
+            grads.register::<B>(node.id, prim(dy.matmul(t2::<B>(w).transpose())));
         }
     }
 }

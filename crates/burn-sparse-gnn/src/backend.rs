@@ -4,6 +4,7 @@
 use crate::graph::{CsrPrim, GraphPrimitive};
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, IntTensor};
+use burn::tensor::{FloatDType, Tensor, TensorMetadata};
 
 pub use sparse_gnn_kernels::pool::{PoolLayout, PoolSpec};
 pub use sparse_gnn_kernels::sample::{SampleSpec, Sampling};
@@ -194,6 +195,22 @@ pub trait SparseGnnBackend: Backend {
     fn ad_cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<FloatTensor<Self>>, c: &CbsrPrim<Self>) -> FloatTensor<Self> {
         Self::cbsr_spgemm(g, w, c)
     }
+
+    /// Differentiable `round(x) @ w`, where `round` rounds `x` to `half` and back: the product
+    /// runs in the dtype of `x`, and the backward pass keeps only the half-precision copy of
+    /// `x` (half the memory of saving `x`). `dx = dy w^T` stays in the dtype of `x`; `dw` is
+    /// computed over chunks of `chunk` rows (split-K, see `gnn_models::linear`).
+    fn ad_matmul_half_saved(
+        x: FloatTensor<Self>,
+        w: FloatTensor<Self>,
+        half: FloatDType,
+        chunk: usize,
+    ) -> FloatTensor<Self> {
+        let _ = chunk;
+        let dtype = FloatDType::from(x.dtype());
+        let xr = Self::float_cast(Self::float_cast(x, half), dtype);
+        Self::float_matmul(xr, w)
+    }
 }
 
 /// A backend whose autodiff inner backend also has the sparse ops (what training needs: the
@@ -208,4 +225,23 @@ where
     B: SparseGnnBackend,
     C: burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy,
 {
+}
+
+/// `x^T dy` for `[n, a]` and `[n, b]` node matrices as a sum of per-chunk products (`chunk`
+/// rows each; one plain product when there are fewer than two chunks or `chunk == 0`).
+pub(crate) fn weight_grad<B: Backend>(x: Tensor<B, 2>, dy: Tensor<B, 2>, chunk: usize) -> Tensor<B, 2> {
+    let [n, a] = x.dims();
+    let b = dy.dims()[1];
+    if chunk == 0 || n < 2 * chunk {
+        return x.transpose().matmul(dy);
+    }
+    let chunks = n / chunk;
+    let main = chunks * chunk;
+    let xs = x.clone().slice([0..main]).reshape([chunks, chunk, a]).swap_dims(1, 2);
+    let ds = dy.clone().slice([0..main]).reshape([chunks, chunk, b]);
+    let dw = xs.matmul(ds).sum_dim(0).reshape([a, b]);
+    if main == n {
+        return dw;
+    }
+    dw + x.slice([main..n]).transpose().matmul(dy.slice([main..n]))
 }

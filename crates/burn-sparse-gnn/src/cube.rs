@@ -29,6 +29,15 @@ fn bind<R: CubeRuntime>(t: &CubeTensor<R>) -> TensorBinding<R> {
     t.clone().binding()
 }
 
+/// Peak-memory sample (see [`crate::memory`]) with the output of a launch allocated.
+fn sample<R: CubeRuntime>(t: &CubeTensor<R>) {
+    if crate::memory::sampling() {
+        if let Ok(m) = t.client.memory_usage() {
+            crate::memory::record(m.bytes_in_use);
+        }
+    }
+}
+
 /// Device bindings of a CSR primitive with the edge groups of the CBSR kernels.
 pub(crate) fn csr_dev_cbsr<R: CubeRuntime>(c: &CsrPrim<CubeTensor<R>>) -> CsrDev<R> {
     let g = &c.cbsr_groups;
@@ -134,6 +143,7 @@ where
             None,
             dtype,
         );
+        sample(&out);
         SpmmOutput { out, argmax }
     }
 
@@ -180,6 +190,7 @@ where
         let out = empty(&a, [csr.nnz, heads], a.dtype);
         let dtype = dtype_of(&a);
         launch_sddmm::<R>(&a.client, &csr_dev(csr), bind(&a), bind(&b), None, bind(&out), heads, dtype);
+        sample(&out);
         out
     }
     fn edge_softmax(csr: &CsrPrimitive<Self>, scores: Ft<R>) -> Ft<R> {
@@ -251,6 +262,7 @@ where
         let indices = if packed { empty(&x, [n, k.div_ceil(4)], DType::U32) } else { empty(&x, [n, k], DType::I32) };
         let dtype = dtype_of(&x);
         if launch_maxk::<R>(&x.client, bind(&x), bind(&values), bind(&indices), k, packed, dtype) {
+            sample(&values);
             CbsrPrim { values, indices, n, k, dim, packed }
         } else {
             // a row larger than shared memory: host path
@@ -306,6 +318,7 @@ where
             atomic,
             dtype,
         ) {
+            sample(&out);
             out
         } else {
             crate::host::cbsr_spgemm::<Self>(g, w, c)
@@ -327,6 +340,7 @@ where
                 bind(&out),
                 dtype,
             ) {
+                sample(&out);
                 return out;
             }
         }
@@ -341,6 +355,7 @@ where
             bind(&out),
             dtype,
         );
+        sample(&out);
         out
     }
     fn cbsr_spgemm_grad_w(csr: &CsrPrimitive<Self>, dy: Ft<R>, c: &CbsrPrim<Self>) -> Ft<R> {

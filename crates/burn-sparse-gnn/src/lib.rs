@@ -31,6 +31,7 @@ pub mod data;
 pub mod error;
 pub mod graph;
 pub(crate) mod host;
+pub mod memory;
 mod ndarray;
 pub mod ops;
 pub mod random;

@@ -276,3 +276,33 @@ pub fn cbsr_spgemm<B: SparseGnnBackend>(g: &Graph<B>, c: &Cbsr<B>) -> Tensor<B, 
 pub fn cbsr_spgemm_weighted<B: SparseGnnBackend>(g: &Graph<B>, w: Tensor<B, 1>, c: &Cbsr<B>) -> Tensor<B, 2> {
     try_cbsr_spgemm(g, Some(w), c).unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// `round(x) @ w` for an `[n, a]` node matrix and an `[a, b]` weight, where `round` rounds `x`
+/// to the half type `half` and back: the product and both gradients run in the dtype of `x`,
+/// and autodiff keeps only the half-precision copy of `x` for the backward pass. This is how
+/// the mixed-precision models save their activations at half the memory. The weight gradient
+/// is a sum over chunks of `chunk` rows (split-K).
+///
+/// ```
+/// use burn::backend::NdArray;
+/// use burn::tensor::{FloatDType, Tensor};
+/// let dev = Default::default();
+/// let x = Tensor::<NdArray, 2>::from_floats([[1.0, 2.0]], &dev);
+/// let w = Tensor::<NdArray, 2>::from_floats([[1.0], [1.0]], &dev);
+/// // NdArray has no f16 storage; a backend that has it (CUDA, wgpu) rounds through it
+/// let y = burn_sparse_gnn::ops::matmul_half_saved(x, w, FloatDType::F32, 2048);
+/// assert_eq!(y.to_data().to_vec::<f32>().unwrap(), vec![3.0]);
+/// ```
+pub fn matmul_half_saved<B: SparseGnnBackend>(
+    x: Tensor<B, 2>,
+    w: Tensor<B, 2>,
+    half: burn::tensor::FloatDType,
+    chunk: usize,
+) -> Tensor<B, 2> {
+    Tensor::from_primitive(TensorPrimitive::Float(B::ad_matmul_half_saved(
+        x.into_primitive().tensor(),
+        w.into_primitive().tensor(),
+        half,
+        chunk,
+    )))
+}

@@ -96,3 +96,50 @@ fn hub_of_70000_edges_does_not_overflow_in_f16() {
     assert!(norm.iter().all(|v| v.is_finite()));
     assert!((norm[0] as f64 - 1.0).abs() < 0.1);
 }
+
+/// `ops::matmul_half_saved` keeps a half copy of its input for the backward pass: its output
+/// and weight gradient equal those of the composed path `x.cast(f16).cast(f32).matmul(w)` (the
+/// weight gradient summed over row chunks, so within f32 rounding), and its input gradient is
+/// the f32 `dy w^T` (the composed path rounds it to f16 through the cast).
+#[test]
+fn matmul_with_a_half_saved_input_matches_the_composed_f16_path() {
+    let dev = device();
+    if !<Wgpu as burn::tensor::backend::Backend>::supports_dtype(&dev, DType::F16) {
+        println!("skipped: f16 is not supported by this wgpu device");
+        return;
+    }
+    type A = Autodiff<Wgpu>;
+    let (n, a, b) = (1_037usize, 24usize, 9usize);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let xv: Vec<f32> = (0..n * a).map(|_| rng.random_range(-2.0f32..2.0)).collect();
+    let wv: Vec<f32> = (0..a * b).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let dyv: Vec<f32> = (0..n * b).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let run = |path: u8| {
+        let x = Tensor::<A, 2>::from_data(TensorData::new(xv.clone(), [n, a]), &dev).require_grad();
+        let w = Tensor::<A, 2>::from_data(TensorData::new(wv.clone(), [a, b]), &dev).require_grad();
+        let dy = Tensor::<A, 2>::from_data(TensorData::new(dyv.clone(), [n, b]), &dev);
+        let y = match path {
+            0 => ops::matmul_half_saved(x.clone(), w.clone(), FloatDType::F16, 100),
+            1 => x.clone().cast(FloatDType::F16).cast(FloatDType::F32).matmul(w.clone()),
+            _ => x.clone().matmul(w.clone()),
+        };
+        assert_eq!(y.dtype(), DType::F32);
+        let grads = (y.clone() * dy).sum().backward();
+        let v = |t: Tensor<Wgpu, 2>| t.into_data().to_vec::<f32>().unwrap();
+        (v(y.inner()), v(x.grad(&grads).unwrap()), v(w.grad(&grads).unwrap()))
+    };
+    let (y1, dx1, dw1) = run(0);
+    let (y0, _, dw0) = run(1);
+    let (exact, dx0, _) = run(2);
+    let close = |p: &[f32], q: &[f32], what: &str| {
+        let scale = q.iter().fold(1.0f32, |m, v| m.max(v.abs()));
+        for (i, (u, v)) in p.iter().zip(q).enumerate() {
+            assert!((u - v).abs() <= 1e-5 * scale, "{what}[{i}]: {u} vs {v}");
+        }
+    };
+    close(&y1, &y0, "y");
+    close(&dx1, &dx0, "dx");
+    close(&dw1, &dw0, "dw");
+    // the input really is rounded: the result differs from the f32 product
+    assert!(exact.iter().zip(&y1).any(|(u, v)| u != v));
+}

@@ -2,8 +2,9 @@
 //! SpGEMM) and k-max-pooling (CBSR, 1D / 2D / channelled windows).
 
 use crate::hidden::Hidden;
-use burn::tensor::activation::relu;
-use burn::tensor::Tensor;
+use burn::nn::Dropout;
+use burn::tensor::backend::Backend;
+use burn::tensor::{Distribution, Tensor};
 use burn_sparse_gnn::{ops, PoolLayout, PoolSpec, SparseGnnBackend};
 use serde::{Deserialize, Serialize};
 
@@ -73,4 +74,31 @@ impl Nonlinearity {
             Nonlinearity::Maxpool { .. } => Hidden::Sparse(ops::maxpool(x, self.pool_spec().expect("pool"))),
         }
     }
+}
+
+/// `max(x, 0)` whose backward keeps a one-byte mask of the clipped entries instead of the f32
+/// input (Burn's `relu` keeps its input alive for the backward pass): the same values and
+/// gradients in a quarter of the saved memory.
+///
+/// ```
+/// use burn::backend::NdArray;
+/// use burn::tensor::Tensor;
+/// let x = Tensor::<NdArray, 1>::from_floats([-1.0, 0.0, 2.0], &Default::default());
+/// assert_eq!(gnn_models::activation::relu(x).to_data().to_vec::<f32>().unwrap(), vec![0.0, 0.0, 2.0]);
+/// ```
+pub fn relu<B: Backend, const D: usize>(x: Tensor<B, D>) -> Tensor<B, D> {
+    let clipped = x.clone().lower_equal_elem(0.0);
+    x.mask_fill(clipped, 0.0)
+}
+
+/// Burn's [`Dropout`] (the same Bernoulli draws, so the same masks for a seed) whose backward
+/// keeps a one-byte mask of the dropped entries; Burn's keeps the input and an f32 mask. The
+/// identity when autodiff is off or the probability is 0.
+pub fn dropout<B: Backend, const D: usize>(d: &Dropout, x: Tensor<B, D>) -> Tensor<B, D> {
+    if !B::ad_enabled(&x.device()) || d.prob == 0.0 {
+        return x;
+    }
+    let keep = 1.0 - d.prob;
+    let dropped = x.random_like(Distribution::Bernoulli(keep)).lower_elem(0.5);
+    x.mask_fill(dropped, 0.0) * (1.0 / keep)
 }

@@ -1,6 +1,8 @@
 //! Hidden states between layers: dense, or CBSR after a MaxK / max-pooling activation, and the
 //! precision the sparse aggregations run in.
 
+use crate::linear::{add_bias, chunk_rows, matmul_nodes};
+use burn::nn::Linear;
 use burn::tensor::backend::Backend;
 use burn::tensor::{FloatDType, Tensor};
 use burn_sparse_gnn::{ops, Cbsr, Graph, Reduce, SparseGnnBackend};
@@ -50,10 +52,13 @@ impl<B: SparseGnnBackend> Hidden<B> {
     }
 }
 
-/// Storage precision of the bandwidth-bound sparse aggregations. Parameters, optimizer state
-/// and dense layers stay f32; with a mixed mode the aggregation inputs are cast to half
-/// precision around the sparse kernel and the result back to f32 (gradients flow through the
-/// casts back to f32).
+/// Storage precision of the bandwidth-bound sparse aggregations and of the activations kept for
+/// the backward pass. Parameters, optimizer state, gradients and the dense products stay f32.
+/// With a mixed mode the aggregation inputs are cast to half precision around the sparse
+/// kernel and the result back to f32 (gradients flow through the casts back to f32), and the
+/// linear maps of the convolutions and of the output layer read their input rounded to half
+/// precision and keep only that half copy for the backward pass
+/// ([`ops::matmul_half_saved`]), which halves the memory of the saved activations.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
@@ -81,6 +86,25 @@ impl Precision {
         match self.half() {
             Some(h) => t.cast(h),
             None => t,
+        }
+    }
+
+    /// `x @ w` over all nodes: [`matmul_nodes`] in f32, [`ops::matmul_half_saved`] (input
+    /// rounded to half precision, half copy saved for the backward pass) in a mixed mode.
+    pub fn matmul_nodes<B: SparseGnnBackend>(&self, x: Tensor<B, 2>, w: Tensor<B, 2>) -> Tensor<B, 2> {
+        match self.half() {
+            Some(h) => ops::matmul_half_saved(x, w, h, chunk_rows()),
+            None => matmul_nodes(x, w),
+        }
+    }
+
+    /// A Burn [`Linear`] over all nodes through [`Precision::matmul_nodes`] and
+    /// [`add_bias`].
+    pub fn linear<B: SparseGnnBackend>(&self, lin: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
+        let y = self.matmul_nodes(x, lin.weight.val());
+        match &lin.bias {
+            Some(b) => add_bias(y, b.val()),
+            None => y,
         }
     }
 

@@ -224,7 +224,7 @@ impl GnnModelConfig {
 impl<B: SparseGnnBackend> GnnModel<B> {
     /// Class logits `[n, classes]` of every node.
     pub fn forward(&self, g: &Graph<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
-        let x = self.input_dropout.forward(x);
+        let x = crate::activation::dropout(&self.input_dropout, x);
         let mut h = match &self.lin_in {
             Some(lin) => linear(lin, x),
             None => x,
@@ -234,7 +234,7 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             let a = if self.lin_in.is_none() && l == 0 {
                 Hidden::Dense(h)
             } else {
-                self.nonlin.forward(h).map_values(|v| self.dropout.forward(v))
+                self.nonlin.forward(h).map_values(|v| crate::activation::dropout(&self.dropout, v))
             };
             h = match conv {
                 Conv::Gcn(c) => c.forward(g, &a, self.precision),
@@ -247,7 +247,7 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             }
         }
         match &self.lin_out {
-            Some(lin) => linear(lin, h),
+            Some(lin) => self.precision.linear(lin, h),
             None => h,
         }
     }

@@ -39,8 +39,16 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     let mut times = Vec::new();
     let mut peak = 0u64;
     let mut peak_in_use = 0u64;
-    for epoch in 0..tb.warmup + tb.epochs {
+    // one more epoch after the timed ones samples the live-tensor peak
+    let total = tb.warmup + tb.epochs + 1;
+    for epoch in 0..total {
         B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
+        // the live-tensor peak: sampled at every sparse kernel (forward and backward) and at the
+        // end of the forward and backward passes, in the extra untimed epoch (a query per kernel)
+        let probe = epoch + 1 == total;
+        if probe {
+            burn_sparse_gnn::memory::start_peak_sampling();
+        }
         let start = Instant::now();
         let out = model.classify(&batch);
         // live tensors peak around the end of the forward pass (everything saved for backward)
@@ -57,11 +65,14 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         model = optim.step(cfg.lr, model, grads);
         B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
         let ms = start.elapsed().as_secs_f64() * 1e3;
+        if probe {
+            peak_in_use = peak_in_use.max(burn_sparse_gnn::memory::stop_peak_sampling());
+        }
         let l: f64 = out.loss.into_scalar().elem();
         if !l.is_finite() {
             return Err(AppError::Config(format!("training diverged: loss {l} at epoch {epoch}")));
         }
-        if epoch >= tb.warmup {
+        if epoch >= tb.warmup && !probe {
             times.push(ms);
         }
         if let Some((reserved, _)) = B::device_memory(device) {

@@ -217,8 +217,9 @@ fn maxk_write<F: Float>(
 }
 
 /// MaxK for rows of at most `32 * 16` entries: each lane keeps its keys (columns
-/// `lane + 32 q`) in registers and the threshold key is found by a 32-step bisection over the
-/// key bits, each step one compare per key and one lane reduction (no shared-memory traffic).
+/// `lane + 32 q`) in registers and the threshold key is found by a bisection over the key bits
+/// (at most 32 steps, each one compare per key and one lane reduction, no shared-memory
+/// traffic), which ends as soon as a candidate has exactly `k` keys at or above it.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 fn maxk_select_regs<F: Float>(
@@ -257,8 +258,14 @@ fn maxk_select_regs<F: Float>(
             keys[kbase + c] = key;
         }
     }
+    // invariant: at least k keys are >= thr. A candidate with exactly k keys at or above it
+    // separates the k-th from the (k+1)-th key: thr = cand - 1 then makes `key > thr` the
+    // exact selection (no ties to break) and the search ends early; with plane reductions the
+    // loop stops there (the row's warp is uniform), with shared-memory reductions every row of
+    // the cube keeps stepping (no-op) to keep the barriers uniform
     let mut thr = 0u32;
     let mut bit = 31u32;
+    let mut done = false;
     let mut more = true;
     while more {
         let cand = thr | (1u32 << bit);
@@ -270,10 +277,19 @@ fn maxk_select_regs<F: Float>(
             }
         }
         let total = segment_sum_u32(cnt, &mut red, lanes, plane);
-        if total >= k as u32 {
-            thr = cand;
+        if !done {
+            if total == k as u32 {
+                thr = cand - 1;
+                done = true;
+            } else if total > k as u32 {
+                thr = cand;
+            }
         }
-        if bit == 0 {
+        let mut stop = bit == 0;
+        if comptime!(plane) {
+            stop = stop || done;
+        }
+        if stop {
             more = false;
         } else {
             bit -= 1;

@@ -5,7 +5,7 @@
 //! The graph should contain self-loops (as in PyG, where `GATConv` adds them).
 
 use crate::hidden::{Hidden, Precision};
-use crate::linear::{add_bias, linear};
+use crate::linear::add_bias;
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig, Initializer, Linear, LinearConfig};
@@ -98,7 +98,7 @@ impl GatConvConfig {
 impl<B: SparseGnnBackend> GatConv<B> {
     /// `[n, d_in]` -> `[n, heads * d_head]` (concat) or `[n, d_head]` (mean of the heads).
     pub fn forward(&self, g: &Graph<B>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
-        let x = linear(&self.lin, h.dense());
+        let x = precision.linear(&self.lin, h.dense());
         let [n, _] = x.dims();
         let (hd, dd) = (self.heads, self.d_head);
         let xr = x.clone().reshape([n, hd, dd]);
@@ -109,7 +109,7 @@ impl<B: SparseGnnBackend> GatConv<B> {
         let a = Tensor::stack::<3>(vec![s_dst, ones.clone()], 2).reshape([n, 2 * hd]);
         let b = Tensor::stack::<3>(vec![ones, s_src], 2).reshape([n, 2 * hd]);
         let scores = leaky_relu(ops::sddmm_heads(g, a, b, hd), self.negative_slope);
-        let alpha = self.dropout.forward(ops::edge_softmax(g, scores));
+        let alpha = crate::activation::dropout(&self.dropout, ops::edge_softmax(g, scores));
         let out = precision.up(ops::spmm_heads(g, precision.down(alpha), precision.down(x), Reduce::Sum));
         let out = if self.concat { out } else { out.reshape([n, hd, dd]).mean_dim(1).reshape([n, dd]) };
         add_bias(out, self.bias.val())

@@ -1,7 +1,7 @@
 //! GCN convolution (Kipf & Welling): `out = D_l (A + I) D_r h W + b`.
 
 use crate::hidden::{aggregate, Hidden, Precision};
-use crate::linear::{add_bias, linear};
+use crate::linear::add_bias;
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Initializer, Linear, LinearConfig};
@@ -130,7 +130,7 @@ impl<B: SparseGnnBackend> GcnConv<B> {
     pub fn forward(&self, g: &Graph<B>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
         let (left, right) = self.norms(g);
         let transform_first = matches!(h, Hidden::Dense(_)) && self.d_out < self.d_in;
-        let h = if transform_first { Hidden::Dense(linear(&self.linear, h.dense())) } else { h.clone() };
+        let h = if transform_first { Hidden::Dense(precision.linear(&self.linear, h.dense())) } else { h.clone() };
         let s = match right {
             Some(r) => h.scale_rows(r),
             None => h,
@@ -142,7 +142,7 @@ impl<B: SparseGnnBackend> GcnConv<B> {
         if let Some(l) = left {
             agg = agg * l.unsqueeze_dim::<2>(1);
         }
-        let out = if transform_first { agg } else { linear(&self.linear, agg) };
+        let out = if transform_first { agg } else { precision.linear(&self.linear, agg) };
         match &self.bias {
             Some(b) => add_bias(out, b.val()),
             None => out,

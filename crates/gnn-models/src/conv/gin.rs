@@ -1,12 +1,12 @@
 //! GIN convolution: `out = MLP((1 + eps) h_i + sum_{j -> i} h_j)`, with HalfGNN's half-safe
 //! variant `MLP((1 + eps) h_i + lambda * mean_{j -> i} h_j)` (no overflow on hub rows in f16).
 
+use crate::activation::relu;
 use crate::hidden::{aggregate, Hidden, Precision};
-use crate::linear::{add_bias, linear, matmul_nodes};
+use crate::linear::add_bias;
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
-use burn::tensor::activation::relu;
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 use burn_sparse_gnn::{Graph, Reduce, SparseGnnBackend};
@@ -79,7 +79,7 @@ impl<B: SparseGnnBackend> GinConv<B> {
         let [_, d_in] = h.dims();
         let d_mid = self.mlp_in.weight.dims()[1];
         if let (Hidden::Dense(x), true) = (h, d_mid < d_in) {
-            let w = matmul_nodes(x.clone(), self.mlp_in.weight.val());
+            let w = precision.matmul_nodes(x.clone(), self.mlp_in.weight.val());
             let wh = Hidden::Dense(w.clone());
             let agg = match self.lambda {
                 Some(l) => aggregate(g, &wh, Reduce::Mean, precision) * l,
@@ -89,13 +89,13 @@ impl<B: SparseGnnBackend> GinConv<B> {
             if let Some(b) = &self.mlp_in.bias {
                 z = add_bias(z, b.val());
             }
-            return linear(&self.mlp_out, relu(z));
+            return precision.linear(&self.mlp_out, relu(z));
         }
         let agg = match self.lambda {
             Some(l) => aggregate(g, h, Reduce::Mean, precision) * l,
             None => aggregate(g, h, Reduce::Sum, precision),
         };
         let z = h.dense() * one_plus_eps + agg;
-        linear(&self.mlp_out, relu(linear(&self.mlp_in, z)))
+        precision.linear(&self.mlp_out, relu(precision.linear(&self.mlp_in, z)))
     }
 }

@@ -1,11 +1,11 @@
 //! GraphSAGE convolution: `out = W_n aggr_{j -> i}(h_j) + W_r h_i`.
 
+use crate::activation::relu;
 use crate::hidden::{aggregate, Hidden, Precision};
-use crate::linear::{add_bias, linear, matmul_nodes};
+use crate::linear::add_bias;
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
-use burn::tensor::activation::relu;
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 use burn_sparse_gnn::{ops, Graph, Reduce, SparseGnnBackend};
@@ -85,13 +85,13 @@ impl<B: SparseGnnBackend> SageConv<B> {
         if let (Hidden::Dense(x), SageAggr::Mean | SageAggr::Sum) = (h, self.aggr) {
             if d_out < d_in {
                 let reduce = if self.aggr == SageAggr::Mean { Reduce::Mean } else { Reduce::Sum };
-                let w = Hidden::Dense(matmul_nodes(x.clone(), self.lin_neigh.weight.val()));
+                let w = Hidden::Dense(precision.matmul_nodes(x.clone(), self.lin_neigh.weight.val()));
                 let mut out = aggregate(g, &w, reduce, precision);
                 if let Some(b) = &self.lin_neigh.bias {
                     out = add_bias(out, b.val());
                 }
                 return match &self.lin_root {
-                    Some(r) => out + linear(r, x.clone()),
+                    Some(r) => out + precision.linear(r, x.clone()),
                     None => out,
                 };
             }
@@ -100,13 +100,13 @@ impl<B: SparseGnnBackend> SageConv<B> {
             SageAggr::Mean => aggregate(g, h, Reduce::Mean, precision),
             SageAggr::Sum => aggregate(g, h, Reduce::Sum, precision),
             SageAggr::MaxPool => {
-                let p = relu(linear(self.lin_pool.as_ref().expect("max-pool projection"), h.dense()));
+                let p = relu(precision.linear(self.lin_pool.as_ref().expect("max-pool projection"), h.dense()));
                 precision.up(ops::spmm(g, precision.down(p), Reduce::Max))
             }
         };
-        let out = linear(&self.lin_neigh, neigh);
+        let out = precision.linear(&self.lin_neigh, neigh);
         match &self.lin_root {
-            Some(r) => out + linear(r, h.dense()),
+            Some(r) => out + precision.linear(r, h.dense()),
             None => out,
         }
     }
