@@ -154,6 +154,10 @@ struct TrainArgs {
     /// Model to keep and report: `last` (epoch) or `best-valid` (highest validation accuracy).
     #[arg(long)]
     select: Option<String>,
+    /// GIN's half-safe aggregation `(1 + eps) x + LAMBDA * mean` instead of the sum (HalfGNN:
+    /// the sum of a high-degree row overflows f16), e.g. 0.1.
+    #[arg(long)]
+    gin_lambda: Option<f64>,
 }
 
 fn parse_enum<T: serde::de::DeserializeOwned>(what: &str, v: &str) -> Result<T> {
@@ -241,6 +245,9 @@ fn train_config(a: &TrainArgs) -> Result<train_app::training::TrainConfig> {
     }
     if let Some(v) = &a.select {
         c.select = parse_enum("model selection", v)?;
+    }
+    if let Some(v) = a.gin_lambda {
+        c.gin_half_safe_lambda = Some(v);
     }
     c.check()?;
     Ok(c)

@@ -70,7 +70,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         }
         let l: f64 = out.loss.into_scalar().elem();
         if !l.is_finite() {
-            return Err(AppError::Config(format!("training diverged: loss {l} at epoch {epoch}")));
+            return Err(AppError::Diverged(format!("loss {l} at epoch {epoch}{}", cfg.divergence_hint())));
         }
         if epoch >= tb.warmup && !probe {
             times.push(ms);

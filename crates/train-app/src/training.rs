@@ -209,6 +209,18 @@ impl TrainConfig {
     }
 
     /// Checks the values that are not checked elsewhere.
+    /// A hint appended to a divergence error where the configuration explains it: GIN's sum
+    /// aggregation in f16 overflows past 65,504 on deep or dense graphs (HalfGNN).
+    pub fn divergence_hint(&self) -> String {
+        if self.conv == ConvKind::Gin && self.gin_half_safe_lambda.is_none() && self.precision == Precision::MixedF16 {
+            "; GIN's sum aggregation can overflow f16: use the half-safe aggregation (--gin-lambda 0.1), \
+             mixed bf16 or f32"
+                .into()
+        } else {
+            String::new()
+        }
+    }
+
     pub fn check(&self) -> Result<()> {
         if self.epochs == 0 {
             return Err(AppError::Config("epochs must be >= 1".into()));
@@ -910,9 +922,10 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         eprintln!("warning: no chart written to {}: {e}", chart.display());
     }
     let finite = |v: Option<f64>| v.is_none_or(f64::is_finite);
+    let hint = cfg.divergence_hint();
     if let Some(e) = report.epochs.iter().find(|e| !finite(e.train_loss) || !finite(e.valid_loss)) {
         return Err(AppError::Diverged(format!(
-            "loss train {:?} / valid {:?} at epoch {} (see {})",
+            "loss train {:?} / valid {:?} at epoch {} (see {}){hint}",
             e.train_loss,
             e.valid_loss,
             e.epoch,
@@ -920,7 +933,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         )));
     }
     if !report.final_accuracy.test_loss.is_finite() {
-        return Err(AppError::Diverged(format!("test loss {}", report.final_accuracy.test_loss)));
+        return Err(AppError::Diverged(format!("test loss {}{hint}", report.final_accuracy.test_loss)));
     }
     Ok(report)
 }
