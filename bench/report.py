@@ -119,6 +119,7 @@ def accuracy_tables(recs, out):
             acc[key].append(100 * r["accuracy"]["test"])
             meta[r["graph"]] = r
     if not acc:
+        mixed_precision_table(recs, out)
         return
     out.append("### Accuracy (test %, mean ± sd over seeds; classic 2-layer, hidden 64, 200 epochs, same split)\n")
     out.append("| dataset | model | ours f32 | PyG | ours - PyG | ours mixed f16 | f16 - f32 |")

@@ -4,7 +4,9 @@
 # (with the SAGE + MaxK layer check), SpMM / MaxK against cuSPARSE / torch.topk, an SpMM shape
 # sweep at width 256, training epochs and memory (one configuration per process) against PyG.
 # Phase `b`: mixed precision against f32 accuracy (bench/run_h200.sh's `mixed` phase).
-# Usage: bench/sessions/h200_h.sh <binary> <out dir> <data dir> <a|b>
+# Phase `c` (after the fixes that phases a and b led to: the layer check's CPU side in f64, half
+# copies scaled per row): selftest, the training configurations again, and phase b's accuracy.
+# Usage: bench/sessions/h200_h.sh <binary> <out dir> <data dir> <a|b|c>
 set -u
 BIN=${1:-.carry/train-app}
 OUT=${2:-/tmp/sgnn-out}
@@ -17,6 +19,22 @@ LOG="$OUT/run-h-$PHASE.log"
 export SGNN_COMMIT=$("$BIN" --version | awk '{print $3}')
 DEV="NVIDIA H200"
 step() { echo "== $1 ($(date +%T))" | tee -a "$LOG"; }
+if [ "$PHASE" = c ]; then
+  step selftest
+  ( time timeout 120 "$BIN" selftest --backend cuda ) > "$OUT/selftest-h-c.log" 2>&1
+  grep -E "^== |checks|selftest|SAGE|FAIL|panicked" "$OUT/selftest-h-c.log" | tail -n 24 | tee -a "$LOG"
+  step gen
+  timeout 60 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1
+  step "memory and epochs, one configuration per process"
+  for cfg in "sage relu f32" "sage relu mixedf16" "sage maxk:32 f32 --atomic" "sage maxk:32 mixedf16 --atomic" "gcn relu mixedf16"; do
+    set -- $cfg
+    timeout 45 "$BIN" bench-train --backend cuda --dataset "$G" --models $1 --nonlins $2 --precisions $3 ${4:-} \
+      --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  done
+  rm -rf "$G"
+  PHASE=b
+  LOG="$OUT/run-h-c.log"
+fi
 if [ "$PHASE" = b ]; then
   bash bench/run_h200.sh "$BIN" "$OUT" "$DATA" mixed >> "$LOG" 2>&1
   cat "$OUT"/*-h200.jsonl >> "$RES" 2>/dev/null

@@ -12,9 +12,12 @@
 //! | MaxK / max-pooling | scatter of the value gradient through the kept positions |
 //! | CBSR to dense | gather at the pattern |
 //! | CBSR SpGEMM | `dvalues = SSpMM(dy)`, `dw = sum_t dy[i, idx] * values` |
-//! | matmul with a half-precision saved input | `dx = dy w^T`, `dw = sum over row chunks of x16^T dy` |
+//! | matmul with a half-precision saved input | `dx = dy w^T`, `dw = sum over row chunks of (scale * x16)^T dy` |
 
-use crate::backend::{weight_grad, CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput};
+use crate::backend::{
+    half_rows, unscale_rows, weight_grad, CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend,
+    SpmmOutput,
+};
 use crate::graph::{CsrPrim, GraphPrimitive};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -516,14 +519,19 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         chunk: usize,
     ) -> FloatTensor<Self> {
         let dtype = FloatDType::from(x.primitive.dtype());
-        let forward = |x_half: FloatTensor<B>, w: FloatTensor<B>| B::float_matmul(B::float_cast(x_half, dtype), w);
+        let forward = |x_half: FloatTensor<B>, scale: FloatTensor<B>, w: FloatTensor<B>| {
+            B::float_matmul(unscale_rows::<B>(x_half, scale, dtype), w)
+        };
         match MatmulHalfSavedBackward.prepare::<C>([x.node.clone(), w.node.clone()]).compute_bound().stateful() {
             OpsKind::Tracked(prep) => {
-                let x_half = B::float_cast(x.primitive, half);
-                let out = forward(x_half.clone(), w.primitive.clone());
-                prep.finish(MatmulHalfSavedState { x_half, w: w.primitive, dtype, chunk }, out)
+                let (x_half, scale) = half_rows::<B>(x.primitive, half);
+                let out = forward(x_half.clone(), scale.clone(), w.primitive.clone());
+                prep.finish(MatmulHalfSavedState { x_half, scale, w: w.primitive, dtype, chunk }, out)
             }
-            OpsKind::UnTracked(prep) => prep.finish(forward(B::float_cast(x.primitive, half), w.primitive)),
+            OpsKind::UnTracked(prep) => {
+                let (x_half, scale) = half_rows::<B>(x.primitive, half);
+                prep.finish(forward(x_half, scale, w.primitive))
+            }
         }
     }
 
@@ -548,8 +556,10 @@ struct MatmulHalfSavedBackward;
 
 #[derive(Clone, Debug)]
 struct MatmulHalfSavedState<B: Backend> {
-    /// The input rounded to half precision: all the backward pass keeps of it.
+    /// The input's rows scaled by their largest magnitude and rounded to half precision, and
+    /// the scales: all the backward pass keeps of it.
     x_half: FloatTensor<B>,
+    scale: FloatTensor<B>,
     w: FloatTensor<B>,
     dtype: FloatDType,
     chunk: usize,
@@ -561,9 +571,9 @@ impl<B: SparseGnnBackend> Backward<B, 2> for MatmulHalfSavedBackward {
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _ck: &mut Checkpointer) {
         let [node_x, node_w] = ops.parents;
         let dy = t2::<B>(grads.consume::<B>(&ops.node));
-        let MatmulHalfSavedState { x_half, w, dtype, chunk } = ops.state;
+        let MatmulHalfSavedState { x_half, scale, w, dtype, chunk } = ops.state;
         if let Some(node) = node_w {
-            let x = t2::<B>(B::float_cast(x_half, dtype));
+            let x = t2::<B>(unscale_rows::<B>(x_half, scale, dtype));
             grads.register::<B>(node.id, prim(weight_grad(x, dy.clone(), chunk)));
         }
         if let Some(node) = node_x {

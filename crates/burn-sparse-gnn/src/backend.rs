@@ -196,9 +196,10 @@ pub trait SparseGnnBackend: Backend {
         Self::cbsr_spgemm(g, w, c)
     }
 
-    /// Differentiable `round(x) @ w`, where `round` rounds `x` to `half` and back: the product
-    /// runs in the dtype of `x`, and the backward pass keeps only the half-precision copy of
-    /// `x` (half the memory of saving `x`). `dx = dy w^T` stays in the dtype of `x`; `dw` is
+    /// Differentiable `round(x) @ w`, where `round` rounds each row of `x`, scaled by its
+    /// largest magnitude, to `half` and back (no overflow): the product runs in the dtype of
+    /// `x`, and the backward pass keeps only the half-precision copy of `x` and the row scales
+    /// (about half the memory of saving `x`). `dx = dy w^T` stays in the dtype of `x`; `dw` is
     /// computed over chunks of `chunk` rows (split-K, see `gnn_models::linear`).
     fn ad_matmul_half_saved(
         x: FloatTensor<Self>,
@@ -208,8 +209,8 @@ pub trait SparseGnnBackend: Backend {
     ) -> FloatTensor<Self> {
         let _ = chunk;
         let dtype = FloatDType::from(x.dtype());
-        let xr = Self::float_cast(Self::float_cast(x, half), dtype);
-        Self::float_matmul(xr, w)
+        let (x_half, scale) = half_rows::<Self>(x, half);
+        Self::float_matmul(unscale_rows::<Self>(x_half, scale, dtype), w)
     }
 }
 
@@ -225,6 +226,28 @@ where
     B: SparseGnnBackend,
     C: burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy,
 {
+}
+
+/// The half-precision copy of `x` (`[n, d]`) kept by [`SparseGnnBackend::ad_matmul_half_saved`]:
+/// each row divided by its largest magnitude (`scale`, `[n, 1]` in the dtype of `x`) before the
+/// cast, so no value overflows the half type (f16 stops at 65,504) and every row keeps the full
+/// half-precision mantissa relative to its largest entry.
+pub(crate) fn half_rows<B: Backend>(x: FloatTensor<B>, half: FloatDType) -> (FloatTensor<B>, FloatTensor<B>) {
+    let x: Tensor<B, 2> = Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(x));
+    let scale = x.clone().abs().max_dim(1).clamp_min(1e-30);
+    let x_half = (x / scale.clone()).cast(half);
+    (x_half.into_primitive().tensor(), scale.into_primitive().tensor())
+}
+
+/// `x_half * scale` in `dtype`: the rounded `x` of [`half_rows`].
+pub(crate) fn unscale_rows<B: Backend>(
+    x_half: FloatTensor<B>,
+    scale: FloatTensor<B>,
+    dtype: FloatDType,
+) -> FloatTensor<B> {
+    let xh: Tensor<B, 2> = Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(x_half));
+    let s: Tensor<B, 2> = Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(scale));
+    (xh.cast(dtype) * s).into_primitive().tensor()
 }
 
 /// `x^T dy` for `[n, a]` and `[n, b]` node matrices as a sum of per-chunk products (`chunk`

@@ -277,9 +277,11 @@ pub fn cbsr_spgemm_weighted<B: SparseGnnBackend>(g: &Graph<B>, w: Tensor<B, 1>, 
     try_cbsr_spgemm(g, Some(w), c).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// `round(x) @ w` for an `[n, a]` node matrix and an `[a, b]` weight, where `round` rounds `x`
-/// to the half type `half` and back: the product and both gradients run in the dtype of `x`,
-/// and autodiff keeps only the half-precision copy of `x` for the backward pass. This is how
+/// `round(x) @ w` for an `[n, a]` node matrix and an `[a, b]` weight, where `round` divides each
+/// row of `x` by its largest magnitude, rounds it to the half type `half` and scales it back
+/// (so no value overflows the half type): the product and both gradients run in the dtype of
+/// `x`, and autodiff keeps only the half-precision copy of `x` (and one scale per row) for the
+/// backward pass. This is how
 /// the mixed-precision models save their activations at half the memory. The weight gradient
 /// is a sum over chunks of `chunk` rows (split-K).
 ///
