@@ -11,8 +11,11 @@ use burn_sparse_gnn::{Graph, GraphOptions, KernelPolicy, SparseGnnAutodiffBacken
 use gnn_models::{Nonlinearity, Precision, SageConv, SageConvConfig};
 
 /// Tolerance of [`layer_checks`] (the device in f32 against the CPU in f64, from the same f32
-/// inputs).
-pub const LAYER_TOLERANCE: f64 = 1e-4;
+/// inputs). The layer's dense products run on Burn's matmul: on the H200 its f32 products
+/// differ from f64 by a normwise 2.3e-4 to 2.9e-4 in this check (the bias gradient, which has
+/// no product, by 5.6e-7; wgpu on lavapipe by under 1e-6 everywhere), so the bound sits above
+/// that; a wiring or kernel error shows as an error of order 1.
+pub const LAYER_TOLERANCE: f64 = 1e-3;
 
 /// Results of one layer check: what was compared and its normwise error against the CPU.
 pub type LayerCheck = (String, f64);
