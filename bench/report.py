@@ -198,7 +198,7 @@ def charts(recs, acc, outdir):
         fig.savefig(p, dpi=110)
         made.append(p)
     # MaxK kernels against dense cuSPARSE at 256
-    rs = [r for r in recs if r["op"] in ("cbsr_spgemm", "cbsr_sspmm", "maxk")]
+    rs = [r for r in recs if r["op"] in ("cbsr_spgemm", "cbsr_sspmm")]
     if rs:
         g = rs[0]["graph"]
         rs = [r for r in recs if r["graph"] == g]

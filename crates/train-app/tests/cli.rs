@@ -206,3 +206,14 @@ fn half_precision_on_the_cpu_backend_is_a_clear_error() {
     assert!(text.contains("(best valid)"), "{text}");
     fails_with(train_on(&dir, &["--select", "best"]), "unknown model selection `best`");
 }
+
+#[test]
+fn gin_lambda_selects_the_half_safe_aggregation() {
+    let dir = tiny("gin-lambda");
+    let (code, text) = train_on(&dir, &["--model", "gin", "--gin-lambda", "0.1"]);
+    assert_eq!(code, 0, "{text}");
+    let res: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run").join("results.json")).unwrap()).unwrap();
+    assert_eq!(res["config"]["gin_half_safe_lambda"], serde_json::json!(0.1), "{res}");
+    fails_with(train_on(&dir, &["--model", "gin", "--gin-lambda", "x"]), "invalid value");
+}
