@@ -15,8 +15,8 @@
 //! | matmul with a half-precision saved input | `dx = dy w^T`, `dw = sum over row chunks of (scale * x16)^T dy` |
 
 use crate::backend::{
-    half_rows, unscale_rows, weight_grad, CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend,
-    SpmmOutput,
+    matmul_half_rows, unscale_rows, weight_grad, CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec,
+    SparseGnnBackend, SpmmOutput,
 };
 use crate::graph::{CsrPrim, GraphPrimitive};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
@@ -519,19 +519,12 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         chunk: usize,
     ) -> FloatTensor<Self> {
         let dtype = FloatDType::from(x.primitive.dtype());
-        let forward = |x_half: FloatTensor<B>, scale: FloatTensor<B>, w: FloatTensor<B>| {
-            B::float_matmul(unscale_rows::<B>(x_half, scale, dtype), w)
-        };
         match MatmulHalfSavedBackward.prepare::<C>([x.node.clone(), w.node.clone()]).compute_bound().stateful() {
             OpsKind::Tracked(prep) => {
-                let (x_half, scale) = half_rows::<B>(x.primitive, half);
-                let out = forward(x_half.clone(), scale.clone(), w.primitive.clone());
+                let (x_half, scale, out) = matmul_half_rows::<B>(x.primitive, w.primitive.clone(), half);
                 prep.finish(MatmulHalfSavedState { x_half, scale, w: w.primitive, dtype, chunk }, out)
             }
-            OpsKind::UnTracked(prep) => {
-                let (x_half, scale) = half_rows::<B>(x.primitive, half);
-                prep.finish(forward(x_half, scale, w.primitive))
-            }
+            OpsKind::UnTracked(prep) => prep.finish(matmul_half_rows::<B>(x.primitive, w.primitive, half).2),
         }
     }
 

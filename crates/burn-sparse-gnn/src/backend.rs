@@ -208,9 +208,7 @@ pub trait SparseGnnBackend: Backend {
         chunk: usize,
     ) -> FloatTensor<Self> {
         let _ = chunk;
-        let dtype = FloatDType::from(x.dtype());
-        let (x_half, scale) = half_rows::<Self>(x, half);
-        Self::float_matmul(unscale_rows::<Self>(x_half, scale, dtype), w)
+        matmul_half_rows::<Self>(x, w, half).2
     }
 }
 
@@ -237,6 +235,19 @@ pub(crate) fn half_rows<B: Backend>(x: FloatTensor<B>, half: FloatDType) -> (Flo
     let scale = x.clone().abs().max_dim(1).clamp_min(1e-30);
     let x_half = (x / scale.clone()).cast(half);
     (x_half.into_primitive().tensor(), scale.into_primitive().tensor())
+}
+
+/// The forward pass of [`SparseGnnBackend::ad_matmul_half_saved`]: the half copy of `x` and its
+/// row scales ([`half_rows`]) and the product of the rounded `x` with `w`.
+pub(crate) fn matmul_half_rows<B: Backend>(
+    x: FloatTensor<B>,
+    w: FloatTensor<B>,
+    half: FloatDType,
+) -> (FloatTensor<B>, FloatTensor<B>, FloatTensor<B>) {
+    let dtype = FloatDType::from(x.dtype());
+    let (x_half, scale) = half_rows::<B>(x, half);
+    let out = B::float_matmul(unscale_rows::<B>(x_half.clone(), scale.clone(), dtype), w);
+    (x_half, scale, out)
 }
 
 /// `x_half * scale` in `dtype`: the rounded `x` of [`half_rows`].

@@ -53,12 +53,12 @@ fn sage_maxk_run<B: SparseGnnAutodiffBackend>(
     let h = Nonlinearity::Maxk { k }.forward(x.clone());
     let y = conv.forward(&g, &h, Precision::F32);
     let grads = (y.clone() * t(rv, [n, d_out])).sum().backward();
-    let grad2 = |p: &Tensor<B, 2>| p.grad(&grads).map(|g| host(g)).unwrap_or_default();
+    let grad2 = |p: &Tensor<B, 2>| p.grad(&grads).map(host).unwrap_or_default();
     LayerRun {
         y: host(y),
         dx: grad2(&x),
         dw_neigh: grad2(&conv.lin_neigh.weight.val()),
-        db_neigh: conv.lin_neigh.bias.as_ref().and_then(|b| b.val().grad(&grads)).map(|g| host(g)).unwrap_or_default(),
+        db_neigh: conv.lin_neigh.bias.as_ref().and_then(|b| b.val().grad(&grads)).map(host).unwrap_or_default(),
         dw_root: conv.lin_root.as_ref().map(|r| grad2(&r.weight.val())).unwrap_or_default(),
     }
 }
