@@ -148,16 +148,12 @@ fn spmm_hub<F: Float, N: Size>(
     while running {
         let mut local = next;
         if comptime!(dynamic) {
-            // the lane within the plane: units are numbered x-fastest within the cube (CubeCL's
-            // UNIT_POS_PLANE derives from the grid-wide position, which is not the lane in a
-            // 2-D cube)
-            let lane = UNIT_POS % PLANE_DIM;
             let mut base = 0u32;
-            if lane == 0 {
+            if UNIT_POS_PLANE == 0 {
                 base = counter[0].fetch_add(PLANE_DIM / CUBE_DIM_X);
             }
             base = plane_broadcast(base, 0u32);
-            local = usize::cast_from(base) + (lane / CUBE_DIM_X) as usize;
+            local = usize::cast_from(base) + (UNIT_POS_PLANE / CUBE_DIM_X) as usize;
             running = usize::cast_from(base) < block_len;
         } else {
             running = local < block_len;
