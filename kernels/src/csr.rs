@@ -92,82 +92,6 @@ impl Transpose {
     }
 }
 
-/// The most-read columns of a CSR structure, for the SpMM kernel that keeps their feature rows
-/// in shared memory (see `spmm::hub`): on power-law graphs a few hundred source nodes receive a
-/// tenth of all edges, and serving those gathers from shared memory takes them off L2.
-///
-/// `bits` is a bitmap over the columns (bit `j % 32` of word `j / 32` set when column `j` is
-/// hot), `rank[w]` the number of hot columns in the words before `w`, and `cols` the hot columns
-/// in increasing order, so the shared-memory slot of a hot column `j` is
-/// `rank[j / 32] + popcount(bits[j / 32] & ((1 << (j % 32)) - 1))`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HotColumns {
-    /// `ceil(n_cols / 32)` words.
-    pub bits: Vec<u32>,
-    /// `ceil(n_cols / 32)` prefix counts.
-    pub rank: Vec<u32>,
-    /// The hot columns, ascending.
-    pub cols: Vec<u32>,
-    /// Edges whose column is hot.
-    pub hot_edges: usize,
-}
-
-impl HotColumns {
-    /// The `max_cols` columns with the most edges (ties: lower column first), or an empty table
-    /// when `max_cols` is 0, the structure has no edges, or these columns receive less than
-    /// `min_share` of the edges (where a cache would not pay for itself).
-    pub fn new(csr: &CsrRef<'_>, max_cols: usize, min_share: f64) -> Self {
-        let n = csr.n_cols;
-        if max_cols == 0 || n == 0 || csr.nnz() == 0 {
-            return Self::default();
-        }
-        let mut count = vec![0usize; n];
-        for &c in csr.col_idx {
-            count[c as usize] += 1;
-        }
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        let h = max_cols.min(n);
-        if h < n {
-            order.select_nth_unstable_by(h - 1, |&a, &b| count[b as usize].cmp(&count[a as usize]).then(a.cmp(&b)));
-        }
-        let mut cols: Vec<u32> = order[..h].iter().copied().filter(|&c| count[c as usize] > 0).collect();
-        cols.sort_unstable();
-        let hot_edges: usize = cols.iter().map(|&c| count[c as usize]).sum();
-        if cols.is_empty() || (hot_edges as f64) < min_share * csr.nnz() as f64 {
-            return Self::default();
-        }
-        let words = n.div_ceil(32);
-        let mut bits = vec![0u32; words];
-        for &c in &cols {
-            bits[c as usize / 32] |= 1 << (c % 32);
-        }
-        let mut rank = vec![0u32; words];
-        let mut acc = 0u32;
-        for (r, b) in rank.iter_mut().zip(&bits) {
-            *r = acc;
-            acc += b.count_ones();
-        }
-        Self { bits, rank, cols, hot_edges }
-    }
-
-    /// Number of hot columns (0: no table).
-    pub fn len(&self) -> usize {
-        self.cols.len()
-    }
-
-    /// Whether the table is empty.
-    pub fn is_empty(&self) -> bool {
-        self.cols.is_empty()
-    }
-
-    /// Shared-memory slot of column `j`, if it is hot.
-    pub fn slot(&self, j: u32) -> Option<usize> {
-        let w = self.bits.get(j as usize / 32)?;
-        let bit = 1u32 << (j % 32);
-        (w & bit != 0).then(|| (self.rank[j as usize / 32] + (w & (bit - 1)).count_ones()) as usize)
-    }
-}
-
 /// The edge-group partition used for load balance: every row is split into consecutive groups
 /// of at most `width` edges (empty rows have no group). A row with more than one group is a
 /// *split row*: its groups write partial results to staging slots that a second pass combines
@@ -282,25 +206,5 @@ mod tests {
         let g1 = EdgeGroups::new(&csr, 100);
         assert_eq!(g1.finish_rows, vec![1]);
         assert_eq!(g1.len(), 2);
-    }
-
-    #[test]
-    fn hot_columns_map_each_hot_column_to_its_rank() {
-        // column 5 has 4 edges, 33 has 3, 2 has 2, others 1
-        let row_ptr = vec![0, 4, 8, 11];
-        let col_idx = vec![5, 33, 2, 0, 5, 33, 2, 7, 5, 33, 5];
-        let csr = CsrRef { n_rows: 3, n_cols: 40, row_ptr: &row_ptr, col_idx: &col_idx };
-        let h = HotColumns::new(&csr, 3, 0.0);
-        assert_eq!(h.cols, vec![2, 5, 33]);
-        assert_eq!(h.hot_edges, 9);
-        assert_eq!(h.bits.len(), 2);
-        assert_eq!(h.rank, vec![0, 2]);
-        assert_eq!((h.slot(2), h.slot(5), h.slot(33)), (Some(0), Some(1), Some(2)));
-        assert_eq!((h.slot(0), h.slot(7), h.slot(39), h.slot(40)), (None, None, None, None));
-        // below the minimum share, or no room: no table
-        assert!(HotColumns::new(&csr, 3, 0.9).is_empty());
-        assert!(HotColumns::new(&csr, 0, 0.0).is_empty());
-        // more room than columns with edges: every read column is hot
-        assert_eq!(HotColumns::new(&csr, 100, 0.0).cols, vec![0, 2, 5, 7, 33]);
     }
 }

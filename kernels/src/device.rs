@@ -38,8 +38,6 @@ pub struct CsrDev<R: Runtime> {
     pub finish_rows: TensorBinding<R>,
     /// `[n_finish + 1]` slot offsets.
     pub finish_ptr: TensorBinding<R>,
-    /// The hot columns of the SpMM sum / mean (see [`crate::spmm::hub`]), if any.
-    pub hubs: Option<crate::spmm::hub::HubDev<R>>,
 }
 
 /// A 2-D tensor on the device (row stride may be pitched).

@@ -26,4 +26,4 @@ pub mod sddmm;
 pub mod softmax;
 pub mod spmm;
 
-pub use csr::{CsrRef, EdgeGroups, HotColumns, Transpose};
+pub use csr::{CsrRef, EdgeGroups, Transpose};

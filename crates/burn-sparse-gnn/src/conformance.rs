@@ -158,11 +158,6 @@ pub struct ConformanceConfig {
     /// Storage type of the op inputs (`None`: the backend's float type). With f16 / bf16 the
     /// inputs are rounded to that type first, so the reference sees the same values.
     pub dtype: Option<FloatDType>,
-    /// Hot columns of the device graphs ([`GraphOptions::hub_cols`]; a value below the column
-    /// count exercises both the shared-memory and the global gathers of the SpMM).
-    pub hub_cols: usize,
-    /// [`GraphOptions::hub_min_share`].
-    pub hub_min_share: f64,
 }
 
 impl Default for ConformanceConfig {
@@ -176,21 +171,6 @@ impl Default for ConformanceConfig {
             filter: None,
             policy: KernelPolicy::default(),
             dtype: None,
-            hub_cols: GraphOptions::default().hub_cols,
-            hub_min_share: GraphOptions::default().hub_min_share,
-        }
-    }
-}
-
-impl ConformanceConfig {
-    /// The options of the device graphs under test.
-    pub fn graph_options(&self) -> GraphOptions {
-        GraphOptions {
-            group_width: self.group_width,
-            cbsr_group_width: self.group_width,
-            policy: self.policy,
-            hub_cols: self.hub_cols,
-            hub_min_share: self.hub_min_share,
         }
     }
 }
@@ -539,7 +519,7 @@ pub fn run_with<B: SparseGnnAutodiffBackend>(
 ) -> Report {
     let graphs = test_graphs(cfg);
     let ref_dev = Default::default();
-    let gopts = cfg.graph_options();
+    let gopts = GraphOptions { group_width: cfg.group_width, cbsr_group_width: cfg.group_width, policy: cfg.policy };
     let mut report = Report { backend: <B as Backend>::name(dev), results: Vec::new() };
     let missing_dtype = cfg.dtype.and_then(|d| {
         let dt: DType = d.into();
@@ -599,7 +579,7 @@ pub fn run_with<B: SparseGnnAutodiffBackend>(
 pub fn finite_difference_checks(cfg: &ConformanceConfig, coords_per_input: usize) -> Report {
     let graphs = test_graphs(cfg);
     let dev = Default::default();
-    let gopts = cfg.graph_options();
+    let gopts = GraphOptions { group_width: cfg.group_width, cbsr_group_width: cfg.group_width, policy: cfg.policy };
     let mut report = Report { backend: "finite differences (NdArray f64)".into(), results: Vec::new() };
     let eps = 1e-6;
     for (ci, (gi, op, f, tied)) in cases(cfg).into_iter().enumerate() {

@@ -11,7 +11,6 @@ use burn_cubecl::ops::numeric::empty_device_contiguous_dtype;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
 use cubecl::prelude::{StorageType, TensorBinding};
-use sparse_gnn_kernels::spmm::hub::HubDev;
 use sparse_gnn_kernels::cbsr::kernel::{
     launch_gather, launch_pack, launch_scatter, launch_spgemm, launch_spgemm_grad_w, launch_sspmm_gather,
     launch_sspmm_outer, launch_unpack, CbsrDev,
@@ -74,13 +73,6 @@ pub(crate) fn csr_dev<R: CubeRuntime>(c: &CsrPrim<CubeTensor<R>>) -> CsrDev<R> {
         group_slot: bind(&c.groups.slot),
         finish_rows: bind(&c.groups.finish_rows),
         finish_ptr: bind(&c.groups.finish_ptr),
-        hubs: (c.hubs.len > 0).then(|| HubDev {
-            bits: bind(&c.hubs.bits),
-            rank: bind(&c.hubs.rank),
-            cols: bind(&c.hubs.cols),
-            len: c.hubs.len,
-            words: c.hubs.words,
-        }),
     }
 }
 

@@ -5,7 +5,7 @@ use crate::data::{Csr, GraphData};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::IntTensor;
 use burn::tensor::{DType, Int, Tensor, TensorData};
-use sparse_gnn_kernels::csr::{transpose, CsrRef, EdgeGroups, HotColumns};
+use sparse_gnn_kernels::csr::{transpose, CsrRef, EdgeGroups};
 use std::time::Instant;
 
 /// Edge-group partition on the device (see [`EdgeGroups`]); arrays of length 0 are stored with
@@ -32,37 +32,6 @@ pub struct GroupsPrim<I> {
     pub finish_ptr: I,
 }
 
-/// The hot-column table of a CSR structure on the device (see [`HotColumns`]); arrays of
-/// length 0 are stored with one padding entry, `len` is exact (0: no table).
-#[derive(Clone, Debug)]
-pub struct HubsPrim<I> {
-    /// Hot columns.
-    pub len: usize,
-    /// Bitmap words.
-    pub words: usize,
-    /// Edges whose column is hot.
-    pub hot_edges: usize,
-    /// `[words]` bitmap (u32 bit patterns stored as i32).
-    pub bits: I,
-    /// `[words]` prefix counts.
-    pub rank: I,
-    /// `[len]` hot columns, ascending.
-    pub cols: I,
-}
-
-impl<I> HubsPrim<I> {
-    fn map<J>(self, f: &mut impl FnMut(I) -> J) -> HubsPrim<J> {
-        HubsPrim {
-            len: self.len,
-            words: self.words,
-            hot_edges: self.hot_edges,
-            bits: f(self.bits),
-            rank: f(self.rank),
-            cols: f(self.cols),
-        }
-    }
-}
-
 /// One CSR structure on the device (the adjacency or its transpose), all indices i32.
 #[derive(Clone, Debug)]
 pub struct CsrPrim<I> {
@@ -82,8 +51,6 @@ pub struct CsrPrim<I> {
     pub groups: GroupsPrim<I>,
     /// Edge groups of the CBSR kernels (SpGEMM / SSpMM prefer smaller groups).
     pub cbsr_groups: GroupsPrim<I>,
-    /// Hot columns of the SpMM sum / mean.
-    pub hubs: HubsPrim<I>,
 }
 
 /// The primitive form of a device graph: adjacency (`csr`), transpose (`csc`, whose `k`-th
@@ -132,7 +99,6 @@ impl<I> CsrPrim<I> {
             col_idx: f(self.col_idx),
             groups: self.groups.map(f),
             cbsr_groups: self.cbsr_groups.map(f),
-            hubs: self.hubs.map(f),
         }
     }
 }
@@ -167,7 +133,7 @@ pub struct KernelPolicy {
 }
 
 /// Options of a device graph.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GraphOptions {
     /// Maximum edges per edge group (load-balance unit of the kernels).
     pub group_width: usize,
@@ -175,27 +141,11 @@ pub struct GraphOptions {
     pub cbsr_group_width: usize,
     /// Kernel choices.
     pub policy: KernelPolicy,
-    /// Columns whose feature rows the SpMM sum / mean may keep in shared memory (the most-read
-    /// ones; 0 turns the hot-column kernel off). Used where the device's shared memory holds
-    /// them (CUDA: up to ~1,000 columns at a 128-byte feature tile); results are identical.
-    pub hub_cols: usize,
-    /// The hot columns must receive at least this share of the edges, else no table is built
-    /// (on graphs without hubs the cache would not pay for loading it).
-    pub hub_min_share: f64,
 }
-
-/// Default [`GraphOptions::hub_cols`] (overridable with `SGNN_SPMM_HUB` for benchmarks).
-pub const DEFAULT_HUB_COLS: usize = 1024;
 
 impl Default for GraphOptions {
     fn default() -> Self {
-        Self {
-            group_width: 256,
-            cbsr_group_width: 256,
-            policy: KernelPolicy::default(),
-            hub_cols: sparse_gnn_kernels::device::tuning("SGNN_SPMM_HUB", DEFAULT_HUB_COLS),
-            hub_min_share: 0.04,
-        }
+        Self { group_width: 256, cbsr_group_width: 256, policy: KernelPolicy::default() }
     }
 }
 
@@ -264,16 +214,6 @@ fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Dev
     } else {
         upload_groups::<B>(csr, opts.cbsr_group_width, device)
     };
-    let hot = HotColumns::new(csr, opts.hub_cols, opts.hub_min_share);
-    let bit_patterns = |v: &[u32]| v.iter().map(|&b| b as i32).collect::<Vec<i32>>();
-    let hubs = HubsPrim {
-        len: hot.len(),
-        words: hot.bits.len(),
-        hot_edges: hot.hot_edges,
-        bits: int_tensor::<B>(bit_patterns(&hot.bits), device),
-        rank: int_tensor::<B>(to_i32(&hot.rank), device),
-        cols: int_tensor::<B>(to_i32(&hot.cols), device),
-    };
     CsrPrim {
         n_rows: csr.n_rows,
         n_cols: csr.n_cols,
@@ -283,7 +223,6 @@ fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Dev
         col_idx: int_tensor::<B>(to_i32(csr.col_idx), device),
         groups,
         cbsr_groups,
-        hubs,
     }
 }
 

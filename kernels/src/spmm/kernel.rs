@@ -7,7 +7,6 @@
 //! row in group order and writes the empty rows: deterministic, no atomics.
 
 use crate::device::{cube_count, lanes_for, tuning, vector_width, CsrDev};
-use crate::spmm::hub::{hub_shape, launch_spmm_hub};
 use crate::spmm::Reduce;
 use cubecl::prelude::*;
 
@@ -258,35 +257,7 @@ pub fn launch_spmm<R: Runtime>(
         Some(m) => (m.perm, m.argmax),
         None => (dummy(1, 4), crate::device::alloc_matrix::<R>(client, 1, vec, 4)),
     };
-    let unroll = tuning("SGNN_SPMM_UNROLL", 4).clamp(1, 16) as u32;
-    // sum / mean with a hot-column table that fits the shared memory: gathers of the hot
-    // columns come from shared memory (identical results, see `hub.rs`)
-    let hub = match (&csr.hubs, reduce, masked) {
-        (Some(h), Reduce::Sum | Reduce::Mean, false) if csr.n_groups > 0 => {
-            hub_shape(client, h, lanes, tile_vecs, vec, elem).map(|shape| (h, shape))
-        }
-        _ => None,
-    };
-    if let Some((h, shape)) = hub {
-        launch_spmm_hub(
-            client,
-            csr,
-            h,
-            &shape,
-            w.clone(),
-            has_w,
-            heads,
-            x.clone(),
-            out.clone(),
-            stage.clone(),
-            reduce == Reduce::Mean,
-            vec,
-            tile_vecs,
-            n_tiles,
-            unroll,
-            dtype,
-        );
-    } else if csr.n_groups > 0 {
+    if csr.n_groups > 0 {
         let blocks = csr.n_groups.div_ceil(slots_per_cube as usize);
         let count = cube_count(client, blocks * n_tiles);
         unsafe {
@@ -315,7 +286,7 @@ pub fn launch_spmm<R: Runtime>(
                 r,
                 has_w,
                 masked,
-                unroll,
+                tuning("SGNN_SPMM_UNROLL", 4).clamp(1, 16) as u32,
                 dtype,
             );
         }

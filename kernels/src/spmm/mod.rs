@@ -1,6 +1,5 @@
 //! CSR SpMM (GE-SpMM): sum / mean / max reductions with optional (multi-head) edge weights.
 
-pub mod hub;
 pub mod kernel;
 pub mod reference;
 
