@@ -343,6 +343,9 @@ struct BenchTrainArgs {
     /// Atomic SSpMM backward for MaxK.
     #[arg(long)]
     atomic: bool,
+    /// Edge-group width of the aggregation kernels (the `train` default when omitted).
+    #[arg(long)]
+    group_width: Option<usize>,
     #[arg(long)]
     out: Option<PathBuf>,
     #[arg(long)]
@@ -369,7 +372,7 @@ impl train_app::backend::Job for BenchTrainJob {
         for m in &a.models {
             for nl in &a.nonlins {
                 for p in &a.precisions {
-                    let cfg = train_app::training::TrainConfig {
+                    let mut cfg = train_app::training::TrainConfig {
                         dataset: a.dataset.clone(),
                         conv: parse_enum("model", m)?,
                         hidden: a.hidden,
@@ -381,6 +384,9 @@ impl train_app::backend::Job for BenchTrainJob {
                         checkpoints: false,
                         ..Default::default()
                     };
+                    if let Some(w) = a.group_width {
+                        cfg.group_width = w;
+                    }
                     cfg.check()?;
                     let key = (cfg.conv == gnn_models::ConvKind::Gat || cfg.self_loops, cfg.group_width, cfg.atomic);
                     if !batchers.contains_key(&key) {
