@@ -3,7 +3,8 @@
 # columns' feature tile in shared memory): CUDA selftest (with the hot-column configurations),
 # SpMM against cuSPARSE with the kernel on (default) and off (SGNN_SPMM_HUB=0), a sweep at 256.
 # Phase `b1` (the reverted tree): selftest, cuSPARSE, SpMM group-width sweep, ncu kernel times.
-# Phase `b2`: training epochs at group widths 256 and 1024 against PyG.
+# Phase `b2`: per-call overhead (SpMM on Cora, where the kernels take microseconds), training
+# epochs at group widths 256 and 512 against PyG.
 # Usage: bench/sessions/h200_i.sh <binary> <out dir> <phase>
 set -u
 BIN=${1:-.carry/train-app}
@@ -69,10 +70,13 @@ if [ "$PHASE" = b1 ]; then
   step done
 fi
 if [ "$PHASE" = b2 ]; then
+  step "per-call overhead: spmm on cora"
+  timeout 60 "$BIN" bench --backend cuda --graph .carry/data/cora --ops spmm --dtypes f32 --widths 32,256 \
+    --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
   step gen
   timeout 60 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1
   step "epochs, one configuration per process"
-  for cfg in "sage relu f32 256" "sage relu f32 1024" "gcn relu f32 256" "gcn relu f32 1024" "sage relu mixedf16 1024"; do
+  for cfg in "sage relu f32 256" "sage relu f32 512" "gcn relu f32 256" "gcn relu f32 512" "sage relu mixedf16 512"; do
     set -- $cfg
     timeout 45 "$BIN" bench-train --backend cuda --dataset "$G" --models $1 --nonlins $2 --precisions $3 \
       --group-width $4 --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
