@@ -5,6 +5,7 @@
 # Phase `b1` (the reverted tree): selftest, cuSPARSE, SpMM group-width sweep, ncu kernel times.
 # Phase `b2`: per-call overhead (SpMM on Cora, where the kernels take microseconds), training
 # epochs at group widths 256 and 512 against PyG.
+# Phase `b3`: the other users of the edge groups (SDDMM, GAT) at group widths 256 and 512.
 # Usage: bench/sessions/h200_i.sh <binary> <out dir> <phase>
 set -u
 BIN=${1:-.carry/train-app}
@@ -83,6 +84,21 @@ if [ "$PHASE" = b2 ]; then
   done
   step "pyg train"
   PYTHONUNBUFFERED=1 timeout 100 python3 bench/peers_train.py --graph "$G" --out "$RES" --models sage,gcn --paths adj_t >> "$LOG" 2>&1
+  step done
+fi
+if [ "$PHASE" = b3 ]; then
+  step gen
+  timeout 60 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1
+  step "sddmm, group widths"
+  for gw in 256 512; do
+    ours --ops sddmm --dtypes f32 --widths 64,256 --group-width $gw
+  done
+  step "gat and gin epochs"
+  for cfg in "gat relu f32 256" "gat relu f32 512" "gin relu f32 256" "gin relu f32 512"; do
+    set -- $cfg
+    timeout 60 "$BIN" bench-train --backend cuda --dataset "$G" --models $1 --nonlins $2 --precisions $3 \
+      --group-width $4 --epochs 5 --warmup 2 --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  done
   step done
 fi
 if [ "$PHASE" != a ]; then
