@@ -21,6 +21,7 @@ pub mod device;
 pub mod maxk;
 pub mod pool;
 pub mod reduce;
+pub mod rows;
 pub mod sample;
 pub mod sddmm;
 pub mod softmax;

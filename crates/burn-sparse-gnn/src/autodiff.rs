@@ -15,8 +15,7 @@
 //! | matmul with a half-precision saved input | `dx = dy w^T`, `dw = sum over row chunks of (scale * x16)^T dy` |
 
 use crate::backend::{
-    matmul_half_rows, unscale_rows, weight_grad, CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec,
-    SparseGnnBackend, SpmmOutput,
+    matmul_half_rows, weight_grad, CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput,
 };
 use crate::graph::{CsrPrim, GraphPrimitive};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
@@ -566,7 +565,7 @@ impl<B: SparseGnnBackend> Backward<B, 2> for MatmulHalfSavedBackward {
         let dy = t2::<B>(grads.consume::<B>(&ops.node));
         let MatmulHalfSavedState { x_half, scale, w, dtype, chunk } = ops.state;
         if let Some(node) = node_w {
-            let x = t2::<B>(unscale_rows::<B>(x_half, scale, dtype));
+            let x = t2::<B>(B::rows_from_half(x_half, scale, dtype));
             grads.register::<B>(node.id, prim(weight_grad(x, dy.clone(), chunk)));
         }
         if let Some(node) = node_x {

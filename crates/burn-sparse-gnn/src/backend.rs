@@ -210,6 +210,18 @@ pub trait SparseGnnBackend: Backend {
         let _ = chunk;
         matmul_half_rows::<Self>(x, w, half).2
     }
+
+    /// The row-scaled half copy of `x` and its row scales (see [`half_rows`]); backends with
+    /// kernels do it in one pass.
+    fn rows_to_half(x: FloatTensor<Self>, half: FloatDType) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        half_rows::<Self>(x, half)
+    }
+
+    /// `x_half * scale` in `dtype` (see [`unscale_rows`]); backends with kernels do it in one
+    /// pass.
+    fn rows_from_half(x_half: FloatTensor<Self>, scale: FloatTensor<Self>, dtype: FloatDType) -> FloatTensor<Self> {
+        unscale_rows::<Self>(x_half, scale, dtype)
+    }
 }
 
 /// A backend whose autodiff inner backend also has the sparse ops (what training needs: the
@@ -230,7 +242,7 @@ where
 /// each row divided by its largest magnitude (`scale`, `[n, 1]` in the dtype of `x`) before the
 /// cast, so no value overflows the half type (f16 stops at 65,504) and every row keeps the full
 /// half-precision mantissa relative to its largest entry.
-pub(crate) fn half_rows<B: Backend>(x: FloatTensor<B>, half: FloatDType) -> (FloatTensor<B>, FloatTensor<B>) {
+pub fn half_rows<B: Backend>(x: FloatTensor<B>, half: FloatDType) -> (FloatTensor<B>, FloatTensor<B>) {
     let x: Tensor<B, 2> = Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(x));
     let scale = x.clone().abs().max_dim(1).clamp_min(1e-30);
     let x_half = (x / scale.clone()).cast(half);
@@ -239,23 +251,19 @@ pub(crate) fn half_rows<B: Backend>(x: FloatTensor<B>, half: FloatDType) -> (Flo
 
 /// The forward pass of [`SparseGnnBackend::ad_matmul_half_saved`]: the half copy of `x` and its
 /// row scales ([`half_rows`]) and the product of the rounded `x` with `w`.
-pub(crate) fn matmul_half_rows<B: Backend>(
+pub(crate) fn matmul_half_rows<B: SparseGnnBackend>(
     x: FloatTensor<B>,
     w: FloatTensor<B>,
     half: FloatDType,
 ) -> (FloatTensor<B>, FloatTensor<B>, FloatTensor<B>) {
     let dtype = FloatDType::from(x.dtype());
-    let (x_half, scale) = half_rows::<B>(x, half);
-    let out = B::float_matmul(unscale_rows::<B>(x_half.clone(), scale.clone(), dtype), w);
+    let (x_half, scale) = B::rows_to_half(x, half);
+    let out = B::float_matmul(B::rows_from_half(x_half.clone(), scale.clone(), dtype), w);
     (x_half, scale, out)
 }
 
 /// `x_half * scale` in `dtype`: the rounded `x` of [`half_rows`].
-pub(crate) fn unscale_rows<B: Backend>(
-    x_half: FloatTensor<B>,
-    scale: FloatTensor<B>,
-    dtype: FloatDType,
-) -> FloatTensor<B> {
+pub fn unscale_rows<B: Backend>(x_half: FloatTensor<B>, scale: FloatTensor<B>, dtype: FloatDType) -> FloatTensor<B> {
     let xh: Tensor<B, 2> = Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(x_half));
     let s: Tensor<B, 2> = Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(scale));
     (xh.cast(dtype) * s).into_primitive().tensor()

@@ -18,6 +18,7 @@ use sparse_gnn_kernels::cbsr::kernel::{
 use sparse_gnn_kernels::device::CsrDev;
 use sparse_gnn_kernels::maxk::kernel::launch_maxk;
 use sparse_gnn_kernels::pool::kernel::launch_maxpool;
+use sparse_gnn_kernels::rows::{launch_rows_from_half, launch_rows_to_half};
 use sparse_gnn_kernels::sample::kernel::{launch_sample_scale, launch_sampled_spmm};
 use sparse_gnn_kernels::sddmm::kernel::launch_sddmm;
 use sparse_gnn_kernels::softmax::kernel::launch_edge_softmax;
@@ -370,6 +371,40 @@ where
         let client = R::client(device);
         client.memory_usage().ok().map(|m| (m.bytes_reserved, m.bytes_in_use))
     }
+    fn rows_to_half(x: Ft<R>, half: burn::tensor::FloatDType) -> (Ft<R>, Ft<R>) {
+        let x = mat(x);
+        let [n, f] = [x.shape()[0], x.shape()[1]];
+        let half_dtype = DType::from(half);
+        let x_half = empty(&x, [n, f], half_dtype);
+        let scale = empty(&x, [n, 1], x.dtype);
+        launch_rows_to_half::<R>(&x.client, bind(&x), bind(&x_half), bind(&scale), dtype_of(&x), half_dtype.into());
+        sample(&x_half);
+        (x_half, scale)
+    }
+
+    fn rows_from_half(x_half: Ft<R>, scale: Ft<R>, dtype: burn::tensor::FloatDType) -> Ft<R> {
+        let x_half = mat(x_half);
+        let scale = into_contiguous(scale);
+        let [n, f] = [x_half.shape()[0], x_half.shape()[1]];
+        let out_dtype = DType::from(dtype);
+        if scale.dtype != out_dtype {
+            // the scales are kept in the dtype of the original input; another output dtype
+            // takes the composed ops
+            return crate::backend::unscale_rows::<Self>(x_half, scale, dtype);
+        }
+        let out = empty(&x_half, [n, f], out_dtype);
+        launch_rows_from_half::<R>(
+            &x_half.client,
+            bind(&x_half),
+            bind(&scale),
+            bind(&out),
+            out_dtype.into(),
+            dtype_of(&x_half),
+        );
+        sample(&out);
+        out
+    }
+
     fn cbsr_indices(c: &CbsrPrim<Self>) -> CubeTensor<R> {
         if !c.packed {
             return c.indices.clone();

@@ -1,0 +1,152 @@
+//! Per-row scaled half copies of a node matrix, as mixed precision saves the inputs of its
+//! linear layers: `scale[i] = max(max_j |x[i, j]|, 1e-30)` and `half[i, j] = x[i, j] / scale[i]`
+//! rounded to f16 / bf16 (no overflow whatever the magnitudes), and back:
+//! `x'[i, j] = half[i, j] * scale[i]`. One pass each, where the composed tensor ops take five
+//! (abs, row max, clamp, divide, cast) and two (cast, multiply). The arithmetic is the same
+//! (an f32 division and one rounding cast), so the results equal the composed ops'.
+
+use crate::device::{cube_count, lanes_for, vector_width};
+use crate::reduce::segment_max;
+use cubecl::prelude::*;
+
+/// Smallest row scale (rows of zeros get this one).
+pub const MIN_SCALE: f32 = 1e-30;
+
+#[cube(launch_unchecked)]
+fn rows_to_half<F: Float, H: Float, N: Size>(
+    x: &Tensor<Vector<F, N>>,
+    half: &mut Tensor<Vector<H, N>>,
+    scale: &mut Array<F>,
+    n_rows: usize,
+    #[comptime] lanes: u32,
+    #[comptime] plane: bool,
+    #[define(F, H)] _dtypes: [StorageType; 2],
+) {
+    let mut smem = SharedMemory::<f32>::new(comptime!(if plane { 1usize } else { 256usize }));
+    let row = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
+    // rows past the end still take part in the reductions (uniform control flow)
+    let valid = row < n_rows;
+    let n_vec = half.shape(1) / N::value();
+    let x_rs = x.stride(0) / N::value();
+    let h_rs = half.stride(0) / N::value();
+    let mut m = 0.0f32;
+    if valid {
+        let mut v = UNIT_POS_X as usize;
+        while v < n_vec {
+            let a = Vector::<f32, N>::cast_from(x[row * x_rs + v]);
+            #[unroll]
+            for k in 0..N::value() {
+                m = f32::max(m, f32::abs(a[k]));
+            }
+            v += lanes as usize;
+        }
+    }
+    let s = f32::max(segment_max(m, &mut smem, lanes, plane), MIN_SCALE);
+    if valid {
+        let mut v = UNIT_POS_X as usize;
+        while v < n_vec {
+            let a = Vector::<f32, N>::cast_from(x[row * x_rs + v]);
+            half[row * h_rs + v] = Vector::cast_from(a / Vector::new(s));
+            v += lanes as usize;
+        }
+        if UNIT_POS_X == 0 {
+            scale[row] = F::cast_from(s);
+        }
+    }
+}
+
+#[cube(launch_unchecked)]
+fn rows_from_half<F: Float, H: Float, N: Size>(
+    half: &Tensor<Vector<H, N>>,
+    scale: &Array<F>,
+    out: &mut Tensor<Vector<F, N>>,
+    n_rows: usize,
+    #[define(F, H)] _dtypes: [StorageType; 2],
+) {
+    let row = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
+    if row >= n_rows {
+        terminate!();
+    }
+    let n_vec = out.shape(1) / N::value();
+    let h_rs = half.stride(0) / N::value();
+    let o_rs = out.stride(0) / N::value();
+    let s = Vector::<f32, N>::new(f32::cast_from(scale[row]));
+    let mut v = UNIT_POS_X as usize;
+    while v < n_vec {
+        let a = Vector::<f32, N>::cast_from(half[row * h_rs + v]);
+        out[row * o_rs + v] = Vector::cast_from(a * s);
+        v += CUBE_DIM_X as usize;
+    }
+}
+
+fn shape(f: usize, vec: usize) -> (u32, u32) {
+    let lanes = lanes_for(f / vec, 32);
+    (lanes, (256 / lanes).max(1))
+}
+
+/// Writes the scaled half copy of `x` (`[n, f]`, dtype `x_dtype`) into `half` (`[n, f]`, dtype
+/// `half_dtype`) and the row scales into `scale` (`[n]`, dtype `x_dtype`).
+pub fn launch_rows_to_half<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: TensorBinding<R>,
+    half: TensorBinding<R>,
+    scale: TensorBinding<R>,
+    x_dtype: StorageType,
+    half_dtype: StorageType,
+) {
+    let (n, f) = (half.shape[0], half.shape[1]);
+    if n == 0 || f == 0 {
+        return;
+    }
+    let vec = vector_width(client, half_dtype.size(), f, &[&x, &half]);
+    let (lanes, rows) = shape(f, vec);
+    let plane = crate::device::has_plane_ops(client)
+        && crate::device::plane_size(client) >= lanes
+        && std::env::var_os("SGNN_NO_PLANE").is_none();
+    unsafe {
+        rows_to_half::launch_unchecked::<R>(
+            client,
+            cube_count(client, n.div_ceil(rows as usize)),
+            CubeDim::new_2d(lanes, rows),
+            vec,
+            x.into_tensor_arg(),
+            half.into_tensor_arg(),
+            scale.into_array_arg(),
+            n,
+            lanes,
+            plane,
+            [x_dtype, half_dtype],
+        );
+    }
+}
+
+/// Writes `half * scale` (row scales) into `out` (`[n, f]`, dtype `out_dtype`, the dtype of
+/// `scale` too).
+pub fn launch_rows_from_half<R: Runtime>(
+    client: &ComputeClient<R>,
+    half: TensorBinding<R>,
+    scale: TensorBinding<R>,
+    out: TensorBinding<R>,
+    out_dtype: StorageType,
+    half_dtype: StorageType,
+) {
+    let (n, f) = (out.shape[0], out.shape[1]);
+    if n == 0 || f == 0 {
+        return;
+    }
+    let vec = vector_width(client, half_dtype.size(), f, &[&half, &out]);
+    let (lanes, rows) = shape(f, vec);
+    unsafe {
+        rows_from_half::launch_unchecked::<R>(
+            client,
+            cube_count(client, n.div_ceil(rows as usize)),
+            CubeDim::new_2d(lanes, rows),
+            vec,
+            half.into_tensor_arg(),
+            scale.into_array_arg(),
+            out.into_tensor_arg(),
+            n,
+            [out_dtype, half_dtype],
+        );
+    }
+}
