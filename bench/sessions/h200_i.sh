@@ -6,6 +6,7 @@
 # Phase `b2`: per-call overhead (SpMM on Cora, where the kernels take microseconds), training
 # epochs at group widths 256 and 512 against PyG.
 # Phase `b3`: the other users of the edge groups (SDDMM, GAT) at group widths 256 and 512.
+# Phase `c`: one-pass half copies (kernels::rows): selftest, mixed-precision epochs against f32.
 # Usage: bench/sessions/h200_i.sh <binary> <out dir> <phase>
 set -u
 BIN=${1:-.carry/train-app}
@@ -99,6 +100,22 @@ if [ "$PHASE" = b3 ]; then
     timeout 60 "$BIN" bench-train --backend cuda --dataset "$G" --models $1 --nonlins $2 --precisions $3 \
       --group-width $4 --epochs 5 --warmup 2 --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
   done
+  step done
+fi
+if [ "$PHASE" = c ]; then
+  step selftest
+  ( time timeout 150 "$BIN" selftest --backend cuda ) > "$OUT/selftest-i-c.log" 2>&1
+  grep -E "^== |checks|selftest|FAIL|panicked|half rows" "$OUT/selftest-i-c.log" | tail -n 24 | tee -a "$LOG"
+  step gen
+  timeout 60 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1
+  step "epochs, one configuration per process"
+  for cfg in "sage relu mixedf16" "gcn relu mixedf16" "sage maxk:32 mixedf16 --atomic" "sage relu f32"; do
+    set -- $cfg
+    timeout 45 "$BIN" bench-train --backend cuda --dataset "$G" --models $1 --nonlins $2 --precisions $3 ${4:-} \
+      --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  done
+  step "pyg train"
+  PYTHONUNBUFFERED=1 timeout 100 python3 bench/peers_train.py --graph "$G" --out "$RES" --models sage,gcn --paths adj_t >> "$LOG" 2>&1
   step done
 fi
 if [ "$PHASE" != a ]; then
