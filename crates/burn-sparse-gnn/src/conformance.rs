@@ -9,7 +9,7 @@
 //!   (`Autodiff<NdArray<f64>>`), whose own gradients [`finite_difference_checks`] verifies
 //!   against central finite differences.
 
-use crate::backend::{PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend};
+use crate::backend::{PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend, SparseGnnBackend};
 use crate::data::Csr;
 use crate::graph::{Graph, GraphOptions, KernelPolicy};
 use crate::ops;
@@ -664,4 +664,54 @@ fn evaluate_forward(
         }
     };
     host(out)
+}
+
+/// Mixed precision's half copies of the linear inputs: the backend's `rows_to_half` /
+/// `rows_from_half` against the composed tensor ops ([`crate::backend::half_rows`],
+/// [`crate::backend::unscale_rows`]) on the same device, on random rows with a row of zeros, one
+/// beyond the f16 range (x 1e6) and one of tiny values (x 1e-20), at each width of `widths`.
+/// Returns `(case, largest difference)` per case, `None` where the device lacks the half type;
+/// the arithmetic is the same, so every difference must be 0.
+pub fn half_rows_checks<B: SparseGnnBackend>(
+    device: &B::Device,
+    halves: &[FloatDType],
+    widths: &[usize],
+) -> Vec<(String, Option<f64>)> {
+    use burn::tensor::TensorPrimitive;
+    let mut out = Vec::new();
+    for &half in halves {
+        for &f in widths {
+            let what = format!("half rows {half:?}, width {f}");
+            if !B::supports_dtype(device, DType::from(half)) {
+                out.push((what, None));
+                continue;
+            }
+            let n = 1_031;
+            let mut xv: Vec<f32> = random_values(n * f, 21 + f as u64).into_iter().map(|v| v as f32).collect();
+            xv[..f].iter_mut().for_each(|v| *v = 0.0);
+            xv[f..2 * f].iter_mut().for_each(|v| *v *= 1e6);
+            xv[2 * f..3 * f].iter_mut().for_each(|v| *v *= 1e-20);
+            let x = Tensor::<B, 2>::from_data(TensorData::new(xv, [n, f]), device).into_primitive().tensor();
+            let (h1, s1) = B::rows_to_half(x.clone(), half);
+            let (h0, s0) = crate::backend::half_rows::<B>(x, half);
+            let b1 = B::rows_from_half(h1.clone(), s1.clone(), FloatDType::F32);
+            let b0 = crate::backend::unscale_rows::<B>(h0.clone(), s0.clone(), FloatDType::F32);
+            let host = |t| {
+                let t = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(t)).cast(FloatDType::F32);
+                t.into_data().convert::<f64>().into_vec::<f64>().unwrap_or_default()
+            };
+            let diff = |p: Vec<f64>, q: Vec<f64>| {
+                if p.len() != q.len() || p.is_empty() {
+                    return f64::INFINITY;
+                }
+                p.iter()
+                    .zip(&q)
+                    .map(|(a, b)| if a == b { 0.0 } else { (a - b).abs().max(f64::MIN_POSITIVE) })
+                    .fold(0.0, f64::max)
+            };
+            let d = diff(host(h1), host(h0)).max(diff(host(s1), host(s0))).max(diff(host(b1), host(b0)));
+            out.push((what, Some(d)));
+        }
+    }
+    out
 }

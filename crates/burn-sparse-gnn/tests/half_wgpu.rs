@@ -160,39 +160,15 @@ fn matmul_with_a_half_saved_input_matches_the_composed_f16_path() {
 
 #[test]
 fn one_pass_half_rows_equal_the_composed_ops() {
-    use burn_sparse_gnn::backend::{half_rows, unscale_rows};
-    use burn_sparse_gnn::SparseGnnBackend;
-    let dev = device();
-    if !<Wgpu as burn::tensor::backend::Backend>::supports_dtype(&dev, DType::F16) {
-        println!("skipped: f16 is not supported by this wgpu device");
-        return;
-    }
-    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
-    for f in [1usize, 7, 33, 256, 602] {
-        let n = 517;
-        let mut xv: Vec<f32> = (0..n * f).map(|_| rng.random_range(-3.0f32..3.0)).collect();
-        // a row of zeros, a row beyond the f16 range, a row of tiny values
-        xv[..f].iter_mut().for_each(|v| *v = 0.0);
-        xv[f..2 * f].iter_mut().for_each(|v| *v *= 1e6);
-        xv[2 * f..3 * f].iter_mut().for_each(|v| *v *= 1e-20);
-        let x = Tensor::<Wgpu, 2>::from_data(TensorData::new(xv, [n, f]), &dev).into_primitive().tensor();
-        let (h1, s1) = <Wgpu as SparseGnnBackend>::rows_to_half(x.clone(), FloatDType::F16);
-        let (h0, s0) = half_rows::<Wgpu>(x, FloatDType::F16);
-        let back1 = <Wgpu as SparseGnnBackend>::rows_from_half(h1.clone(), s1.clone(), FloatDType::F32);
-        let back0 = unscale_rows::<Wgpu>(h0.clone(), s0.clone(), FloatDType::F32);
-        let v = |t| {
-            Tensor::<Wgpu, 2>::from_primitive(burn::tensor::TensorPrimitive::Float(t))
-                .cast(FloatDType::F32)
-                .into_data()
-                .to_vec::<f32>()
-                .unwrap()
-        };
-        let (h1, h0, s1, s0, b1, b0) = (v(h1), v(h0), v(s1), v(s0), v(back1), v(back0));
-        assert_eq!(s1.len(), n, "f = {f}");
-        assert_eq!(s1, s0, "scales, f = {f}");
-        assert_eq!(h1, h0, "half copies, f = {f}");
-        assert_eq!(b1, b0, "rounded x, f = {f}");
-        assert!(b1.iter().all(|v| v.is_finite()), "f = {f}");
-        assert!(h1.iter().all(|v| v.abs() <= 1.0), "f = {f}");
+    let halves = [FloatDType::F16, FloatDType::BF16];
+    let checks = burn_sparse_gnn::conformance::half_rows_checks::<Wgpu>(&device(), &halves, &[1, 7, 33, 256, 602]);
+    assert_eq!(checks.len(), 10);
+    let f16_ran = <Wgpu as burn::tensor::backend::Backend>::supports_dtype(&device(), DType::F16);
+    for (what, diff) in &checks {
+        println!("{what}: {diff:?}");
+        assert!(diff.is_none() || *diff == Some(0.0), "{what}: {diff:?}");
+        if what.starts_with("half rows F16") {
+            assert_eq!(diff.is_some(), f16_ran, "{what}");
+        }
     }
 }

@@ -5,7 +5,7 @@ use crate::bench::host;
 use crate::error::{AppError, Result};
 use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
-use burn_sparse_gnn::conformance::{normwise_error, run, ConformanceConfig};
+use burn_sparse_gnn::conformance::{half_rows_checks, normwise_error, run, ConformanceConfig};
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
 use burn_sparse_gnn::{Graph, GraphOptions, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 use gnn_models::{Nonlinearity, Precision, SageConv, SageConvConfig};
@@ -185,7 +185,8 @@ impl Job for SelfTest {
         }
         if self.filter.is_none() {
             let start = std::time::Instant::now();
-            let checks = half_rows_checks::<B::InnerBackend>(&device);
+            let halves = [burn::tensor::FloatDType::F16, burn::tensor::FloatDType::BF16];
+            let checks = half_rows_checks::<B::InnerBackend>(&device, &halves, &[7, 256, 602]);
             println!(
                 "== {backend}: one-pass half rows against the composed ops ({:.1} s)",
                 start.elapsed().as_secs_f64()
@@ -206,42 +207,4 @@ impl Job for SelfTest {
         println!("selftest {backend}: all {total} checks passed");
         Ok(())
     }
-}
-
-/// Mixed precision's half copies of the linear inputs: the backend's one-pass kernels
-/// (`rows_to_half`, `rows_from_half`) against the composed tensor ops on the same device, for f16
-/// and bf16 (`None` where the device lacks the dtype). The arithmetic is the same, so the largest
-/// difference must be 0.
-pub fn half_rows_checks<B: burn_sparse_gnn::SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>)> {
-    use burn::tensor::{DType, FloatDType, TensorPrimitive};
-    use burn_sparse_gnn::backend::{half_rows, unscale_rows};
-    let mut out = Vec::new();
-    for (name, half, dt) in [("f16", FloatDType::F16, DType::F16), ("bf16", FloatDType::BF16, DType::BF16)] {
-        for f in [7usize, 256, 602] {
-            let what = format!("half rows {name}, width {f}");
-            if !B::supports_dtype(device, dt) {
-                out.push((what, None));
-                continue;
-            }
-            let n = 1_031;
-            let mut xv: Vec<f32> = random_values(n * f, 21 + f as u64).into_iter().map(|v| v as f32).collect();
-            xv[..f].iter_mut().for_each(|v| *v = 0.0);
-            xv[f..2 * f].iter_mut().for_each(|v| *v *= 1e6);
-            let x = Tensor::<B, 2>::from_data(TensorData::new(xv, [n, f]), device).into_primitive().tensor();
-            let (h1, s1) = B::rows_to_half(x.clone(), half);
-            let (h0, s0) = half_rows::<B>(x, half);
-            let b1 = B::rows_from_half(h1.clone(), s1.clone(), FloatDType::F32);
-            let b0 = unscale_rows::<B>(h0.clone(), s0.clone(), FloatDType::F32);
-            let v = |t| host(Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(t)).cast(FloatDType::F32));
-            let diff = |p: Vec<f64>, q: Vec<f64>| {
-                if p.len() != q.len() {
-                    return f64::INFINITY;
-                }
-                p.iter().zip(&q).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)
-            };
-            let d = diff(v(h1), v(h0)).max(diff(v(s1), v(s0))).max(diff(v(b1), v(b0)));
-            out.push((what, Some(d)));
-        }
-    }
-    out
 }
