@@ -123,9 +123,11 @@ pub fn cube_count<R: Runtime>(client: &ComputeClient<R>, num_cubes: usize) -> Cu
     CubeCountSelection::new(client, num_cubes as u32).cube_count()
 }
 
-/// Whether the device has plane (warp) operations.
+/// Whether the kernels may use plane (warp) operations: the device has them and `SGNN_NO_PLANE`
+/// is not set (it forces the shared-memory fallbacks, e.g. to test them on a GPU).
 pub fn has_plane_ops<R: Runtime>(client: &ComputeClient<R>) -> bool {
     client.properties().features.plane.contains(cubecl::features::Plane::Ops)
+        && std::env::var_os("SGNN_NO_PLANE").is_none()
 }
 
 /// Plane (warp) size of the device.

@@ -5,7 +5,7 @@
 //! (abs, row max, clamp, divide, cast) and two (cast, multiply). The arithmetic is the same
 //! (an f32 division and one rounding cast), so the results equal the composed ops'.
 
-use crate::device::{cube_count, lanes_for, vector_width};
+use crate::device::{cube_count, has_plane_ops, lanes_for, plane_size, vector_width};
 use crate::reduce::segment_max;
 use cubecl::prelude::*;
 
@@ -79,9 +79,22 @@ fn rows_from_half<F: Float, H: Float, N: Size>(
     }
 }
 
-fn shape(f: usize, vec: usize) -> (u32, u32) {
+/// Launch shape of a row kernel over `[n, f]` matrices (`mats`) with elements of `elem` bytes:
+/// vector width, lanes per row and the cube grid, or `None` when there is nothing to do.
+fn row_launch<R: Runtime>(
+    client: &ComputeClient<R>,
+    n: usize,
+    f: usize,
+    elem: usize,
+    mats: &[&TensorBinding<R>],
+) -> Option<(usize, u32, CubeCount, CubeDim)> {
+    if n == 0 || f == 0 {
+        return None;
+    }
+    let vec = vector_width(client, elem, f, mats);
     let lanes = lanes_for(f / vec, 32);
-    (lanes, (256 / lanes).max(1))
+    let rows = (256 / lanes).max(1);
+    Some((vec, lanes, cube_count(client, n.div_ceil(rows as usize)), CubeDim::new_2d(lanes, rows)))
 }
 
 /// Writes the scaled half copy of `x` (`[n, f]`, dtype `x_dtype`) into `half` (`[n, f]`, dtype
@@ -94,20 +107,16 @@ pub fn launch_rows_to_half<R: Runtime>(
     x_dtype: StorageType,
     half_dtype: StorageType,
 ) {
-    let (n, f) = (half.shape[0], half.shape[1]);
-    if n == 0 || f == 0 {
+    let n = half.shape[0];
+    let Some((vec, lanes, count, dim)) = row_launch(client, n, half.shape[1], half_dtype.size(), &[&x, &half]) else {
         return;
-    }
-    let vec = vector_width(client, half_dtype.size(), f, &[&x, &half]);
-    let (lanes, rows) = shape(f, vec);
-    let plane = crate::device::has_plane_ops(client)
-        && crate::device::plane_size(client) >= lanes
-        && std::env::var_os("SGNN_NO_PLANE").is_none();
+    };
+    let plane = has_plane_ops(client) && plane_size(client) >= lanes;
     unsafe {
         rows_to_half::launch_unchecked::<R>(
             client,
-            cube_count(client, n.div_ceil(rows as usize)),
-            CubeDim::new_2d(lanes, rows),
+            count,
+            dim,
             vec,
             x.into_tensor_arg(),
             half.into_tensor_arg(),
@@ -130,17 +139,15 @@ pub fn launch_rows_from_half<R: Runtime>(
     out_dtype: StorageType,
     half_dtype: StorageType,
 ) {
-    let (n, f) = (out.shape[0], out.shape[1]);
-    if n == 0 || f == 0 {
+    let n = out.shape[0];
+    let Some((vec, _, count, dim)) = row_launch(client, n, out.shape[1], half_dtype.size(), &[&half, &out]) else {
         return;
-    }
-    let vec = vector_width(client, half_dtype.size(), f, &[&half, &out]);
-    let (lanes, rows) = shape(f, vec);
+    };
     unsafe {
         rows_from_half::launch_unchecked::<R>(
             client,
-            cube_count(client, n.div_ceil(rows as usize)),
-            CubeDim::new_2d(lanes, rows),
+            count,
+            dim,
             vec,
             half.into_tensor_arg(),
             scale.into_array_arg(),

@@ -211,14 +211,15 @@ pub trait SparseGnnBackend: Backend {
         matmul_half_rows::<Self>(x, w, half).2
     }
 
-    /// The row-scaled half copy of `x` and its row scales (see [`half_rows`]); backends with
-    /// kernels do it in one pass.
+    /// The half copy of `x` (`[n, d]`) and its row scales (`[n, 1]`, dtype of `x`): each row
+    /// divided by its largest magnitude (at least 1e-30) and rounded to `half`, so nothing
+    /// overflows. Composed tensor ops by default; backends with kernels do it in one pass.
     fn rows_to_half(x: FloatTensor<Self>, half: FloatDType) -> (FloatTensor<Self>, FloatTensor<Self>) {
         half_rows::<Self>(x, half)
     }
 
-    /// `x_half * scale` in `dtype` (see [`unscale_rows`]); backends with kernels do it in one
-    /// pass.
+    /// `x_half * scale` in `dtype`: the rounded `x` of [`SparseGnnBackend::rows_to_half`].
+    /// Composed tensor ops by default; backends with kernels do it in one pass.
     fn rows_from_half(x_half: FloatTensor<Self>, scale: FloatTensor<Self>, dtype: FloatDType) -> FloatTensor<Self> {
         unscale_rows::<Self>(x_half, scale, dtype)
     }
@@ -242,7 +243,7 @@ where
 /// each row divided by its largest magnitude (`scale`, `[n, 1]` in the dtype of `x`) before the
 /// cast, so no value overflows the half type (f16 stops at 65,504) and every row keeps the full
 /// half-precision mantissa relative to its largest entry.
-pub fn half_rows<B: Backend>(x: FloatTensor<B>, half: FloatDType) -> (FloatTensor<B>, FloatTensor<B>) {
+pub(crate) fn half_rows<B: Backend>(x: FloatTensor<B>, half: FloatDType) -> (FloatTensor<B>, FloatTensor<B>) {
     let x: Tensor<B, 2> = Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(x));
     let scale = x.clone().abs().max_dim(1).clamp_min(1e-30);
     let x_half = (x / scale.clone()).cast(half);
@@ -263,7 +264,11 @@ pub(crate) fn matmul_half_rows<B: SparseGnnBackend>(
 }
 
 /// `x_half * scale` in `dtype`: the rounded `x` of [`half_rows`].
-pub fn unscale_rows<B: Backend>(x_half: FloatTensor<B>, scale: FloatTensor<B>, dtype: FloatDType) -> FloatTensor<B> {
+pub(crate) fn unscale_rows<B: Backend>(
+    x_half: FloatTensor<B>,
+    scale: FloatTensor<B>,
+    dtype: FloatDType,
+) -> FloatTensor<B> {
     let xh: Tensor<B, 2> = Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(x_half));
     let s: Tensor<B, 2> = Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(scale));
     (xh.cast(dtype) * s).into_primitive().tensor()

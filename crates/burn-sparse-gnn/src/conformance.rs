@@ -667,9 +667,9 @@ fn evaluate_forward(
 }
 
 /// Mixed precision's half copies of the linear inputs: the backend's `rows_to_half` /
-/// `rows_from_half` against the composed tensor ops ([`crate::backend::half_rows`],
-/// [`crate::backend::unscale_rows`]) on the same device, on random rows with a row of zeros, one
-/// beyond the f16 range (x 1e6) and one of tiny values (x 1e-20), at each width of `widths`.
+/// `rows_from_half` against the composed tensor ops (their default implementation) on the same
+/// device, on random rows with a row of zeros, one beyond the f16 range (x 1e6) and one of tiny
+/// values (x 1e-20), at each width of `widths`.
 /// Returns `(case, largest difference)` per case, `None` where the device lacks the half type;
 /// the arithmetic is the same, so every difference must be 0.
 pub fn half_rows_checks<B: SparseGnnBackend>(
