@@ -92,6 +92,89 @@ impl Transpose {
     }
 }
 
+/// The split of a CSR structure by its most-read columns, for the two-pass SpMM sum / mean of
+/// `spmm::hot`. On the graphs GNNs train on, a few thousand source nodes receive a tenth or more
+/// of all edges, but their gathers reach L1 too rarely to be cached there (the other gathers
+/// stream through it). The split serves them from shared memory instead: the *cold* structure
+/// (the edges of every other column, a CSR of its own with its own edge groups) runs through
+/// the usual kernel, and a second kernel adds the *hot* edges, whose feature rows it keeps in
+/// shared memory one feature tile at a time.
+///
+/// `hot_rank[e]` is the rank of the hot column of hot edge `e` (its row in `cols`); both edge
+/// lists keep the CSR order of their row.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HotSplit {
+    /// The hot columns, ascending (rank `r` is `cols[r]`).
+    pub cols: Vec<u32>,
+    /// Row pointer of the cold edges, `n_rows + 1` entries.
+    pub cold_ptr: Vec<usize>,
+    /// Column of each cold edge.
+    pub cold_col: Vec<u32>,
+    /// Row pointer of the hot edges, `n_rows + 1` entries.
+    pub hot_ptr: Vec<usize>,
+    /// Rank of the column of each hot edge.
+    pub hot_rank: Vec<u32>,
+}
+
+impl HotSplit {
+    /// Splits off the (at most) `max_cols` columns with the most edges (ties: lower column
+    /// first). Returns `None` when `max_cols` is 0, the structure has fewer than `min_edges`
+    /// edges, or those columns receive less than `min_share` of the edges (where the second
+    /// pass would not pay for itself).
+    pub fn new(csr: &CsrRef<'_>, max_cols: usize, min_share: f64, min_edges: usize) -> Option<Self> {
+        let n = csr.n_cols;
+        if max_cols == 0 || n == 0 || csr.nnz() == 0 || csr.nnz() < min_edges {
+            return None;
+        }
+        let mut count = vec![0usize; n];
+        for &c in csr.col_idx {
+            count[c as usize] += 1;
+        }
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        let h = max_cols.min(n);
+        if h < n {
+            order.select_nth_unstable_by(h - 1, |&a, &b| count[b as usize].cmp(&count[a as usize]).then(a.cmp(&b)));
+        }
+        let mut cols: Vec<u32> = order[..h].iter().copied().filter(|&c| count[c as usize] > 0).collect();
+        cols.sort_unstable();
+        let hot_edges: usize = cols.iter().map(|&c| count[c as usize]).sum();
+        if cols.is_empty() || (hot_edges as f64) < min_share * csr.nnz() as f64 {
+            return None;
+        }
+        let mut rank = vec![u32::MAX; n];
+        for (r, &c) in cols.iter().enumerate() {
+            rank[c as usize] = r as u32;
+        }
+        let mut cold_ptr = Vec::with_capacity(csr.n_rows + 1);
+        let mut hot_ptr = Vec::with_capacity(csr.n_rows + 1);
+        let mut cold_col = Vec::with_capacity(csr.nnz() - hot_edges);
+        let mut hot_rank = Vec::with_capacity(hot_edges);
+        cold_ptr.push(0);
+        hot_ptr.push(0);
+        for i in 0..csr.n_rows {
+            for &c in &csr.col_idx[csr.row(i)] {
+                match rank[c as usize] {
+                    u32::MAX => cold_col.push(c),
+                    r => hot_rank.push(r),
+                }
+            }
+            cold_ptr.push(cold_col.len());
+            hot_ptr.push(hot_rank.len());
+        }
+        Some(Self { cols, cold_ptr, cold_col, hot_ptr, hot_rank })
+    }
+
+    /// The cold edges as a CSR structure of the same shape.
+    pub fn cold<'a>(&'a self, original: &CsrRef<'_>) -> CsrRef<'a> {
+        CsrRef { n_rows: original.n_rows, n_cols: original.n_cols, row_ptr: &self.cold_ptr, col_idx: &self.cold_col }
+    }
+
+    /// Number of hot edges.
+    pub fn hot_edges(&self) -> usize {
+        self.hot_rank.len()
+    }
+}
+
 /// The edge-group partition used for load balance: every row is split into consecutive groups
 /// of at most `width` edges (empty rows have no group). A row with more than one group is a
 /// *split row*: its groups write partial results to staging slots that a second pass combines
@@ -206,5 +289,28 @@ mod tests {
         let g1 = EdgeGroups::new(&csr, 100);
         assert_eq!(g1.finish_rows, vec![1]);
         assert_eq!(g1.len(), 2);
+    }
+
+    #[test]
+    fn hot_split_partitions_every_row() {
+        // column 5 has 4 edges, 33 has 3, 2 has 2, others 1; row 3 is empty
+        let row_ptr = vec![0, 4, 8, 11, 11];
+        let col_idx = vec![5, 33, 2, 0, 5, 33, 2, 7, 5, 33, 5];
+        let csr = CsrRef { n_rows: 4, n_cols: 40, row_ptr: &row_ptr, col_idx: &col_idx };
+        let s = HotSplit::new(&csr, 2, 0.0, 0).expect("a split");
+        assert_eq!(s.cols, vec![5, 33]);
+        assert_eq!(s.hot_ptr, vec![0, 2, 4, 7, 7]);
+        assert_eq!(s.hot_rank, vec![0, 1, 0, 1, 0, 1, 0]);
+        assert_eq!(s.cold_ptr, vec![0, 2, 4, 4, 4]);
+        assert_eq!(s.cold_col, vec![2, 0, 2, 7]);
+        assert_eq!(s.hot_edges() + s.cold(&csr).nnz(), csr.nnz());
+        // below the minimum share or size, or no room: no split
+        assert!(HotSplit::new(&csr, 2, 0.9, 0).is_none());
+        assert!(HotSplit::new(&csr, 2, 0.0, 12).is_none());
+        assert!(HotSplit::new(&csr, 0, 0.0, 0).is_none());
+        // more room than columns with edges: every read column is hot, no cold edge is left
+        let all = HotSplit::new(&csr, 100, 0.0, 0).expect("a split");
+        assert_eq!(all.cols, vec![0, 2, 5, 7, 33]);
+        assert!(all.cold_col.is_empty());
     }
 }

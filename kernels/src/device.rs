@@ -38,6 +38,8 @@ pub struct CsrDev<R: Runtime> {
     pub finish_rows: TensorBinding<R>,
     /// `[n_finish + 1]` slot offsets.
     pub finish_ptr: TensorBinding<R>,
+    /// The hot-column split of the SpMM sum / mean (see [`crate::spmm::hot`]), if any.
+    pub hot: Option<crate::spmm::hot::HotDev<R>>,
 }
 
 /// A 2-D tensor on the device (row stride may be pitched).

@@ -158,6 +158,26 @@ pub struct ConformanceConfig {
     /// Storage type of the op inputs (`None`: the backend's float type). With f16 / bf16 the
     /// inputs are rounded to that type first, so the reference sees the same values.
     pub dtype: Option<FloatDType>,
+    /// Split the device graphs by their `h` most-read columns whatever their size (the
+    /// two-pass SpMM sum / mean, [`GraphOptions::hot_cols`]); `None`: the default options,
+    /// under which the small test graphs are not split.
+    pub hot_cols: Option<usize>,
+}
+
+impl ConformanceConfig {
+    /// The options of the device graphs under test.
+    pub fn graph_options(&self) -> GraphOptions {
+        let base = GraphOptions {
+            group_width: self.group_width,
+            cbsr_group_width: self.group_width,
+            policy: self.policy,
+            ..Default::default()
+        };
+        match self.hot_cols {
+            Some(h) => GraphOptions { hot_cols: h, hot_min_share: 0.0, hot_min_edges: 0, ..base },
+            None => base,
+        }
+    }
 }
 
 impl Default for ConformanceConfig {
@@ -171,6 +191,7 @@ impl Default for ConformanceConfig {
             filter: None,
             policy: KernelPolicy::default(),
             dtype: None,
+            hot_cols: None,
         }
     }
 }
@@ -519,7 +540,7 @@ pub fn run_with<B: SparseGnnAutodiffBackend>(
 ) -> Report {
     let graphs = test_graphs(cfg);
     let ref_dev = Default::default();
-    let gopts = GraphOptions { group_width: cfg.group_width, cbsr_group_width: cfg.group_width, policy: cfg.policy };
+    let gopts = cfg.graph_options();
     let mut report = Report { backend: <B as Backend>::name(dev), results: Vec::new() };
     let missing_dtype = cfg.dtype.and_then(|d| {
         let dt: DType = d.into();
@@ -579,7 +600,7 @@ pub fn run_with<B: SparseGnnAutodiffBackend>(
 pub fn finite_difference_checks(cfg: &ConformanceConfig, coords_per_input: usize) -> Report {
     let graphs = test_graphs(cfg);
     let dev = Default::default();
-    let gopts = GraphOptions { group_width: cfg.group_width, cbsr_group_width: cfg.group_width, policy: cfg.policy };
+    let gopts = cfg.graph_options();
     let mut report = Report { backend: "finite differences (NdArray f64)".into(), results: Vec::new() };
     let eps = 1e-6;
     for (ci, (gi, op, f, tied)) in cases(cfg).into_iter().enumerate() {

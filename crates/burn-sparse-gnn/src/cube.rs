@@ -22,6 +22,7 @@ use sparse_gnn_kernels::rows::{launch_rows_from_half, launch_rows_to_half};
 use sparse_gnn_kernels::sample::kernel::{launch_sample_scale, launch_sampled_spmm};
 use sparse_gnn_kernels::sddmm::kernel::launch_sddmm;
 use sparse_gnn_kernels::softmax::kernel::launch_edge_softmax;
+use sparse_gnn_kernels::spmm::hot::HotDev;
 use sparse_gnn_kernels::spmm::kernel::{launch_spmm, MaxGradMask};
 
 type Ft<R> = CubeTensor<R>;
@@ -74,6 +75,31 @@ pub(crate) fn csr_dev<R: CubeRuntime>(c: &CsrPrim<CubeTensor<R>>) -> CsrDev<R> {
         group_slot: bind(&c.groups.slot),
         finish_rows: bind(&c.groups.finish_rows),
         finish_ptr: bind(&c.groups.finish_ptr),
+        hot: c.hot.as_ref().map(|h| HotDev {
+            len: h.len,
+            nnz: h.nnz,
+            hot_ptr: bind(&h.hot_ptr),
+            hot_rank: bind(&h.hot_rank),
+            cols: bind(&h.cols),
+            cold: Box::new(CsrDev {
+                n_rows: c.n_rows,
+                n_cols: c.n_cols,
+                nnz: h.cold_nnz,
+                max_degree: c.max_degree,
+                row_ptr: bind(&c.row_ptr),
+                col_idx: bind(&h.cold_col),
+                n_groups: h.cold_groups.len,
+                n_slots: h.cold_groups.n_slots,
+                n_finish: h.cold_groups.n_finish,
+                group_width: h.cold_groups.width,
+                group_ptr: bind(&h.cold_groups.ptr),
+                group_row: bind(&h.cold_groups.row),
+                group_slot: bind(&h.cold_groups.slot),
+                finish_rows: bind(&h.cold_groups.finish_rows),
+                finish_ptr: bind(&h.cold_groups.finish_ptr),
+                hot: None,
+            }),
+        }),
     }
 }
 

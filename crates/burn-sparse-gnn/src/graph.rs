@@ -5,7 +5,7 @@ use crate::data::{Csr, GraphData};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::IntTensor;
 use burn::tensor::{DType, Int, Tensor, TensorData};
-use sparse_gnn_kernels::csr::{transpose, CsrRef, EdgeGroups};
+use sparse_gnn_kernels::csr::{transpose, CsrRef, EdgeGroups, HotSplit};
 use std::time::Instant;
 
 /// Edge-group partition on the device (see [`EdgeGroups`]); arrays of length 0 are stored with
@@ -32,6 +32,42 @@ pub struct GroupsPrim<I> {
     pub finish_ptr: I,
 }
 
+/// The hot-column split of a CSR structure on the device (see [`HotSplit`]).
+#[derive(Clone, Debug)]
+pub struct HotPrim<I> {
+    /// Hot columns.
+    pub len: usize,
+    /// Hot edges.
+    pub nnz: usize,
+    /// `[n_rows + 1]` hot edge offsets.
+    pub hot_ptr: I,
+    /// `[nnz]` rank of the column of each hot edge.
+    pub hot_rank: I,
+    /// `[len]` hot columns.
+    pub cols: I,
+    /// Cold edges.
+    pub cold_nnz: usize,
+    /// `[cold_nnz]` columns of the cold edges (padded to 1 when empty).
+    pub cold_col: I,
+    /// Edge groups of the cold edges.
+    pub cold_groups: GroupsPrim<I>,
+}
+
+impl<I> HotPrim<I> {
+    fn map<J>(self, f: &mut impl FnMut(I) -> J) -> HotPrim<J> {
+        HotPrim {
+            len: self.len,
+            nnz: self.nnz,
+            hot_ptr: f(self.hot_ptr),
+            hot_rank: f(self.hot_rank),
+            cols: f(self.cols),
+            cold_nnz: self.cold_nnz,
+            cold_col: f(self.cold_col),
+            cold_groups: self.cold_groups.map(f),
+        }
+    }
+}
+
 /// One CSR structure on the device (the adjacency or its transpose), all indices i32.
 #[derive(Clone, Debug)]
 pub struct CsrPrim<I> {
@@ -51,6 +87,8 @@ pub struct CsrPrim<I> {
     pub groups: GroupsPrim<I>,
     /// Edge groups of the CBSR kernels (SpGEMM / SSpMM prefer smaller groups).
     pub cbsr_groups: GroupsPrim<I>,
+    /// Hot-column split of the SpMM sum / mean, if built.
+    pub hot: Option<HotPrim<I>>,
 }
 
 /// The primitive form of a device graph: adjacency (`csr`), transpose (`csc`, whose `k`-th
@@ -99,6 +137,7 @@ impl<I> CsrPrim<I> {
             col_idx: f(self.col_idx),
             groups: self.groups.map(f),
             cbsr_groups: self.cbsr_groups.map(f),
+            hot: self.hot.map(|h| h.map(f)),
         }
     }
 }
@@ -133,7 +172,7 @@ pub struct KernelPolicy {
 }
 
 /// Options of a device graph.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GraphOptions {
     /// Maximum edges per edge group (load-balance unit of the kernels).
     pub group_width: usize,
@@ -141,11 +180,35 @@ pub struct GraphOptions {
     pub cbsr_group_width: usize,
     /// Kernel choices.
     pub policy: KernelPolicy,
+    /// Most-read columns split off for the two-pass SpMM sum / mean (see
+    /// [`sparse_gnn_kernels::spmm::hot`]; 0 turns the split off). The second pass keeps one
+    /// feature tile of these columns in shared memory; on a device whose shared memory cannot
+    /// hold them the single pass runs instead. The split stores the cold edges' columns and
+    /// groups a second time (about 4 bytes per edge, for the adjacency and its transpose).
+    pub hot_cols: usize,
+    /// The hot columns must receive at least this share of the edges, else no split is built.
+    pub hot_min_share: f64,
+    /// Structures with fewer edges are not split (on small graphs L2 holds everything and the
+    /// second launch would only add its cost).
+    pub hot_min_edges: usize,
 }
+
+/// Default [`GraphOptions::hot_cols`] (overridable with `SGNN_SPMM_HOT` for benchmarks).
+pub const DEFAULT_HOT_COLS: usize = 1536;
+
+/// Default [`GraphOptions::hot_min_edges`].
+pub const DEFAULT_HOT_MIN_EDGES: usize = 1 << 22;
 
 impl Default for GraphOptions {
     fn default() -> Self {
-        Self { group_width: 256, cbsr_group_width: 256, policy: KernelPolicy::default() }
+        Self {
+            group_width: 256,
+            cbsr_group_width: 256,
+            policy: KernelPolicy::default(),
+            hot_cols: sparse_gnn_kernels::device::tuning("SGNN_SPMM_HOT", DEFAULT_HOT_COLS),
+            hot_min_share: 0.04,
+            hot_min_edges: DEFAULT_HOT_MIN_EDGES,
+        }
     }
 }
 
@@ -214,6 +277,19 @@ fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Dev
     } else {
         upload_groups::<B>(csr, opts.cbsr_group_width, device)
     };
+    let hot = HotSplit::new(csr, opts.hot_cols, opts.hot_min_share, opts.hot_min_edges).map(|s| {
+        let cold = s.cold(csr);
+        HotPrim {
+            len: s.cols.len(),
+            nnz: s.hot_edges(),
+            hot_ptr: int_tensor::<B>(to_i32(&s.hot_ptr), device),
+            hot_rank: int_tensor::<B>(to_i32(&s.hot_rank), device),
+            cols: int_tensor::<B>(to_i32(&s.cols), device),
+            cold_nnz: cold.nnz(),
+            cold_col: int_tensor::<B>(to_i32(cold.col_idx), device),
+            cold_groups: upload_groups::<B>(&cold, opts.group_width, device),
+        }
+    });
     CsrPrim {
         n_rows: csr.n_rows,
         n_cols: csr.n_cols,
@@ -223,6 +299,7 @@ fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Dev
         col_idx: int_tensor::<B>(to_i32(csr.col_idx), device),
         groups,
         cbsr_groups,
+        hot,
     }
 }
 

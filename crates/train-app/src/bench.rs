@@ -199,6 +199,14 @@ impl Bench {
             self.graph_name,
             setup.elapsed().as_secs_f64()
         );
+        if let Some(h) = &g.prim().csr.hot {
+            eprintln!(
+                "hot-column split: {} columns receive {} edges ({:.1} %)",
+                h.len,
+                h.nnz,
+                100.0 * h.nnz as f64 / nnz.max(1) as f64
+            );
+        }
         let rows = check_rows(&self.adj, 200);
         let csr_bytes = (n as u64 + 1) * 4 + nnz as u64 * 4;
         let mut full_ms = std::collections::HashMap::new();

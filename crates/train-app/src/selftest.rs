@@ -151,6 +151,21 @@ impl Job for SelfTest {
         let plane_fallback =
             ("shared-memory fallbacks (SGNN_NO_PLANE=1)", ConformanceConfig { widths: vec![7, 64], ..base.clone() });
         runs.push(plane_fallback);
+        // the hot-column split of the SpMM sum / mean (cold pass + shared-memory pass), with
+        // few and with many hot columns, split cold rows, half storage and the static schedule
+        let spmm_only = Some(self.filter.clone().unwrap_or_else(|| "spmm".into()));
+        let hot = ConformanceConfig { filter: spmm_only, widths: vec![1, 7, 64], hot_cols: Some(16), ..base.clone() };
+        runs.push(("hot-column split (16 columns)", hot.clone()));
+        runs.push((
+            "hot-column split (16 columns, group width 7)",
+            ConformanceConfig { group_width: 7, ..hot.clone() },
+        ));
+        runs.push(("hot-column split (1536 columns)", ConformanceConfig { hot_cols: Some(1536), ..hot.clone() }));
+        runs.push((
+            "hot-column split (16 columns, f16 storage)",
+            ConformanceConfig { dtype: Some(burn::tensor::FloatDType::F16), tolerance: 2e-2, ..hot.clone() },
+        ));
+        runs.push(("hot-column split, static schedule (SGNN_NO_PLANE=1)", hot));
         let mut failed = 0;
         let mut total = 0;
         for (name, cfg) in runs {
@@ -159,11 +174,21 @@ impl Job for SelfTest {
             if no_plane {
                 std::env::set_var("SGNN_NO_PLANE", "1");
             }
+            let hot_before = burn_sparse_gnn::kernels::spmm::hot::hot_launches();
             let report = run::<B>(&device, &cfg);
             if no_plane {
                 std::env::remove_var("SGNN_NO_PLANE");
             }
-            println!("== {backend}: {name} ({:.1} s)", start.elapsed().as_secs_f64());
+            let hot_runs = burn_sparse_gnn::kernels::spmm::hot::hot_launches() - hot_before;
+            println!(
+                "== {backend}: {name} ({:.1} s, {hot_runs} hot-column SpMM launches)",
+                start.elapsed().as_secs_f64()
+            );
+            if cfg.hot_cols.is_some() && backend != "cpu" {
+                println!("{} the hot-column pass ran", if hot_runs > 0 { "ok  " } else { "FAIL" });
+                failed += usize::from(hot_runs == 0);
+                total += 1;
+            }
             println!("{}", report.table());
             failed += report.failures().len();
             total += report.results.len();

@@ -256,7 +256,12 @@ impl TrainConfig {
         } else {
             KernelPolicy::default()
         };
-        GraphOptions { group_width: self.group_width, cbsr_group_width: self.cbsr_group_width, policy }
+        GraphOptions {
+            group_width: self.group_width,
+            cbsr_group_width: self.cbsr_group_width,
+            policy,
+            ..Default::default()
+        }
     }
 }
 

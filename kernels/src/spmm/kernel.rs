@@ -7,6 +7,7 @@
 //! row in group order and writes the empty rows: deterministic, no atomics.
 
 use crate::device::{cube_count, lanes_for, tuning, vector_width, CsrDev};
+use crate::spmm::hot::{hot_shape, launch_spmm_hot};
 use crate::spmm::Reduce;
 use cubecl::prelude::*;
 
@@ -208,7 +209,11 @@ pub struct MaxGradMask<R: Runtime> {
 /// (pre-allocated, any row pitch), `argmax` `[n_rows, f]` i32 (max only, same strides as
 /// `out`), `weights` `[nnz * heads]` contiguous. Every row of `out` is written. With
 /// `grad_mask`, computes the max-reduce gradient over the transpose instead (sum of the
-/// messages whose original edge is the argmax; weights indexed by original edge id).
+/// messages whose original edge is the argmax; weights indexed by original edge id). An
+/// unweighted sum or mean over a structure with a hot-column split (`csr.hot`) runs as two
+/// passes (cold edges, then the hot columns from shared memory) where the device's shared
+/// memory holds the hot columns; the sum then adds the two partial sums (deterministic, but a
+/// different order of additions than the single pass).
 #[allow(clippy::too_many_arguments)]
 pub fn launch_spmm<R: Runtime>(
     client: &ComputeClient<R>,
@@ -233,6 +238,17 @@ pub fn launch_spmm<R: Runtime>(
     }
     let vec = vector_width(client, elem, f / heads.max(1), &mats);
     let n_vec = f / vec;
+    // unweighted sum / mean over a split structure: the cold edges through this kernel, then
+    // the hot columns' edges from shared memory (`hot.rs`)
+    if let (Some(hot), None, None, false) =
+        (csr.hot.as_ref(), weights.as_ref(), grad_mask.as_ref(), reduce == Reduce::Max)
+    {
+        if let Some(shape) = hot_shape(client, hot.len, hot.nnz, n_vec, vec, elem) {
+            launch_spmm(client, &hot.cold, None, heads, x.clone(), out.clone(), None, reduce, None, dtype);
+            launch_spmm_hot(client, hot, &csr.row_ptr, csr.n_rows, x, out, reduce == Reduce::Mean, shape, vec, dtype);
+            return;
+        }
+    }
     // feature tile: keep the gathered slice of x (n_cols x tile) within an L2 budget
     let budget = tuning("SGNN_SPMM_L2_BYTES", 32 << 20);
     let fit = (budget / (csr.n_cols.max(1) * elem)).max(1);

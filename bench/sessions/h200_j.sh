@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# GPU session J: the hot-column split of the SpMM sum / mean (kernels/src/spmm/hot.rs).
+# Phase `a`: CUDA selftest (with the hot-column configurations), cuSPARSE, our SpMM with the
+# split (default 1,536 columns), with 1,024 columns and without (SGNN_SPMM_HOT=0), a sweep of
+# the hot pass's shape at width 256, and ncu kernel times of both passes.
+# Usage: bench/sessions/h200_j.sh <binary> <out dir> <phase>
+set -u
+BIN=${1:-.carry/train-app}
+OUT=${2:-/tmp/sgnn-out}
+PHASE=${3:-a}
+G=/tmp/reddit-rmat-feat
+mkdir -p "$OUT"
+RES="$OUT/h200-j.jsonl"
+LOG="$OUT/run-j-$PHASE.log"
+export SGNN_COMMIT=$("$BIN" --version | awk '{print $3}')
+DEV="NVIDIA H200"
+step() { echo "== $1 ($(date +%T))" | tee -a "$LOG"; }
+ours() { timeout 90 "$BIN" bench --backend cuda --graph "$G" --out "$RES" --device-name "$DEV" "$@" >> "$LOG" 2>&1; }
+summary() {
+  grep -h '"op":"spmm"' "$RES" | python3 -c "
+import sys, json
+for l in sys.stdin:
+    r = json.loads(l)
+    print(r['impl'], r['dtype'], r['width'], round(r['median_ms'], 3), r.get('tuning'), r.get('check_error'))
+" | tee -a "$LOG"
+}
+if [ "$PHASE" = a ]; then
+  step selftest
+  ( time timeout 240 "$BIN" selftest --backend cuda ) > "$OUT/selftest-j-a.log" 2>&1
+  grep -E "^== |checks|selftest|FAIL|panicked" "$OUT/selftest-j-a.log" | tail -n 40 | tee -a "$LOG"
+  step gen
+  [ -d "$G" ] || timeout 60 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1
+  step "peers spmm"
+  PYTHONUNBUFFERED=1 timeout 120 python3 bench/peers.py --graph "$G" --out "$RES" --ks 32 >> "$LOG" 2>&1
+  step "ours spmm: split (default), 1024 columns, off"
+  ours --ops spmm --dtypes f32,f16
+  SGNN_SPMM_HOT=1024 ours --ops spmm --dtypes f32 --widths 64,256
+  SGNN_SPMM_HOT=0 ours --ops spmm --dtypes f32 --widths 64,256
+  step "sweep, width 256"
+  for cfg in SGNN_HOT_THREADS=256 SGNN_HOT_THREADS=1024 SGNN_HOT_UNROLL=8 SGNN_HOT_BLOCKS=132 SGNN_HOT_BLOCKS=528 \
+             SGNN_SPMM_HOT=1792 SGNN_NO_PLANE=1; do
+    env "$cfg" timeout 60 "$BIN" bench --backend cuda --graph "$G" --ops spmm --widths 256 --dtypes f32 \
+      --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  done
+  summary
+  step "ncu kernel times, width 256"
+  timeout 120 ncu --clock-control none --kernel-name regex:spmm --launch-skip 9 --launch-count 3 \
+    "$BIN" bench --backend cuda --graph "$G" --ops spmm --widths 256 --dtypes f32 --out /tmp/ncu.jsonl \
+    > "$OUT/ncu-j-a.txt" 2>&1
+  grep -E "spmm_|Duration|L1/TEX Hit|L2 Hit|Achieved Occupancy|Throughput" "$OUT/ncu-j-a.txt" | head -60 | tee -a "$LOG"
+  step done
+fi

@@ -1,0 +1,329 @@
+//! Second pass of the hot-column SpMM sum / mean ([`crate::csr::HotSplit`]).
+//!
+//! On the reddit-scale R-MAT graph the f32 SpMM of `kernel.rs` is bound by L2 throughput
+//! (92.6 % of peak on the H200, ncu): every edge gathers a 128-byte line per feature tile, and
+//! L1 keeps almost none of them because the gathers of rarely read columns stream through it.
+//! The 1,024 most-read columns receive 9.8 % of the edges there. The split moves their edges
+//! out of the main kernel's CSR, which then runs on the cold edges alone, and this kernel adds
+//! the hot edges: each cube copies one feature tile of the hot columns' rows into shared
+//! memory and sums, for every row of its block, the hot edges of the row from there
+//! (`out[row] += sum`, scaled by `1 / degree` for the mean, the full degree of the row).
+//!
+//! Each cube owns a block of rows with about the same number of hot edges (found by a binary
+//! search over the hot row pointer) and walks the feature tiles one after the other. Within a
+//! tile, where the device has plane operations, each slot takes the next row of the block from
+//! a shared counter (a row of 1,000 hot edges then does not hold up the cube); elsewhere the
+//! slots take the rows round-robin. Every row is summed by one slot in edge order either way,
+//! so the results are deterministic.
+
+use crate::device::{cube_count, has_plane_ops, lanes_for, plane_size, tuning};
+use cubecl::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static LAUNCHES: AtomicUsize = AtomicUsize::new(0);
+
+/// How many hot-column passes this process has launched (lets tests check that the split, not
+/// the single kernel, ran).
+pub fn hot_launches() -> usize {
+    LAUNCHES.load(Ordering::Relaxed)
+}
+
+/// Device bindings of a [`crate::csr::HotSplit`]: the hot edges, and the cold edges as a
+/// structure of their own for the main kernel.
+#[derive(Clone)]
+pub struct HotDev<R: Runtime> {
+    /// Hot columns `H`.
+    pub len: usize,
+    /// Hot edges.
+    pub nnz: usize,
+    /// `[n_rows + 1]` hot edge offsets.
+    pub hot_ptr: TensorBinding<R>,
+    /// `[nnz]` rank of the column of each hot edge.
+    pub hot_rank: TensorBinding<R>,
+    /// `[H]` hot columns.
+    pub cols: TensorBinding<R>,
+    /// The cold edges (`row_ptr` is the full structure's, for the degrees of the mean; the
+    /// column indices and edge groups are those of the cold edges).
+    pub cold: Box<crate::device::CsrDev<R>>,
+}
+
+/// Shape of a hot-column launch on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HotShape {
+    /// Vectors per feature tile.
+    pub tile_vecs: usize,
+    /// Lanes per slot.
+    pub lanes: u32,
+    /// Slots per cube.
+    pub slots: u32,
+    /// Cubes (row blocks).
+    pub blocks: usize,
+}
+
+/// The launch shape for `hot` columns of `n_vec` vectors of `vec` elements of `elem` bytes, or
+/// `None` when the shared memory cannot hold one vector of every hot column.
+pub fn hot_shape<R: Runtime>(
+    client: &ComputeClient<R>,
+    hot: usize,
+    hot_edges: usize,
+    n_vec: usize,
+    vec: usize,
+    elem: usize,
+) -> Option<HotShape> {
+    let props = client.properties();
+    let smem = props.hardware.max_shared_memory_size.saturating_sub(256);
+    let fit = smem / (hot.max(1) * vec * elem);
+    if fit == 0 || n_vec == 0 {
+        return None;
+    }
+    // a 128-byte row per tile (8 lanes of 16 bytes) unless fewer vectors fit or exist
+    let want = tuning("SGNN_HOT_TILE_BYTES", 128) / (vec * elem);
+    let tile_vecs = (1usize << (usize::BITS - 1 - fit.leading_zeros())).min(want.max(1)).min(n_vec);
+    let lanes = lanes_for(tile_vecs, 32);
+    let max_threads = props.hardware.max_units_per_cube as usize;
+    let threads = tuning("SGNN_HOT_THREADS", 512).min(max_threads).max(lanes as usize);
+    let slots = (threads as u32 / lanes).max(1);
+    let per_sm = (smem / (hot * tile_vecs * vec * elem)).clamp(1, 4);
+    let sms = props.hardware.num_streaming_multiprocessors.unwrap_or(32) as usize;
+    let by_edges = hot_edges.div_ceil(256).max(1);
+    let blocks = tuning("SGNN_HOT_BLOCKS", sms * per_sm).clamp(1, by_edges);
+    Some(HotShape { tile_vecs, lanes, slots, blocks })
+}
+
+/// Adds the hot edges of `row` (feature vector `v`, tile-local `lv`) to `out`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn hot_row<F: Float, N: Size>(
+    row: usize,
+    v: usize,
+    lv: usize,
+    row_ptr: &Array<i32>,
+    hot_ptr: &Array<i32>,
+    hot_rank: &Array<i32>,
+    cache: &SharedMemory<Vector<F, N>>,
+    out: &mut Tensor<Vector<F, N>>,
+    o_rs: usize,
+    #[comptime] tile_vecs: usize,
+    #[comptime] mean: bool,
+    #[comptime] unroll: u32,
+) {
+    let start = usize::cast_from(hot_ptr[row]);
+    let end = usize::cast_from(hot_ptr[row + 1]);
+    if start < end {
+        let mut acc = Vector::<f32, N>::new(0.0);
+        let mut e0 = start;
+        while e0 + comptime!(unroll as usize) <= end {
+            let mut rs = Array::<u32>::new(comptime!(unroll as usize));
+            #[unroll]
+            for q in 0..unroll {
+                rs[q as usize] = u32::cast_from(hot_rank[e0 + q as usize]);
+            }
+            let mut part = Vector::<f32, N>::new(0.0);
+            #[unroll]
+            for q in 0..unroll {
+                part += Vector::<f32, N>::cast_from(cache[rs[q as usize] as usize * tile_vecs + lv]);
+            }
+            acc += part;
+            e0 += comptime!(unroll as usize);
+        }
+        for e in e0..end {
+            acc += Vector::<f32, N>::cast_from(cache[usize::cast_from(hot_rank[e]) * tile_vecs + lv]);
+        }
+        if comptime!(mean) {
+            let deg = usize::cast_from(row_ptr[row + 1]) - usize::cast_from(row_ptr[row]);
+            acc *= Vector::new(f32::new(1.0) / f32::cast_from(deg));
+        }
+        let o = row * o_rs + v;
+        out[o] = Vector::cast_from(Vector::<f32, N>::cast_from(out[o]) + acc);
+    }
+}
+
+/// First row `r` in `0..=n` with `ptr[r] >= target` (`ptr` non-decreasing, `n + 1` entries).
+#[cube]
+fn lower_bound(ptr: &Array<i32>, n: usize, target: usize) -> usize {
+    let mut lo = 0usize;
+    let mut hi = n;
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if usize::cast_from(ptr[mid]) < target {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn spmm_hot<F: Float, N: Size>(
+    row_ptr: &Array<i32>,
+    hot_ptr: &Array<i32>,
+    hot_rank: &Array<i32>,
+    hot_cols: &Array<i32>,
+    x: &Tensor<Vector<F, N>>,
+    out: &mut Tensor<Vector<F, N>>,
+    n_rows: usize,
+    n_blocks: usize,
+    #[comptime] hot: usize,
+    #[comptime] tile_vecs: usize,
+    #[comptime] mean: bool,
+    #[comptime] dynamic: bool,
+    #[comptime] plane_dim: u32,
+    #[comptime] unroll: u32,
+    #[define(F)] _dtype: StorageType,
+) {
+    let mut cache = SharedMemory::<Vector<F, N>>::new(comptime!(hot * tile_vecs));
+    let counter = SharedMemory::<Atomic<u32>>::new(1usize);
+    let b = CUBE_POS;
+    if b >= n_blocks {
+        // a padding cube of the launch grid (uniform across the cube)
+        terminate!();
+    }
+    let n_vec = out.shape(1) / N::value();
+    let x_rs = x.stride(0) / N::value();
+    let o_rs = out.stride(0) / N::value();
+    // rows whose first hot edge falls in this block's share of the hot edges
+    let total = usize::cast_from(hot_ptr[n_rows]);
+    let per = total / n_blocks;
+    let extra = total % n_blocks;
+    let lo = per * b + usize::min(b, extra);
+    let mut hi = lo + per;
+    if b < extra {
+        hi += 1;
+    }
+    let r0 = lower_bound(hot_ptr, n_rows, lo);
+    let r1 = lower_bound(hot_ptr, n_rows, hi);
+    let block_rows = r1 - r0;
+    let lv = UNIT_POS_X as usize;
+    let slots = CUBE_DIM_Y as usize;
+    let threads = CUBE_DIM as usize;
+    let n_tiles = n_vec.div_ceil(tile_vecs);
+
+    for tile in 0..n_tiles {
+        let v0 = tile * tile_vecs;
+        // this tile of every hot column's feature row
+        let mut i = UNIT_POS as usize;
+        while i < comptime!(hot * tile_vecs) {
+            let c = i % tile_vecs;
+            if v0 + c < n_vec {
+                cache[i] = x[usize::cast_from(hot_cols[i / tile_vecs]) * x_rs + v0 + c];
+            }
+            i += threads;
+        }
+        if comptime!(dynamic) {
+            if UNIT_POS == 0 {
+                counter[0].store(0u32);
+            }
+        }
+        sync_cube();
+        let v = v0 + lv;
+        let live = lv < tile_vecs && v < n_vec;
+        if comptime!(dynamic) {
+            // slot-wide row from the counter: lane 0 of the slot draws, the plane shares it; the
+            // loop runs until no slot of the plane has a row, so every plane op is uniform
+            let lane = UNIT_POS % plane_dim;
+            let first = lane - UNIT_POS_X;
+            let mut running = true;
+            while running {
+                let mut mine = 0u32;
+                if UNIT_POS_X == 0 {
+                    mine = counter[0].fetch_add(1u32);
+                }
+                let k = plane_shuffle(mine, first) as usize;
+                let active = k < block_rows;
+                if plane_any(active) {
+                    if active && live {
+                        hot_row::<F, N>(
+                            r0 + k,
+                            v,
+                            lv,
+                            row_ptr,
+                            hot_ptr,
+                            hot_rank,
+                            &cache,
+                            out,
+                            o_rs,
+                            tile_vecs,
+                            mean,
+                            unroll,
+                        );
+                    }
+                } else {
+                    running = false;
+                }
+            }
+        } else {
+            let mut k = UNIT_POS_Y as usize;
+            while k < block_rows {
+                if live {
+                    hot_row::<F, N>(
+                        r0 + k,
+                        v,
+                        lv,
+                        row_ptr,
+                        hot_ptr,
+                        hot_rank,
+                        &cache,
+                        out,
+                        o_rs,
+                        tile_vecs,
+                        mean,
+                        unroll,
+                    );
+                }
+                k += slots;
+            }
+        }
+        sync_cube();
+    }
+}
+
+/// Adds the hot edges of `hot` to `out` (`[n_rows, f]`, already holding the cold pass's result):
+/// `out[i] += sum over the hot edges of row i of x[col]`, times `1 / degree(i)` for the mean
+/// (`row_ptr`: the full structure's). `shape` comes from [`hot_shape`].
+#[allow(clippy::too_many_arguments)]
+pub fn launch_spmm_hot<R: Runtime>(
+    client: &ComputeClient<R>,
+    hot: &HotDev<R>,
+    row_ptr: &TensorBinding<R>,
+    n_rows: usize,
+    x: TensorBinding<R>,
+    out: TensorBinding<R>,
+    mean: bool,
+    shape: HotShape,
+    vec: usize,
+    dtype: StorageType,
+) {
+    if hot.nnz == 0 || n_rows == 0 {
+        return;
+    }
+    LAUNCHES.fetch_add(1, Ordering::Relaxed);
+    let dynamic = has_plane_ops(client) && 32 % shape.lanes == 0;
+    let plane_dim = plane_size(client).max(1);
+    // the dynamic schedule needs whole planes of whole slots
+    let dynamic = dynamic && (shape.lanes * shape.slots) % plane_dim == 0 && plane_dim % shape.lanes == 0;
+    unsafe {
+        spmm_hot::launch_unchecked::<R>(
+            client,
+            cube_count(client, shape.blocks),
+            CubeDim::new_2d(shape.lanes, shape.slots),
+            vec,
+            row_ptr.clone().into_array_arg(),
+            hot.hot_ptr.clone().into_array_arg(),
+            hot.hot_rank.clone().into_array_arg(),
+            hot.cols.clone().into_array_arg(),
+            x.into_tensor_arg(),
+            out.into_tensor_arg(),
+            n_rows,
+            shape.blocks,
+            hot.len,
+            shape.tile_vecs,
+            mean,
+            dynamic,
+            plane_dim,
+            tuning("SGNN_HOT_UNROLL", 4).clamp(1, 16) as u32,
+            dtype,
+        );
+    }
+}
