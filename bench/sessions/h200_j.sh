@@ -3,6 +3,9 @@
 # Phase `a`: CUDA selftest (with the hot-column configurations), cuSPARSE, our SpMM with the
 # split (default 1,536 columns), with 1,024 columns and without (SGNN_SPMM_HOT=0), a sweep of
 # the hot pass's shape at width 256, and ncu kernel times of both passes.
+# Phase `b`: the hot pass with a plane per row (batched rank loads, butterfly of the slot sums):
+# selftest of the SpMM cases, SpMM with the split (1,536 and 1,024 columns) and without, a
+# thread-count sweep and ncu of the hot pass.
 # Usage: bench/sessions/h200_j.sh <binary> <out dir> <phase>
 set -u
 BIN=${1:-.carry/train-app}
@@ -48,5 +51,27 @@ if [ "$PHASE" = a ]; then
     "$BIN" bench --backend cuda --graph "$G" --ops spmm --widths 256 --dtypes f32 --out /tmp/ncu.jsonl \
     > "$OUT/ncu-j-a.txt" 2>&1
   grep -E "spmm_|Duration|L1/TEX Hit|L2 Hit|Achieved Occupancy|Throughput" "$OUT/ncu-j-a.txt" | head -60 | tee -a "$LOG"
+  step done
+fi
+if [ "$PHASE" = b ]; then
+  step "selftest spmm"
+  ( time timeout 240 "$BIN" selftest --backend cuda --filter spmm ) > "$OUT/selftest-j-b.log" 2>&1
+  grep -E "^== |checks|selftest|FAIL|panicked" "$OUT/selftest-j-b.log" | tail -n 40 | tee -a "$LOG"
+  step gen
+  [ -d "$G" ] || timeout 60 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1
+  step "ours spmm: split (default), 1024 columns, off"
+  ours --ops spmm --dtypes f32 --widths 64,256
+  SGNN_SPMM_HOT=1024 ours --ops spmm --dtypes f32 --widths 64,256
+  SGNN_SPMM_HOT=0 ours --ops spmm --dtypes f32 --widths 64,256
+  for cfg in SGNN_HOT_THREADS=512 SGNN_SPMM_HOT=1792 SGNN_NO_PLANE=1; do
+    env "$cfg" timeout 60 "$BIN" bench --backend cuda --graph "$G" --ops spmm --widths 256 --dtypes f32 \
+      --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  done
+  summary
+  step "ncu kernel times, width 256"
+  timeout 120 ncu --clock-control none --kernel-name regex:spmm_hot --launch-skip 3 --launch-count 1 --set full \
+    "$BIN" bench --backend cuda --graph "$G" --ops spmm --widths 256 --dtypes f32 --out /tmp/ncu.jsonl \
+    > "$OUT/ncu-j-b.txt" 2>&1
+  grep -E "spmm_|Duration|Hit Rate|Achieved Occupancy|Throughput|Stall|stall" "$OUT/ncu-j-b.txt" | head -60 | tee -a "$LOG"
   step done
 fi

@@ -11,10 +11,12 @@
 //!
 //! Each cube owns a block of rows with about the same number of hot edges (found by a binary
 //! search over the hot row pointer) and walks the feature tiles one after the other. Within a
-//! tile, where the device has plane operations, each slot takes the next row of the block from
-//! a shared counter (a row of 1,000 hot edges then does not hold up the cube); elsewhere the
-//! slots take the rows round-robin. Every row is summed by one slot in edge order either way,
-//! so the results are deterministic.
+//! tile, where the device has plane operations, each plane takes the next row of the block from
+//! a shared counter (a row of 1,000 hot edges then does not hold up the cube) and works on it
+//! whole: it loads a rank per lane, the next batch while the current one is summed, and its
+//! slots split the batch and combine their sums by a fixed butterfly. Elsewhere each slot takes
+//! rows round-robin and sums them alone, in edge order. Either way the order of the additions
+//! of a row does not depend on the schedule, so the results are deterministic.
 
 use crate::device::{cube_count, has_plane_ops, lanes_for, plane_size, tuning};
 use cubecl::prelude::*;
@@ -81,7 +83,7 @@ pub fn hot_shape<R: Runtime>(
     let tile_vecs = (1usize << (usize::BITS - 1 - fit.leading_zeros())).min(want.max(1)).min(n_vec);
     let lanes = lanes_for(tile_vecs, 32);
     let max_threads = props.hardware.max_units_per_cube as usize;
-    let threads = tuning("SGNN_HOT_THREADS", 512).min(max_threads).max(lanes as usize);
+    let threads = tuning("SGNN_HOT_THREADS", 1024).min(max_threads).max(lanes as usize);
     let slots = (threads as u32 / lanes).max(1);
     let per_sm = (smem / (hot * tile_vecs * vec * elem)).clamp(1, 4);
     let sms = props.hardware.num_streaming_multiprocessors.unwrap_or(32) as usize;
@@ -138,6 +140,77 @@ fn hot_row<F: Float, N: Size>(
     }
 }
 
+/// Adds the hot edges of `row` to `out` with the whole plane on the row: the plane loads
+/// `plane_dim` ranks at a time (one per lane, the next batch while the current one is summed),
+/// its `plane_dim / lanes` slots each sum their share of the batch from shared memory, and the
+/// slots' sums are combined by a fixed butterfly, so the result does not depend on the schedule.
+/// Every plane operation runs on the whole plane (the loop bounds are the plane's row).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn hot_row_plane<F: Float, N: Size>(
+    row: usize,
+    v: usize,
+    lv: usize,
+    live: bool,
+    row_ptr: &Array<i32>,
+    hot_ptr: &Array<i32>,
+    hot_rank: &Array<i32>,
+    cache: &SharedMemory<Vector<F, N>>,
+    out: &mut Tensor<Vector<F, N>>,
+    o_rs: usize,
+    #[comptime] tile_vecs: usize,
+    #[comptime] lanes: u32,
+    #[comptime] plane_dim: u32,
+    #[comptime] mean: bool,
+) {
+    let lane = usize::cast_from(UNIT_POS % plane_dim);
+    let sub = lane / comptime!(lanes as usize);
+    let start = usize::cast_from(hot_ptr[row]);
+    let end = usize::cast_from(hot_ptr[row + 1]);
+    let o = row * o_rs + v;
+    let writer = sub == 0 && live;
+    let mut prev = Vector::<f32, N>::new(0.0);
+    if writer {
+        // read early: the load overlaps the sum
+        prev = Vector::<f32, N>::cast_from(out[o]);
+    }
+    let mut cur = 0i32;
+    if start + lane < end {
+        cur = hot_rank[start + lane];
+    }
+    let mut acc = Vector::<f32, N>::new(0.0);
+    let mut e0 = start;
+    while e0 < end {
+        let nb = e0 + comptime!(plane_dim as usize);
+        let mut nxt = 0i32;
+        if nb + lane < end {
+            nxt = hot_rank[nb + lane];
+        }
+        #[unroll]
+        for q in 0..lanes {
+            let src = sub * comptime!(lanes as usize) + q as usize;
+            let r = usize::cast_from(plane_shuffle(cur, u32::cast_from(src)));
+            if e0 + src < end && live {
+                acc += Vector::<f32, N>::cast_from(cache[r * tile_vecs + lv]);
+            }
+        }
+        cur = nxt;
+        e0 = nb;
+    }
+    let mut mask = lanes;
+    while mask < plane_dim {
+        acc += plane_shuffle_xor(acc, mask);
+        mask *= 2;
+    }
+    if writer && start < end {
+        if comptime!(mean) {
+            let deg = usize::cast_from(row_ptr[row + 1]) - usize::cast_from(row_ptr[row]);
+            acc *= Vector::new(f32::new(1.0) / f32::cast_from(deg));
+        }
+        out[o] = Vector::cast_from(prev + acc);
+    }
+}
+
 /// First row `r` in `0..=n` with `ptr[r] >= target` (`ptr` non-decreasing, `n + 1` entries).
 #[cube]
 fn lower_bound(ptr: &Array<i32>, n: usize, target: usize) -> usize {
@@ -169,6 +242,7 @@ fn spmm_hot<F: Float, N: Size>(
     #[comptime] tile_vecs: usize,
     #[comptime] mean: bool,
     #[comptime] dynamic: bool,
+    #[comptime] lanes: u32,
     #[comptime] plane_dim: u32,
     #[comptime] unroll: u32,
     #[define(F)] _dtype: StorageType,
@@ -203,7 +277,24 @@ fn spmm_hot<F: Float, N: Size>(
     for tile in 0..n_tiles {
         let v0 = tile * tile_vecs;
         // this tile of every hot column's feature row
+        // (four loads in flight per thread, then their stores)
         let mut i = UNIT_POS as usize;
+        while i + 3 * threads < comptime!(hot * tile_vecs) {
+            let mut vals = Array::<Vector<F, N>>::new(4usize);
+            #[unroll]
+            for q in 0..4u32 {
+                let k = i + q as usize * threads;
+                let c = k % tile_vecs;
+                if v0 + c < n_vec {
+                    vals[q as usize] = x[usize::cast_from(hot_cols[k / tile_vecs]) * x_rs + v0 + c];
+                }
+            }
+            #[unroll]
+            for q in 0..4u32 {
+                cache[i + q as usize * threads] = vals[q as usize];
+            }
+            i += 4 * threads;
+        }
         while i < comptime!(hot * tile_vecs) {
             let c = i % tile_vecs;
             if v0 + c < n_vec {
@@ -220,35 +311,31 @@ fn spmm_hot<F: Float, N: Size>(
         let v = v0 + lv;
         let live = lv < tile_vecs && v < n_vec;
         if comptime!(dynamic) {
-            // slot-wide row from the counter: lane 0 of the slot draws, the plane shares it; the
-            // loop runs until no slot of the plane has a row, so every plane op is uniform
-            let lane = UNIT_POS % plane_dim;
-            let first = lane - UNIT_POS_X;
+            // a plane per row: lane 0 draws the next row of the block, the plane shares it
             let mut running = true;
             while running {
                 let mut mine = 0u32;
-                if UNIT_POS_X == 0 {
+                if UNIT_POS % plane_dim == 0 {
                     mine = counter[0].fetch_add(1u32);
                 }
-                let k = plane_shuffle(mine, first) as usize;
-                let active = k < block_rows;
-                if plane_any(active) {
-                    if active && live {
-                        hot_row::<F, N>(
-                            r0 + k,
-                            v,
-                            lv,
-                            row_ptr,
-                            hot_ptr,
-                            hot_rank,
-                            &cache,
-                            out,
-                            o_rs,
-                            tile_vecs,
-                            mean,
-                            unroll,
-                        );
-                    }
+                let k = plane_broadcast(mine, 0u32) as usize;
+                if k < block_rows {
+                    hot_row_plane::<F, N>(
+                        r0 + k,
+                        v,
+                        lv,
+                        live,
+                        row_ptr,
+                        hot_ptr,
+                        hot_rank,
+                        &cache,
+                        out,
+                        o_rs,
+                        tile_vecs,
+                        lanes,
+                        plane_dim,
+                        mean,
+                    );
                 } else {
                     running = false;
                 }
@@ -321,6 +408,7 @@ pub fn launch_spmm_hot<R: Runtime>(
             shape.tile_vecs,
             mean,
             dynamic,
+            shape.lanes,
             plane_dim,
             tuning("SGNN_HOT_UNROLL", 4).clamp(1, 16) as u32,
             dtype,
