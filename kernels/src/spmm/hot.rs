@@ -197,10 +197,9 @@ fn hot_row_plane<F: Float, N: Size>(
         cur = nxt;
         e0 = nb;
     }
-    let mut mask = lanes;
-    while mask < plane_dim {
-        acc += plane_shuffle_xor(acc, mask);
-        mask *= 2;
+    #[unroll]
+    for b in 0..comptime!((plane_dim / lanes).trailing_zeros()) {
+        acc += plane_shuffle_xor(acc, lanes << b);
     }
     if writer && start < end {
         if comptime!(mean) {
