@@ -6,6 +6,9 @@
 # Phase `b`: the hot pass with a plane per row (batched rank loads, butterfly of the slot sums):
 # selftest of the SpMM cases, SpMM with the split (1,536 and 1,024 columns) and without, a
 # thread-count sweep and ncu of the hot pass.
+# Phase `c`: the plane's batch interleaved over its slots (short rows end early): selftest of the
+# SpMM cases, cuSPARSE, SpMM with the split at cold group widths 256 / 1024 and 1,536 / 1,792
+# hot columns, and without the split, and ncu of the passes.
 # Usage: bench/sessions/h200_j.sh <binary> <out dir> <phase>
 set -u
 BIN=${1:-.carry/train-app}
@@ -73,5 +76,34 @@ if [ "$PHASE" = b ]; then
     "$BIN" bench --backend cuda --graph "$G" --ops spmm --widths 256 --dtypes f32 --out /tmp/ncu.jsonl \
     > "$OUT/ncu-j-b.txt" 2>&1
   grep -E "spmm_|Duration|Hit Rate|Achieved Occupancy|Throughput|Stall|stall" "$OUT/ncu-j-b.txt" | head -60 | tee -a "$LOG"
+  step done
+fi
+if [ "$PHASE" = c ]; then
+  step "selftest spmm"
+  ( time timeout 240 "$BIN" selftest --backend cuda --filter spmm ) > "$OUT/selftest-j-c.log" 2>&1
+  grep -E "^== |checks|selftest|FAIL|panicked" "$OUT/selftest-j-c.log" | tail -n 40 | tee -a "$LOG"
+  step gen
+  [ -d "$G" ] || timeout 60 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1
+  step "peers spmm"
+  PYTHONUNBUFFERED=1 timeout 120 python3 bench/peers.py --graph "$G" --out "$RES" --ks 32 >> "$LOG" 2>&1
+  step "ours spmm"
+  ours --ops spmm --dtypes f32 --widths 32,64,128,256
+  SGNN_COLD_GW=1024 ours --ops spmm --dtypes f32 --widths 64,256
+  SGNN_SPMM_HOT=1792 ours --ops spmm --dtypes f32 --widths 64,256
+  SGNN_SPMM_HOT=1792 SGNN_COLD_GW=1024 ours --ops spmm --dtypes f32 --widths 64,256
+  SGNN_SPMM_HOT=0 ours --ops spmm --dtypes f32 --widths 64,256
+  SGNN_SPMM_HOT=0 ours --ops spmm --dtypes f32 --widths 256 --group-width 1024
+  summary
+  grep -h '"impl":"cusparse"' "$RES" | python3 -c "
+import sys, json
+for l in sys.stdin:
+    r = json.loads(l)
+    if r['op'] == 'spmm': print(r['impl'], r['dtype'], r['width'], round(r['median_ms'], 3))
+" | tee -a "$LOG"
+  step "ncu kernel times, width 256"
+  timeout 120 ncu --clock-control none --kernel-name regex:spmm --launch-skip 9 --launch-count 3 \
+    "$BIN" bench --backend cuda --graph "$G" --ops spmm --widths 256 --dtypes f32 --out /tmp/ncu.jsonl \
+    > "$OUT/ncu-j-c.txt" 2>&1
+  grep -E "spmm_|Duration|Hit Rate|Achieved Occupancy|Throughput" "$OUT/ncu-j-c.txt" | head -60 | tee -a "$LOG"
   step done
 fi

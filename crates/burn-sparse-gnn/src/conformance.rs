@@ -174,7 +174,13 @@ impl ConformanceConfig {
             ..Default::default()
         };
         match self.hot_cols {
-            Some(h) => GraphOptions { hot_cols: h, hot_min_share: 0.0, hot_min_edges: 0, ..base },
+            Some(h) => GraphOptions {
+                hot_cols: h,
+                hot_min_share: 0.0,
+                hot_min_edges: 0,
+                cold_group_width: self.group_width,
+                ..base
+            },
             None => base,
         }
     }

@@ -191,6 +191,9 @@ pub struct GraphOptions {
     /// Structures with fewer edges are not split (on small graphs L2 holds everything and the
     /// second launch would only add its cost).
     pub hot_min_edges: usize,
+    /// Maximum edges per edge group of the cold edges of a split structure (only the SpMM sum
+    /// / mean reads them, so they need not share the groups of the other kernels).
+    pub cold_group_width: usize,
 }
 
 /// Default [`GraphOptions::hot_cols`] (overridable with `SGNN_SPMM_HOT` for benchmarks).
@@ -208,6 +211,7 @@ impl Default for GraphOptions {
             hot_cols: sparse_gnn_kernels::device::tuning("SGNN_SPMM_HOT", DEFAULT_HOT_COLS),
             hot_min_share: 0.04,
             hot_min_edges: DEFAULT_HOT_MIN_EDGES,
+            cold_group_width: sparse_gnn_kernels::device::tuning("SGNN_COLD_GW", 256),
         }
     }
 }
@@ -287,7 +291,7 @@ fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Dev
             cols: int_tensor::<B>(to_i32(&s.cols), device),
             cold_nnz: cold.nnz(),
             cold_col: int_tensor::<B>(to_i32(cold.col_idx), device),
-            cold_groups: upload_groups::<B>(&cold, opts.group_width, device),
+            cold_groups: upload_groups::<B>(&cold, opts.cold_group_width, device),
         }
     });
     CsrPrim {

@@ -142,8 +142,9 @@ fn hot_row<F: Float, N: Size>(
 
 /// Adds the hot edges of `row` to `out` with the whole plane on the row: the plane loads
 /// `plane_dim` ranks at a time (one per lane, the next batch while the current one is summed),
-/// its `plane_dim / lanes` slots each sum their share of the batch from shared memory, and the
-/// slots' sums are combined by a fixed butterfly, so the result does not depend on the schedule.
+/// its `plane_dim / lanes` slots take the batch's edges in turn and sum them from shared memory,
+/// and the slots' sums are combined by a fixed butterfly, so the result does not depend on the
+/// schedule.
 /// Every plane operation runs on the whole plane (the loop bounds are the plane's row).
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -165,6 +166,7 @@ fn hot_row_plane<F: Float, N: Size>(
 ) {
     let lane = usize::cast_from(UNIT_POS % plane_dim);
     let sub = lane / comptime!(lanes as usize);
+    let subs = comptime!((plane_dim / lanes) as usize);
     let start = usize::cast_from(hot_ptr[row]);
     let end = usize::cast_from(hot_ptr[row + 1]);
     let o = row * o_rs + v;
@@ -186,12 +188,17 @@ fn hot_row_plane<F: Float, N: Size>(
         if nb + lane < end {
             nxt = hot_rank[nb + lane];
         }
+        // edge `q * subs + sub` of the batch goes to slot `sub`: a short batch ends early for
+        // the whole plane (the step condition is the plane's)
+        let rem = end - e0;
         #[unroll]
         for q in 0..lanes {
-            let src = sub * comptime!(lanes as usize) + q as usize;
-            let r = usize::cast_from(plane_shuffle(cur, u32::cast_from(src)));
-            if e0 + src < end && live {
-                acc += Vector::<f32, N>::cast_from(cache[r * tile_vecs + lv]);
+            if q as usize * subs < rem {
+                let src = q as usize * subs + sub;
+                let r = usize::cast_from(plane_shuffle(cur, u32::cast_from(src)));
+                if src < rem && live {
+                    acc += Vector::<f32, N>::cast_from(cache[r * tile_vecs + lv]);
+                }
             }
         }
         cur = nxt;
