@@ -9,6 +9,9 @@
 # Phase `c`: the plane's batch interleaved over its slots (short rows end early): selftest of the
 # SpMM cases, cuSPARSE, SpMM with the split at cold group widths 256 / 1024 and 1,536 / 1,792
 # hot columns, and without the split, and ncu of the passes.
+# Phase `d1` (defaults now 1,792 hot columns, cold group width 1,024, ranks pre-scaled): full
+# selftest, cuSPARSE, SpMM f32 / f16 with the split and f32 without, ncu of the passes.
+# Phase `d2`: training epochs with and without the split, PyG in the same run.
 # Usage: bench/sessions/h200_j.sh <binary> <out dir> <phase>
 set -u
 BIN=${1:-.carry/train-app}
@@ -105,5 +108,52 @@ for l in sys.stdin:
     "$BIN" bench --backend cuda --graph "$G" --ops spmm --widths 256 --dtypes f32 --out /tmp/ncu.jsonl \
     > "$OUT/ncu-j-c.txt" 2>&1
   grep -E "spmm_|Duration|Hit Rate|Achieved Occupancy|Throughput" "$OUT/ncu-j-c.txt" | head -60 | tee -a "$LOG"
+  step done
+fi
+if [ "$PHASE" = d1 ]; then
+  step selftest
+  ( time timeout 240 "$BIN" selftest --backend cuda ) > "$OUT/selftest-j-d.log" 2>&1
+  grep -E "^== |checks|selftest|FAIL|panicked" "$OUT/selftest-j-d.log" | tail -n 40 | tee -a "$LOG"
+  step gen
+  [ -d "$G" ] || timeout 60 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1
+  step "peers spmm"
+  PYTHONUNBUFFERED=1 timeout 120 python3 bench/peers.py --graph "$G" --out "$RES" --ks 32 >> "$LOG" 2>&1
+  step "ours spmm"
+  ours --ops spmm --dtypes f32,f16
+  SGNN_SPMM_HOT=0 ours --ops spmm --dtypes f32 --widths 32,64,128,256
+  summary
+  grep -h '"impl": "cusparse"' "$RES" | python3 -c "
+import sys, json
+for l in sys.stdin:
+    r = json.loads(l)
+    if r['op'] == 'spmm': print(r['impl'], r['dtype'], r['width'], round(r['median_ms'], 3))
+" | tee -a "$LOG"
+  step "ncu kernel times, width 256"
+  timeout 120 ncu --clock-control none --kernel-name regex:spmm --launch-skip 9 --launch-count 3 \
+    "$BIN" bench --backend cuda --graph "$G" --ops spmm --widths 256 --dtypes f32 --out /tmp/ncu.jsonl \
+    > "$OUT/ncu-j-d.txt" 2>&1
+  grep -E "spmm_|Duration|Hit Rate|Achieved Occupancy|Throughput" "$OUT/ncu-j-d.txt" | head -60 | tee -a "$LOG"
+  step done
+fi
+if [ "$PHASE" = d2 ]; then
+  step gen
+  [ -d "$G" ] || timeout 60 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1
+  step "epochs, one configuration per process, split on and off"
+  for hot in 1792 0; do
+    for cfg in "sage relu f32" "sage relu mixedf16" "gcn relu f32"; do
+      set -- $cfg
+      SGNN_SPMM_HOT=$hot timeout 60 "$BIN" bench-train --backend cuda --dataset "$G" --models $1 --nonlins $2 \
+        --precisions $3 --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+    done
+  done
+  step "pyg train"
+  PYTHONUNBUFFERED=1 timeout 150 python3 bench/peers_train.py --graph "$G" --out "$RES" --models sage,gcn --paths adj_t >> "$LOG" 2>&1
+  grep -h '"op":"train_epoch"\|"op": "train_epoch"' "$RES" | python3 -c "
+import sys, json
+for l in sys.stdin:
+    r = json.loads(l)
+    print(r['impl'], r.get('model'), r.get('nonlin'), r['dtype'], round(r['median_ms'], 2), r.get('tuning'),
+          r.get('peak_in_use_bytes'), r.get('peak_bytes'))
+" | tee -a "$LOG"
   step done
 fi

@@ -197,7 +197,10 @@ pub struct GraphOptions {
 }
 
 /// Default [`GraphOptions::hot_cols`] (overridable with `SGNN_SPMM_HOT` for benchmarks).
-pub const DEFAULT_HOT_COLS: usize = 1536;
+pub const DEFAULT_HOT_COLS: usize = 1792;
+
+/// Default [`GraphOptions::cold_group_width`] (overridable with `SGNN_COLD_GW`).
+pub const DEFAULT_COLD_GROUP_WIDTH: usize = 1024;
 
 /// Default [`GraphOptions::hot_min_edges`].
 pub const DEFAULT_HOT_MIN_EDGES: usize = 1 << 22;
@@ -211,7 +214,7 @@ impl Default for GraphOptions {
             hot_cols: sparse_gnn_kernels::device::tuning("SGNN_SPMM_HOT", DEFAULT_HOT_COLS),
             hot_min_share: 0.04,
             hot_min_edges: DEFAULT_HOT_MIN_EDGES,
-            cold_group_width: sparse_gnn_kernels::device::tuning("SGNN_COLD_GW", 256),
+            cold_group_width: sparse_gnn_kernels::device::tuning("SGNN_COLD_GW", DEFAULT_COLD_GROUP_WIDTH),
         }
     }
 }

@@ -160,7 +160,7 @@ impl Job for SelfTest {
             "hot-column split (16 columns, group width 7)",
             ConformanceConfig { group_width: 7, ..hot.clone() },
         ));
-        runs.push(("hot-column split (1536 columns)", ConformanceConfig { hot_cols: Some(1536), ..hot.clone() }));
+        runs.push(("hot-column split (1792 columns)", ConformanceConfig { hot_cols: Some(1792), ..hot.clone() }));
         runs.push((
             "hot-column split (16 columns, f16 storage)",
             ConformanceConfig { dtype: Some(burn::tensor::FloatDType::F16), tolerance: 2e-2, ..hot.clone() },
