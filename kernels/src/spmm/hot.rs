@@ -176,10 +176,10 @@ fn hot_row_plane<F: Float, N: Size>(
         // read early: the load overlaps the sum
         prev = Vector::<f32, N>::cast_from(out[o]);
     }
-    // each lane holds the shared-memory offset (rank * tile_vecs) of one edge of the batch
+    // each lane holds the rank of one edge of the batch
     let mut cur = 0i32;
     if start + lane < end {
-        cur = hot_rank[start + lane] * comptime!(tile_vecs as i32);
+        cur = hot_rank[start + lane];
     }
     let mut acc = Vector::<f32, N>::new(0.0);
     let mut e0 = start;
@@ -187,7 +187,7 @@ fn hot_row_plane<F: Float, N: Size>(
         let nb = e0 + comptime!(plane_dim as usize);
         let mut nxt = 0i32;
         if nb + lane < end {
-            nxt = hot_rank[nb + lane] * comptime!(tile_vecs as i32);
+            nxt = hot_rank[nb + lane];
         }
         // edge `q * subs + sub` of the batch goes to slot `sub`: a short batch ends early for
         // the whole plane (the step condition is the plane's)
@@ -196,9 +196,9 @@ fn hot_row_plane<F: Float, N: Size>(
         for q in 0..lanes {
             if q as usize * subs < rem {
                 let src = q as usize * subs + sub;
-                let base = usize::cast_from(plane_shuffle(cur, u32::cast_from(src)));
+                let r = usize::cast_from(plane_shuffle(cur, u32::cast_from(src)));
                 if src < rem && live {
-                    acc += Vector::<f32, N>::cast_from(cache[base + lv]);
+                    acc += Vector::<f32, N>::cast_from(cache[r * tile_vecs + lv]);
                 }
             }
         }
