@@ -12,6 +12,9 @@
 # Phase `d1` (defaults now 1,792 hot columns, cold group width 1,024, ranks pre-scaled): full
 # selftest, cuSPARSE, SpMM f32 / f16 with the split and f32 without, ncu of the passes.
 # Phase `d2`: training epochs with and without the split, PyG in the same run.
+# Phase `d3` (the split only for f32 in 16-byte vectors, after d2 measured f16 SpMM and the SAGE
+# epochs slower with it): full selftest, cuSPARSE, SpMM f32 / f16 with and without the split,
+# training epochs with and without it.
 # Usage: bench/sessions/h200_j.sh <binary> <out dir> <phase>
 set -u
 BIN=${1:-.carry/train-app}
@@ -149,6 +152,41 @@ if [ "$PHASE" = d2 ]; then
   step "pyg train"
   PYTHONUNBUFFERED=1 timeout 150 python3 bench/peers_train.py --graph "$G" --out "$RES" --models sage,gcn --paths adj_t >> "$LOG" 2>&1
   grep -h '"op":"train_epoch"\|"op": "train_epoch"' "$RES" | python3 -c "
+import sys, json
+for l in sys.stdin:
+    r = json.loads(l)
+    print(r['impl'], r.get('model'), r.get('nonlin'), r['dtype'], round(r['median_ms'], 2), r.get('tuning'),
+          r.get('peak_in_use_bytes'), r.get('peak_bytes'))
+" | tee -a "$LOG"
+  step done
+fi
+if [ "$PHASE" = d3 ]; then
+  step selftest
+  ( time timeout 240 "$BIN" selftest --backend cuda ) > "$OUT/selftest-j-d3.log" 2>&1
+  grep -E "^== |checks|selftest|FAIL|panicked" "$OUT/selftest-j-d3.log" | tail -n 40 | tee -a "$LOG"
+  step gen
+  [ -d "$G" ] || timeout 60 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1
+  step "peers spmm"
+  PYTHONUNBUFFERED=1 timeout 120 python3 bench/peers.py --graph "$G" --out "$RES" --ks 32 >> "$LOG" 2>&1
+  step "ours spmm"
+  ours --ops spmm --dtypes f32,f16
+  SGNN_SPMM_HOT=0 ours --ops spmm --dtypes f32,f16 --widths 64,256
+  summary
+  grep -h '"impl": "cusparse"' "$RES" | python3 -c "
+import sys, json
+for l in sys.stdin:
+    r = json.loads(l)
+    if r['op'] == 'spmm': print(r['impl'], r['dtype'], r['width'], round(r['median_ms'], 3))
+" | tee -a "$LOG"
+  step "epochs, one configuration per process, split on and off"
+  for hot in 1792 0; do
+    for cfg in "sage relu f32" "sage relu mixedf16" "gcn relu f32"; do
+      set -- $cfg
+      SGNN_SPMM_HOT=$hot timeout 60 "$BIN" bench-train --backend cuda --dataset "$G" --models $1 --nonlins $2 \
+        --precisions $3 --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+    done
+  done
+  grep -h '"op":"train_epoch"' "$RES" | python3 -c "
 import sys, json
 for l in sys.stdin:
     r = json.loads(l)

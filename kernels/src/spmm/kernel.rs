@@ -210,10 +210,11 @@ pub struct MaxGradMask<R: Runtime> {
 /// `out`), `weights` `[nnz * heads]` contiguous. Every row of `out` is written. With
 /// `grad_mask`, computes the max-reduce gradient over the transpose instead (sum of the
 /// messages whose original edge is the argmax; weights indexed by original edge id). An
-/// unweighted sum or mean over a structure with a hot-column split (`csr.hot`) runs as two
-/// passes (cold edges, then the hot columns from shared memory) where the device's shared
-/// memory holds the hot columns; the sum then adds the two partial sums (deterministic, but a
-/// different order of additions than the single pass).
+/// unweighted f32 sum or mean of a width that is a multiple of 4 over a structure with a
+/// hot-column split (`csr.hot`) runs as two passes (cold edges, then the hot columns from
+/// shared memory) where the device's shared memory holds the hot columns; the result then
+/// adds the two partial sums (deterministic, but a different order of additions than the
+/// single pass).
 #[allow(clippy::too_many_arguments)]
 pub fn launch_spmm<R: Runtime>(
     client: &ComputeClient<R>,
@@ -238,10 +239,13 @@ pub fn launch_spmm<R: Runtime>(
     }
     let vec = vector_width(client, elem, f / heads.max(1), &mats);
     let n_vec = f / vec;
-    // unweighted sum / mean over a split structure: the cold edges through this kernel, then
-    // the hot columns' edges from shared memory (`hot.rs`)
-    if let (Some(hot), None, None, false) =
-        (csr.hot.as_ref(), weights.as_ref(), grad_mask.as_ref(), reduce == Reduce::Max)
+    // unweighted f32 sum / mean in 16-byte vectors over a split structure: the cold edges
+    // through this kernel, then the hot columns' edges from shared memory (`hot.rs`). Only
+    // there was the split measured faster (H200, session J): in f16 and at widths that are not a
+    // multiple of 4 the single pass is faster.
+    let split_pays = elem == 4 && vec == 4;
+    if let (Some(hot), None, None, false, true) =
+        (csr.hot.as_ref(), weights.as_ref(), grad_mask.as_ref(), reduce == Reduce::Max, split_pays)
     {
         if let Some(shape) = hot_shape(client, hot.len, hot.nnz, n_vec, vec, elem) {
             launch_spmm(client, &hot.cold, None, heads, x.clone(), out.clone(), None, reduce, None, dtype);
