@@ -256,11 +256,16 @@ impl TrainConfig {
         } else {
             KernelPolicy::default()
         };
+        let defaults = GraphOptions::default();
         GraphOptions {
             group_width: self.group_width,
             cbsr_group_width: self.cbsr_group_width,
             policy,
-            ..Default::default()
+            // the hot-column split serves only f32 aggregation; in mixed precision the SpMM runs
+            // on half tensors and the split would only hold memory (about 1 GiB on the
+            // reddit-scale graph)
+            hot_cols: if self.precision.half().is_some() { 0 } else { defaults.hot_cols },
+            ..defaults
         }
     }
 }
@@ -968,4 +973,19 @@ pub fn eval<B: SparseGnnBackend>(
     let model = model.load_record(record);
     let batcher = FullGraphBatcher::new(Arc::new(host), 0);
     Ok((cfg.clone(), evaluate(&model, &batcher, device)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hot_column_split_is_built_for_f32_training_only() {
+        let f32_cfg = TrainConfig::default();
+        assert_eq!(f32_cfg.precision, Precision::F32);
+        assert_eq!(f32_cfg.graph_options().hot_cols, GraphOptions::default().hot_cols);
+        let mixed = TrainConfig { precision: Precision::MixedF16, ..TrainConfig::default() };
+        assert_eq!(mixed.graph_options().hot_cols, 0);
+        assert_eq!(mixed.graph_options().group_width, mixed.group_width);
+    }
 }
