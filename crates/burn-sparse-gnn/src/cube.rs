@@ -4,7 +4,7 @@
 
 use crate::backend::{CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput};
 use crate::graph::SspmmStrategy;
-use crate::graph::{CsrPrim, GraphPrimitive};
+use crate::graph::{CsrPrim, GraphPrimitive, GroupsPrim};
 use burn::tensor::{DType, Shape, TensorMetadata};
 use burn_cubecl::kernel::{into_contiguous, into_contiguous_aligned};
 use burn_cubecl::ops::numeric::empty_device_contiguous_dtype;
@@ -40,10 +40,22 @@ fn sample<R: CubeRuntime>(t: &CubeTensor<R>) {
     }
 }
 
-/// Device bindings of a CSR primitive with the edge groups of the CBSR kernels.
-pub(crate) fn csr_dev_cbsr<R: CubeRuntime>(c: &CsrPrim<CubeTensor<R>>) -> CsrDev<R> {
-    let g = &c.cbsr_groups;
+/// Device bindings of `c`'s rows over the columns `col_idx` (`nnz` edges, split by the edge
+/// groups `g`), with the hot-column split `hot` if given (its 1-D arrays are never pitched).
+fn bind_csr<R: CubeRuntime>(
+    c: &CsrPrim<CubeTensor<R>>,
+    col_idx: &CubeTensor<R>,
+    nnz: usize,
+    g: &GroupsPrim<CubeTensor<R>>,
+    hot: Option<HotDev<R>>,
+) -> CsrDev<R> {
     CsrDev {
+        n_rows: c.n_rows,
+        n_cols: c.n_cols,
+        nnz,
+        max_degree: c.max_degree,
+        row_ptr: bind(&c.row_ptr),
+        col_idx: bind(col_idx),
         n_groups: g.len,
         n_slots: g.n_slots,
         n_finish: g.n_finish,
@@ -53,54 +65,27 @@ pub(crate) fn csr_dev_cbsr<R: CubeRuntime>(c: &CsrPrim<CubeTensor<R>>) -> CsrDev
         group_slot: bind(&g.slot),
         finish_rows: bind(&g.finish_rows),
         finish_ptr: bind(&g.finish_ptr),
-        ..csr_dev(c)
+        hot,
     }
 }
 
-/// Device bindings of a CSR primitive (its 1-D arrays are never pitched).
+/// Device bindings of a CSR primitive with the edge groups of the CBSR kernels.
+pub(crate) fn csr_dev_cbsr<R: CubeRuntime>(c: &CsrPrim<CubeTensor<R>>) -> CsrDev<R> {
+    bind_csr(c, &c.col_idx, c.nnz, &c.cbsr_groups, None)
+}
+
+/// Device bindings of a CSR primitive with the SpMM-family edge groups and its hot-column
+/// split (the cold edges keep the full row pointer, for the degrees of the mean).
 pub(crate) fn csr_dev<R: CubeRuntime>(c: &CsrPrim<CubeTensor<R>>) -> CsrDev<R> {
-    CsrDev {
-        n_rows: c.n_rows,
-        n_cols: c.n_cols,
-        nnz: c.nnz,
-        max_degree: c.max_degree,
-        row_ptr: bind(&c.row_ptr),
-        col_idx: bind(&c.col_idx),
-        n_groups: c.groups.len,
-        n_slots: c.groups.n_slots,
-        n_finish: c.groups.n_finish,
-        group_width: c.groups.width,
-        group_ptr: bind(&c.groups.ptr),
-        group_row: bind(&c.groups.row),
-        group_slot: bind(&c.groups.slot),
-        finish_rows: bind(&c.groups.finish_rows),
-        finish_ptr: bind(&c.groups.finish_ptr),
-        hot: c.hot.as_ref().map(|h| HotDev {
-            len: h.len,
-            nnz: h.nnz,
-            hot_ptr: bind(&h.hot_ptr),
-            hot_rank: bind(&h.hot_rank),
-            cols: bind(&h.cols),
-            cold: Box::new(CsrDev {
-                n_rows: c.n_rows,
-                n_cols: c.n_cols,
-                nnz: h.cold_nnz,
-                max_degree: c.max_degree,
-                row_ptr: bind(&c.row_ptr),
-                col_idx: bind(&h.cold_col),
-                n_groups: h.cold_groups.len,
-                n_slots: h.cold_groups.n_slots,
-                n_finish: h.cold_groups.n_finish,
-                group_width: h.cold_groups.width,
-                group_ptr: bind(&h.cold_groups.ptr),
-                group_row: bind(&h.cold_groups.row),
-                group_slot: bind(&h.cold_groups.slot),
-                finish_rows: bind(&h.cold_groups.finish_rows),
-                finish_ptr: bind(&h.cold_groups.finish_ptr),
-                hot: None,
-            }),
-        }),
-    }
+    let hot = c.hot.as_ref().map(|h| HotDev {
+        len: h.len,
+        nnz: h.nnz,
+        hot_ptr: bind(&h.hot_ptr),
+        hot_rank: bind(&h.hot_rank),
+        cols: bind(&h.cols),
+        cold: Box::new(bind_csr(c, &h.cold_col, h.cold_nnz, &h.cold_groups, None)),
+    });
+    bind_csr(c, &c.col_idx, c.nnz, &c.groups, hot)
 }
 
 /// Widths up to this are stored with packed u8 column ids (MaxK-GNN's 5-byte entries).

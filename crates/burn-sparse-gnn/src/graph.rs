@@ -183,8 +183,10 @@ pub struct GraphOptions {
     /// Most-read columns split off for the two-pass SpMM sum / mean (see
     /// [`sparse_gnn_kernels::spmm::hot`]; 0 turns the split off). The second pass keeps one
     /// feature tile of these columns in shared memory; on a device whose shared memory cannot
-    /// hold them the single pass runs instead. The split stores the cold edges' columns and
-    /// groups a second time (about 4 bytes per edge, for the adjacency and its transpose).
+    /// hold them the single pass runs instead. Only unweighted f32 sums and means of widths that
+    /// are multiples of 4 use it (elsewhere the single pass was measured faster), so set 0 when
+    /// aggregating in half precision: the split stores the cold edges' columns and groups a
+    /// second time (about 4 bytes per edge, for the adjacency and its transpose).
     pub hot_cols: usize,
     /// The hot columns must receive at least this share of the edges, else no split is built.
     pub hot_min_share: f64,
