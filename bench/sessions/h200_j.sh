@@ -15,6 +15,7 @@
 # Phase `d3` (the split only for f32 in 16-byte vectors, after d2 measured f16 SpMM and the SAGE
 # epochs slower with it): full selftest, cuSPARSE, SpMM f32 / f16 with and without the split,
 # training epochs with and without it.
+# Phase `e` (review commit: host-side bindings only): full selftest, cuSPARSE and SpMM f32.
 # Usage: bench/sessions/h200_j.sh <binary> <out dir> <phase>
 set -u
 BIN=${1:-.carry/train-app}
@@ -192,6 +193,25 @@ for l in sys.stdin:
     r = json.loads(l)
     print(r['impl'], r.get('model'), r.get('nonlin'), r['dtype'], round(r['median_ms'], 2), r.get('tuning'),
           r.get('peak_in_use_bytes'), r.get('peak_bytes'))
+" | tee -a "$LOG"
+  step done
+fi
+if [ "$PHASE" = e ]; then
+  step selftest
+  ( time timeout 240 "$BIN" selftest --backend cuda ) > "$OUT/selftest-j-e.log" 2>&1
+  grep -E "^== |checks|selftest|FAIL|panicked" "$OUT/selftest-j-e.log" | tail -n 40 | tee -a "$LOG"
+  step gen
+  [ -d "$G" ] || timeout 60 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1
+  step "peers spmm"
+  PYTHONUNBUFFERED=1 timeout 120 python3 bench/peers.py --graph "$G" --out "$RES" --ks 32 >> "$LOG" 2>&1
+  step "ours spmm"
+  ours --ops spmm --dtypes f32
+  summary
+  grep -h '"impl": "cusparse"' "$RES" | python3 -c "
+import sys, json
+for l in sys.stdin:
+    r = json.loads(l)
+    if r['op'] == 'spmm' and r['dtype'] == 'f32': print(r['impl'], r['dtype'], r['width'], round(r['median_ms'], 3))
 " | tee -a "$LOG"
   step done
 fi
