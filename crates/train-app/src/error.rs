@@ -28,6 +28,9 @@ pub enum AppError {
     /// An operation rejected its arguments.
     #[error(transparent)]
     Op(#[from] OpError),
+    /// A request needs more memory than a limit allows (checked before anything is allocated).
+    #[error("{what} needs {} but {limit} is {}", crate::memory::gib(*need_bytes), crate::memory::gib(*limit_bytes))]
+    TooLarge { what: String, need_bytes: u64, limit_bytes: u64, limit: String },
     /// A flag or configuration value is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),

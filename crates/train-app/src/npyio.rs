@@ -1,13 +1,20 @@
 //! Reading and writing `.npy` arrays (through `npyz`), with the dtype conversions the dataset
 //! formats need and errors that name the file.
+//!
+//! Every read checks the header before anything is allocated: the element count must not
+//! overflow, the declared data must be present in the file (or archive entry), and the decoded
+//! array must fit in the host's available memory. Arrays stored in Fortran order (numpy's
+//! `fortran_order: True`, column-major) are returned in C order, so callers always index
+//! `data[i * cols + j]`.
 
 use crate::error::{AppError, Result};
-use npyz::{DType, NpyFile, TypeChar, WriterBuilder};
+use crate::memory::host_available_bytes;
+use npyz::{DType, NpyFile, NpyHeader, Order, TypeChar, WriterBuilder};
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read};
+use std::io::{BufReader, BufWriter, Read, Seek};
 use std::path::Path;
 
-/// An array read from a file: values and shape.
+/// An array read from a file: values (C order) and shape.
 pub struct Array<T> {
     pub data: Vec<T>,
     pub shape: Vec<usize>,
@@ -27,28 +34,108 @@ fn describe(dtype: &DType) -> String {
     }
 }
 
+/// Bytes of one element as stored (plain dtypes only; others are refused later by dtype).
+fn item_bytes(dtype: &DType) -> u64 {
+    match dtype {
+        DType::Plain(ts) => ts.size_field().max(1),
+        _ => 1,
+    }
+}
+
+/// Checks a header against the bytes that hold its data (`stored`, when known) and the host's
+/// memory (`out_elem` bytes per decoded element). Returns the element count.
+fn check_header(path: &Path, header: &NpyHeader, stored: Option<u64>, out_elem: usize) -> Result<usize> {
+    let shape = header.shape();
+    let count = shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d)).ok_or_else(|| AppError::Format {
+        path: path.into(),
+        msg: format!("header declares shape {shape:?}, whose element count overflows: corrupt file"),
+    })?;
+    let data_bytes = count.checked_mul(item_bytes(&header.dtype())).ok_or_else(|| AppError::Format {
+        path: path.into(),
+        msg: format!("header declares shape {shape:?}, more bytes than any file can hold: corrupt file"),
+    })?;
+    if let Some(stored) = stored {
+        if data_bytes > stored {
+            return Err(AppError::Format {
+                path: path.into(),
+                msg: format!(
+                    "header declares shape {shape:?} ({data_bytes} bytes of data) but the file holds only \
+                     {stored}: truncated or corrupt"
+                ),
+            });
+        }
+    }
+    let need = count.saturating_mul(out_elem as u64);
+    if let Some(avail) = host_available_bytes() {
+        if need > avail {
+            return Err(AppError::TooLarge {
+                what: format!("{}: array of shape {shape:?}", path.display()),
+                need_bytes: need,
+                limit_bytes: avail,
+                limit: "the host's available memory".into(),
+            });
+        }
+    }
+    usize::try_from(count).map_err(|_| AppError::Format {
+        path: path.into(),
+        msg: format!("shape {shape:?} has more elements than this machine can address"),
+    })
+}
+
+/// Reorders data stored with the header's strides (Fortran order) into C order.
+fn to_c_order<T: Copy>(header: &NpyHeader, data: Vec<T>) -> Vec<T> {
+    if header.order() == Order::C || header.shape().len() < 2 {
+        return data;
+    }
+    let shape: Vec<usize> = header.shape().iter().map(|&d| d as usize).collect();
+    let strides: Vec<usize> = header.strides().iter().map(|&s| s as usize).collect();
+    if shape.len() == 2 {
+        // the common case (masks [splits, N], edges [E, 2]): a transpose
+        let (r, c) = (shape[0], shape[1]);
+        let mut out = Vec::with_capacity(data.len());
+        for i in 0..r {
+            out.extend((0..c).map(|j| data[i * strides[0] + j * strides[1]]));
+        }
+        return out;
+    }
+    let mut out = Vec::with_capacity(data.len());
+    let mut idx = vec![0usize; shape.len()];
+    for _ in 0..data.len() {
+        out.push(data[idx.iter().zip(&strides).map(|(i, s)| i * s).sum::<usize>()]);
+        for k in (0..shape.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    out
+}
+
+fn read_vec<T: npyz::Deserialize, R: Read>(path: &Path, npy: NpyFile<R>) -> Result<Vec<T>> {
+    npy.into_vec::<T>().map_err(|e| AppError::Format { path: path.into(), msg: format!("reading the data: {e}") })
+}
+
 fn convert_ints<R: Read>(path: &Path, npy: NpyFile<R>) -> Result<Vec<i64>> {
     let dtype = npy.dtype();
     let bad = || AppError::Dtype { path: path.into(), found: describe(&dtype), expected: "integers" };
-    let fmt = |e: std::io::Error| AppError::Format { path: path.into(), msg: e.to_string() };
     Ok(match type_of(&dtype).ok_or_else(bad)? {
-        (TypeChar::Int, 8) => npy.into_vec::<i64>().map_err(fmt)?,
-        (TypeChar::Int, 4) => npy.into_vec::<i32>().map_err(fmt)?.into_iter().map(i64::from).collect(),
-        (TypeChar::Int, 2) => npy.into_vec::<i16>().map_err(fmt)?.into_iter().map(i64::from).collect(),
-        (TypeChar::Int, 1) => npy.into_vec::<i8>().map_err(fmt)?.into_iter().map(i64::from).collect(),
-        (TypeChar::Uint, 8) => npy
-            .into_vec::<u64>()
-            .map_err(fmt)?
+        (TypeChar::Int, 8) => read_vec::<i64, _>(path, npy)?,
+        (TypeChar::Int, 4) => read_vec::<i32, _>(path, npy)?.into_iter().map(i64::from).collect(),
+        (TypeChar::Int, 2) => read_vec::<i16, _>(path, npy)?.into_iter().map(i64::from).collect(),
+        (TypeChar::Int, 1) => read_vec::<i8, _>(path, npy)?.into_iter().map(i64::from).collect(),
+        (TypeChar::Uint, 8) => read_vec::<u64, _>(path, npy)?
             .into_iter()
             .map(|v| {
                 i64::try_from(v)
                     .map_err(|_| AppError::Format { path: path.into(), msg: format!("value {v} does not fit i64") })
             })
             .collect::<Result<_>>()?,
-        (TypeChar::Uint, 4) => npy.into_vec::<u32>().map_err(fmt)?.into_iter().map(i64::from).collect(),
-        (TypeChar::Uint, 2) => npy.into_vec::<u16>().map_err(fmt)?.into_iter().map(i64::from).collect(),
-        (TypeChar::Uint, 1) => npy.into_vec::<u8>().map_err(fmt)?.into_iter().map(i64::from).collect(),
-        (TypeChar::Bool, 1) => npy.into_vec::<bool>().map_err(fmt)?.into_iter().map(i64::from).collect(),
+        (TypeChar::Uint, 4) => read_vec::<u32, _>(path, npy)?.into_iter().map(i64::from).collect(),
+        (TypeChar::Uint, 2) => read_vec::<u16, _>(path, npy)?.into_iter().map(i64::from).collect(),
+        (TypeChar::Uint, 1) => read_vec::<u8, _>(path, npy)?.into_iter().map(i64::from).collect(),
+        (TypeChar::Bool, 1) => read_vec::<bool, _>(path, npy)?.into_iter().map(i64::from).collect(),
         _ => return Err(bad()),
     })
 }
@@ -56,11 +143,10 @@ fn convert_ints<R: Read>(path: &Path, npy: NpyFile<R>) -> Result<Vec<i64>> {
 fn convert_floats<R: Read>(path: &Path, npy: NpyFile<R>) -> Result<Vec<f32>> {
     let dtype = npy.dtype();
     let bad = || AppError::Dtype { path: path.into(), found: describe(&dtype), expected: "floats" };
-    let fmt = |e: std::io::Error| AppError::Format { path: path.into(), msg: e.to_string() };
     Ok(match type_of(&dtype).ok_or_else(bad)? {
-        (TypeChar::Float, 4) => npy.into_vec::<f32>().map_err(fmt)?,
-        (TypeChar::Float, 8) => npy.into_vec::<f64>().map_err(fmt)?.into_iter().map(|v| v as f32).collect(),
-        (TypeChar::Float, 2) => npy.into_vec::<half::f16>().map_err(fmt)?.into_iter().map(f32::from).collect(),
+        (TypeChar::Float, 4) => read_vec::<f32, _>(path, npy)?,
+        (TypeChar::Float, 8) => read_vec::<f64, _>(path, npy)?.into_iter().map(|v| v as f32).collect(),
+        (TypeChar::Float, 2) => read_vec::<half::f16, _>(path, npy)?.into_iter().map(f32::from).collect(),
         (TypeChar::Int, _) | (TypeChar::Uint, _) | (TypeChar::Bool, _) => {
             convert_ints(path, npy)?.into_iter().map(|v| v as f32).collect()
         }
@@ -68,43 +154,84 @@ fn convert_floats<R: Read>(path: &Path, npy: NpyFile<R>) -> Result<Vec<f32>> {
     })
 }
 
-fn open(path: &Path) -> Result<NpyFile<BufReader<File>>> {
-    let file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => AppError::Missing { path: path.into(), what: "npy array".into() },
+/// Opens a regular file for reading (a FIFO, device or folder is refused: reading one could
+/// block forever or never end).
+pub fn open_regular(path: &Path, what: &str) -> Result<File> {
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => AppError::Missing { path: path.into(), what: what.into() },
         _ => AppError::io(path, e),
     })?;
-    NpyFile::new(BufReader::with_capacity(1 << 20, file))
-        .map_err(|e| AppError::Format { path: path.into(), msg: format!("not a valid .npy file: {e}") })
+    if !meta.is_file() {
+        return Err(AppError::Format { path: path.into(), msg: format!("not a regular file (expected {what})") });
+    }
+    File::open(path).map_err(|e| AppError::io(path, e))
 }
 
-fn shape_of<R: Read>(npy: &NpyFile<R>) -> Vec<usize> {
-    npy.shape().iter().map(|&d| d as usize).collect()
+/// Opens an `.npy` file and checks its header; returns the reader, its header and the checked
+/// element count.
+fn open(path: &Path, out_elem: usize) -> Result<(NpyFile<BufReader<File>>, usize)> {
+    let file = open_regular(path, "npy array")?;
+    let len = file.metadata().map_err(|e| AppError::io(path, e))?.len();
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let header = NpyHeader::from_reader(&mut reader)
+        .map_err(|e| AppError::Format { path: path.into(), msg: format!("not a valid .npy file: {e}") })?;
+    let pos = reader.stream_position().map_err(|e| AppError::io(path, e))?;
+    let count = check_header(path, &header, Some(len.saturating_sub(pos)), out_elem)?;
+    Ok((NpyFile::with_header(header, reader), count))
+}
+
+fn shape_of(header: &NpyHeader) -> Vec<usize> {
+    header.shape().iter().map(|&d| d as usize).collect()
 }
 
 /// Reads an integer (or bool) array as i64.
 pub fn read_ints(path: &Path) -> Result<Array<i64>> {
-    let npy = open(path)?;
-    let shape = shape_of(&npy);
-    Ok(Array { data: convert_ints(path, npy)?, shape })
+    let (npy, _) = open(path, 8)?;
+    ints_checked(path, npy)
 }
 
 /// Reads a float (or integer) array as f32.
 pub fn read_floats(path: &Path) -> Result<Array<f32>> {
-    let npy = open(path)?;
-    let shape = shape_of(&npy);
-    Ok(Array { data: convert_floats(path, npy)?, shape })
+    let (npy, _) = open(path, 4)?;
+    floats_checked(path, npy)
 }
 
-/// Reads integers from an npy stream inside an archive.
+fn ints_checked<R: Read>(path: &Path, npy: NpyFile<R>) -> Result<Array<i64>> {
+    let header = npy.header().clone();
+    let data = convert_ints(path, npy)?;
+    Ok(Array { data: to_c_order(&header, data), shape: shape_of(&header) })
+}
+
+fn floats_checked<R: Read>(path: &Path, npy: NpyFile<R>) -> Result<Array<f32>> {
+    let header = npy.header().clone();
+    let data = convert_floats(path, npy)?;
+    Ok(Array { data: to_c_order(&header, data), shape: shape_of(&header) })
+}
+
+/// Parses the header of an npy stream whose data holds `stored` bytes (an archive entry's
+/// declared size, when known) and checks it.
+pub fn npy_from<R: Read>(path: &Path, mut reader: R, stored: Option<u64>, out_elem: usize) -> Result<NpyFile<R>> {
+    let header = NpyHeader::from_reader(&mut reader)
+        .map_err(|e| AppError::Format { path: path.into(), msg: format!("not a valid .npy array: {e}") })?;
+    let header_len = header_bytes(&header);
+    check_header(path, &header, stored.map(|s| s.saturating_sub(header_len)), out_elem)?;
+    Ok(NpyFile::with_header(header, reader))
+}
+
+/// Lower bound of the header's length (the magic string, version and length field; the text
+/// itself is at least 10 bytes): used only to bound what an archive entry can hold.
+fn header_bytes(_header: &NpyHeader) -> u64 {
+    20
+}
+
+/// Reads integers from an npy stream inside an archive (header checked by [`npy_from`]).
 pub fn ints_from<R: Read>(path: &Path, npy: NpyFile<R>) -> Result<Array<i64>> {
-    let shape = shape_of(&npy);
-    Ok(Array { data: convert_ints(path, npy)?, shape })
+    ints_checked(path, npy)
 }
 
-/// Reads floats from an npy stream inside an archive.
+/// Reads floats from an npy stream inside an archive (header checked by [`npy_from`]).
 pub fn floats_from<R: Read>(path: &Path, npy: NpyFile<R>) -> Result<Array<f32>> {
-    let shape = shape_of(&npy);
-    Ok(Array { data: convert_floats(path, npy)?, shape })
+    floats_checked(path, npy)
 }
 
 /// Checks the rank (and, where given, the size of each dimension) of an array.
@@ -119,16 +246,109 @@ pub fn expect_shape(path: &Path, shape: &[usize], expected: &[Option<usize>]) ->
     }
 }
 
-/// Writes `data` with `shape` to `path` (C order).
+/// Writes `data` with `shape` to `path` (C order), atomically: a temporary file beside it is
+/// written, synced and renamed over `path`.
 pub fn write<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[usize], data: &[T]) -> Result<()> {
-    let file = File::create(path).map_err(|e| AppError::io(path, e))?;
-    let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
-    let mut w = npyz::WriteOptions::new()
-        .default_dtype()
-        .shape(&shape)
-        .writer(BufWriter::with_capacity(1 << 20, file))
-        .begin_nd()
-        .map_err(|e| AppError::io(path, e))?;
-    w.extend(data.iter().copied()).map_err(|e| AppError::io(path, e))?;
-    w.finish().map_err(|e| AppError::io(path, e))
+    crate::fsutil::write_atomic_with(path, |file| {
+        let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+        let mut w = npyz::WriteOptions::new()
+            .default_dtype()
+            .shape(&shape)
+            .writer(BufWriter::with_capacity(1 << 20, file))
+            .begin_nd()?;
+        w.extend(data.iter().copied())?;
+        w.finish()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An npy file of `shape` in the given order with `data` listed in that order.
+    fn raw_npy(descr: &str, shape: &[usize], fortran: bool, payload: &[u8]) -> Vec<u8> {
+        let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+        let shape_txt = if shape.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+        let mut text = format!(
+            "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape_txt}, }}",
+            if fortran { "True" } else { "False" }
+        );
+        while (10 + text.len() + 1) % 64 != 0 {
+            text.push(' ');
+        }
+        text.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(text.len() as u16).to_le_bytes());
+        out.extend_from_slice(text.as_bytes());
+        out.extend_from_slice(payload);
+        out
+    }
+
+    fn tmp(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("npyio-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn fortran_order_is_returned_in_c_order() {
+        // the 2 x 3 matrix [[0, 1, 2], [3, 4, 5]] stored column by column
+        let col_major: Vec<u8> = [0i64, 3, 1, 4, 2, 5].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let p = tmp("f").join("m.npy");
+        std::fs::write(&p, raw_npy("<i8", &[2, 3], true, &col_major)).unwrap();
+        let a = read_ints(&p).unwrap();
+        assert_eq!(a.shape, vec![2, 3]);
+        assert_eq!(a.data, vec![0, 1, 2, 3, 4, 5]);
+        let f = read_floats(&p).unwrap();
+        assert_eq!(f.data, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        // three dimensions: element (i, j, k) of a 2 x 2 x 3 array is i * 6 + j * 3 + k
+        let mut col3 = Vec::new();
+        for k in 0..3i64 {
+            for j in 0..2i64 {
+                for i in 0..2i64 {
+                    col3.extend_from_slice(&(i * 6 + j * 3 + k).to_le_bytes());
+                }
+            }
+        }
+        std::fs::write(&p, raw_npy("<i8", &[2, 2, 3], true, &col3)).unwrap();
+        assert_eq!(read_ints(&p).unwrap().data, (0..12).collect::<Vec<i64>>());
+    }
+
+    #[test]
+    fn c_order_is_unchanged() {
+        let rows: Vec<u8> = [0i32, 1, 2, 3, 4, 5].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let p = tmp("c").join("m.npy");
+        std::fs::write(&p, raw_npy("<i4", &[2, 3], false, &rows)).unwrap();
+        assert_eq!(read_ints(&p).unwrap().data, vec![0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn overflowing_and_truncated_headers_are_errors_before_any_allocation() {
+        let p = tmp("h").join("m.npy");
+        std::fs::write(&p, raw_npy("<i8", &[2, 1 << 63], false, &[0; 16])).unwrap();
+        let e = read_ints(&p).err().unwrap().to_string();
+        assert!(e.contains("overflows") || e.contains("more bytes"), "{e}");
+        std::fs::write(&p, raw_npy("<f4", &[2708, 2_000_000_000], false, &[0; 64])).unwrap();
+        let e = read_floats(&p).err().unwrap().to_string();
+        assert!(e.contains("truncated"), "{e}");
+        std::fs::write(&p, raw_npy("<i8", &[4], false, &[0; 24])).unwrap();
+        assert!(read_ints(&p).err().unwrap().to_string().contains("truncated"));
+    }
+
+    #[test]
+    fn a_folder_is_not_read_as_an_array() {
+        let d = tmp("dir");
+        let e = read_ints(&d).err().unwrap().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn write_then_read_round_trips_and_leaves_no_temporary_file() {
+        let d = tmp("w");
+        let p = d.join("x.npy");
+        write(&p, &[2, 2], &[1.5f32, 2.5, 3.5, 4.5]).unwrap();
+        assert_eq!(read_floats(&p).unwrap().data, vec![1.5, 2.5, 3.5, 4.5]);
+        let names: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
 }

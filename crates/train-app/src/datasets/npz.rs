@@ -13,10 +13,7 @@ type Archive = NpzArchive<BufReader<File>>;
 
 /// Opens an npz archive.
 pub fn open(path: &Path) -> Result<Archive> {
-    let file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => AppError::Missing { path: path.into(), what: "npz archive".into() },
-        _ => AppError::io(path, e),
-    })?;
+    let file = crate::npyio::open_regular(path, "npz archive")?;
     NpzArchive::new(BufReader::new(file))
         .map_err(|e| AppError::Format { path: path.into(), msg: format!("not a valid .npz archive: {e}") })
 }
@@ -26,22 +23,32 @@ pub fn names(a: &Archive) -> Vec<String> {
     a.array_names().map(|s| s.to_string()).collect()
 }
 
+/// The npy entry `name` of an archive, its header checked against the entry's size and the
+/// host's memory (`out_elem` bytes per decoded element), read by `read`.
+macro_rules! read_entry {
+    ($a:expr, $path:expr, $name:expr, $out_elem:expr, $read:path) => {{
+        let (a, path, name) = ($a, $path, $name);
+        if !names(a).iter().any(|n| n == name) {
+            return Err(AppError::Format { path: path.into(), msg: format!("missing array `{name}`") });
+        }
+        let entry = a
+            .zip_archive()
+            .by_name(&npyz::npz::file_name_from_array_name(name))
+            .map_err(|e| AppError::Format { path: path.into(), msg: format!("array `{name}`: {e}") })?;
+        let size = entry.size();
+        let npy = crate::npyio::npy_from(&path.join(name), entry, Some(size), $out_elem)?;
+        $read(&path.join(name), npy)
+    }};
+}
+
 /// Reads integer array `name`.
 pub fn ints(a: &mut Archive, path: &Path, name: &str) -> Result<Array<i64>> {
-    let npy = a
-        .by_name(name)
-        .map_err(|e| AppError::Format { path: path.into(), msg: format!("array `{name}`: {e}") })?
-        .ok_or_else(|| AppError::Format { path: path.into(), msg: format!("missing array `{name}`") })?;
-    ints_from(&path.join(name), npy)
+    read_entry!(a, path, name, 8, ints_from)
 }
 
 /// Reads float array `name`.
 pub fn floats(a: &mut Archive, path: &Path, name: &str) -> Result<Array<f32>> {
-    let npy = a
-        .by_name(name)
-        .map_err(|e| AppError::Format { path: path.into(), msg: format!("array `{name}`: {e}") })?
-        .ok_or_else(|| AppError::Format { path: path.into(), msg: format!("missing array `{name}`") })?;
-    floats_from(&path.join(name), npy)
+    read_entry!(a, path, name, 4, floats_from)
 }
 
 fn graph_err(path: &Path) -> impl Fn(burn_sparse_gnn::GraphError) -> AppError + '_ {
@@ -123,6 +130,12 @@ fn masks_to_splits(
     Ok((0..k).map(|s| Split { train: pick(train, s), valid: pick(valid, s), test: pick(test, s) }).collect())
 }
 
+/// Whether a heterophilous file name marks a directed graph: `directed` as a word of the name
+/// (`chameleon_directed`), not inside another (`undirected`).
+fn is_directed_name(stem: &str) -> bool {
+    stem.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w.eq_ignore_ascii_case("directed"))
+}
+
 /// Loads a heterophilous-benchmark archive: `edges` `[E, 2]` (symmetrised unless the file name
 /// says `directed`), ten splits from the masks (the first is the default, all are alternatives
 /// for `mask:K`).
@@ -137,7 +150,7 @@ pub fn load_heterophilous(path: &Path, opts: BuildOptions) -> Result<GraphData> 
     expect_shape(&path.join("edges"), &e.shape, &[None, Some(2)])?;
     let src: Vec<i64> = e.data.iter().step_by(2).copied().collect();
     let dst: Vec<i64> = e.data.iter().skip(1).step_by(2).copied().collect();
-    let directed = stem(path).contains("directed");
+    let directed = is_directed_name(&stem(path));
     let opts = BuildOptions { symmetrize: opts.symmetrize || !directed, dedup: true, ..opts };
     let adj = Csr::from_edges(n, &src, &dst, None, opts).map_err(graph_err(path))?;
     let features = Features::dense(n, f, x.data).map_err(graph_err(path))?;
@@ -161,5 +174,16 @@ pub fn load(path: &Path, opts: BuildOptions) -> Result<GraphData> {
         load_heterophilous(path, opts)
     } else {
         Err(AppError::Format { path: path.into(), msg: format!("unknown npz layout (arrays: {})", keys.join(", ")) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn directed_is_a_word_of_the_name() {
+        assert!(super::is_directed_name("chameleon_directed"));
+        assert!(super::is_directed_name("squirrel_filtered_directed"));
+        assert!(!super::is_directed_name("texas_undirected"));
+        assert!(!super::is_directed_name("chameleon"));
     }
 }
