@@ -33,3 +33,55 @@ pub fn record(bytes_in_use: u64) {
         PEAK.fetch_max(bytes_in_use, Ordering::SeqCst);
     }
 }
+
+/// How CubeCL's memory pools hold device memory (CUDA and wgpu), a process-wide choice made
+/// before the first device is used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PoolMode {
+    /// Every buffer is allocated at its exact size (rounded to 512 bytes) and reused only for
+    /// tensors of that size (CubeCL's persistent pool, enforced). Full-graph training allocates
+    /// the same sizes every epoch, so after the first epoch nothing new is allocated and the
+    /// reserved bytes stay close to the live peak.
+    #[default]
+    Exact,
+    /// CubeCL's default pools: large pages cut into slices (sizes rounded up to the page of
+    /// their class, pages kept for the life of the process).
+    Pooled,
+}
+
+/// Error of [`set_pool_mode`].
+#[derive(Debug, thiserror::Error)]
+#[error("the memory pool mode must be chosen before the first device is used")]
+pub struct PoolModeTooLate;
+
+/// Chooses how CubeCL's pools hold device memory for this process. Call it before any device
+/// is used: CubeCL reads its configuration once (from `cubecl.toml` and its own `CUBECL_*`
+/// variables, which are kept; only the pool mode is set here).
+pub fn set_pool_mode(mode: PoolMode) -> Result<(), PoolModeTooLate> {
+    use cubecl::config::memory::PersistentMemory;
+    use cubecl::config::{CubeClRuntimeConfig, RuntimeConfig};
+    let mut state = CubeClRuntimeConfig::storage().lock();
+    if state.is_some() {
+        return Err(PoolModeTooLate);
+    }
+    let mut cfg = CubeClRuntimeConfig::from_current_dir().override_from_env();
+    cfg.memory.persistent_memory = match mode {
+        PoolMode::Exact => PersistentMemory::Enforced,
+        PoolMode::Pooled => PersistentMemory::Enabled,
+    };
+    *state = Some(std::sync::Arc::new(cfg));
+    EXACT_POOLS.store(mode == PoolMode::Exact, Ordering::SeqCst);
+    Ok(())
+}
+
+static EXACT_POOLS: AtomicBool = AtomicBool::new(false);
+
+/// The pool mode chosen by [`set_pool_mode`] (CubeCL's own default, [`PoolMode::Pooled`]'s
+/// behaviour, if it was never called).
+pub fn pool_mode() -> PoolMode {
+    if EXACT_POOLS.load(Ordering::SeqCst) {
+        PoolMode::Exact
+    } else {
+        PoolMode::Pooled
+    }
+}

@@ -12,6 +12,17 @@ use train_app::{bench, datasets, error, gen, npyio, selftest};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// How the GPU memory pools hold memory: `exact` (buffers of the exact sizes the work
+    /// allocates, reused for the same sizes: reserved memory stays close to what is in use) or
+    /// `pooled` (CubeCL's default pages and slices).
+    #[arg(long, global = true, value_enum, default_value = "exact")]
+    memory_pools: PoolsArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PoolsArg {
+    Exact,
+    Pooled,
 }
 
 #[derive(Subcommand)]
@@ -505,7 +516,7 @@ fn parse_rmat(s: &str) -> Result<(usize, usize)> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        None => run(Cli { command: Some(Command::Train(TrainArgs::default())) }),
+        None => run(Cli { command: Some(Command::Train(TrainArgs::default())), ..cli }),
         Some(Command::Train(a)) => {
             let cfg = train_config(&a)?;
             dispatch(a.backend.unwrap_or(BackendKind::Auto), TrainJob { cfg, resume: a.resume })
@@ -613,6 +624,14 @@ fn run(cli: Cli) -> Result<()> {
 
 fn main() {
     let cli = Cli::parse();
+    let pools = match cli.memory_pools {
+        PoolsArg::Exact => burn_sparse_gnn::memory::PoolMode::Exact,
+        PoolsArg::Pooled => burn_sparse_gnn::memory::PoolMode::Pooled,
+    };
+    if let Err(e) = burn_sparse_gnn::memory::set_pool_mode(pools) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
     if let Err(e) = run(cli) {
         eprintln!("error: {e}");
         std::process::exit(1);

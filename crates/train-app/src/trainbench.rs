@@ -72,6 +72,11 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         if !l.is_finite() {
             return Err(AppError::Diverged(format!("loss {l} at epoch {epoch}{}", cfg.divergence_hint())));
         }
+        if epoch == 0 {
+            // what the first epoch allocated only once (set-up, compilation) goes back to the
+            // device; later epochs allocate the same sizes again
+            B::memory_cleanup(device);
+        }
         if epoch >= tb.warmup && !probe {
             times.push(ms);
         }
