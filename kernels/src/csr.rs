@@ -116,6 +116,60 @@ pub struct HotSplit {
     pub hot_rank: Vec<u32>,
 }
 
+/// How much of a structure's traffic its most-read columns take: what decides whether the
+/// hot-column split pays (see [`HotSplit`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HotStats {
+    /// Rows of the structure.
+    pub rows: usize,
+    /// Edges of the structure.
+    pub edges: usize,
+    /// Columns considered hot (at most the requested count, only columns with edges).
+    pub hot_cols: usize,
+    /// Edges on the hot columns.
+    pub hot_edges: usize,
+    /// Rows with at least one hot edge.
+    pub rows_with_hot: usize,
+}
+
+impl HotStats {
+    /// Counts the edges of the (at most) `max_cols` most-read columns of `csr`.
+    pub fn new(csr: &CsrRef<'_>, max_cols: usize) -> Self {
+        let n = csr.n_cols;
+        let mut stats = Self { rows: csr.n_rows, edges: csr.nnz(), ..Default::default() };
+        if max_cols == 0 || n == 0 || csr.nnz() == 0 {
+            return stats;
+        }
+        let mut count = vec![0usize; n];
+        for &c in csr.col_idx {
+            count[c as usize] += 1;
+        }
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        let h = max_cols.min(n);
+        if h < n {
+            order.select_nth_unstable_by(h - 1, |&a, &b| count[b as usize].cmp(&count[a as usize]).then(a.cmp(&b)));
+        }
+        let mut hot = vec![false; n];
+        for &c in order[..h].iter().filter(|&&c| count[c as usize] > 0) {
+            hot[c as usize] = true;
+            stats.hot_cols += 1;
+            stats.hot_edges += count[c as usize];
+        }
+        stats.rows_with_hot = (0..csr.n_rows).filter(|&i| csr.col_idx[csr.row(i)].iter().any(|&c| hot[c as usize])).count();
+        stats
+    }
+
+    /// Share of the edges on the hot columns.
+    pub fn share(&self) -> f64 {
+        self.hot_edges as f64 / self.edges.max(1) as f64
+    }
+
+    /// Hot edges per row that has any: the work the second pass does for each row it visits.
+    pub fn hot_per_row(&self) -> f64 {
+        self.hot_edges as f64 / self.rows_with_hot.max(1) as f64
+    }
+}
+
 impl HotSplit {
     /// Splits off the (at most) `max_cols` columns with the most edges (ties: lower column
     /// first). Returns `None` when `max_cols` is 0, the structure has fewer than `min_edges`

@@ -40,6 +40,8 @@ pub struct CsrDev<R: Runtime> {
     pub finish_ptr: TensorBinding<R>,
     /// The hot-column split of the SpMM sum / mean (see [`crate::spmm::hot`]), if any.
     pub hot: Option<crate::spmm::hot::HotDev<R>>,
+    /// Launch configuration of the kernels that read this structure.
+    pub config: crate::config::KernelConfig,
 }
 
 /// A 2-D tensor on the device (row stride may be pitched).
@@ -125,19 +127,13 @@ pub fn cube_count<R: Runtime>(client: &ComputeClient<R>, num_cubes: usize) -> Cu
     CubeCountSelection::new(client, num_cubes as u32).cube_count()
 }
 
-/// Whether the kernels may use plane (warp) operations: the device has them and `SGNN_NO_PLANE`
-/// is not set (it forces the shared-memory fallbacks, e.g. to test them on a GPU).
-pub fn has_plane_ops<R: Runtime>(client: &ComputeClient<R>) -> bool {
-    client.properties().features.plane.contains(cubecl::features::Plane::Ops)
-        && std::env::var_os("SGNN_NO_PLANE").is_none()
+/// Whether the kernels may use plane (warp) operations: the device has them and `planes` does
+/// not ask for the shared-memory fallbacks.
+pub fn has_plane_ops<R: Runtime>(client: &ComputeClient<R>, planes: crate::config::PlaneUse) -> bool {
+    planes == crate::config::PlaneUse::Auto && client.properties().features.plane.contains(cubecl::features::Plane::Ops)
 }
 
 /// Plane (warp) size of the device.
 pub fn plane_size<R: Runtime>(client: &ComputeClient<R>) -> u32 {
     client.properties().hardware.plane_size_max
-}
-
-/// Reads an environment override of a tuning knob (for benchmarks sweeping kernel shapes).
-pub fn tuning(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }

@@ -14,10 +14,16 @@
 //! - [`cbsr`]: CBSR SpGEMM forward, SSpMM backward, scatter / gather.
 //!
 //! Each module has a `reference` submodule; [`csr`] holds the borrowed structures they take.
+//! Launch shapes are typed values ([`config::KernelConfig`], every field `Auto` or forced)
+//! resolved by the measured rules of [`heuristics`]; a launch the device cannot take returns a
+//! [`KernelError`].
 
 pub mod cbsr;
+pub mod config;
 pub mod csr;
 pub mod device;
+pub mod error;
+pub mod heuristics;
 pub mod maxk;
 pub mod pool;
 pub mod reduce;
@@ -27,4 +33,6 @@ pub mod sddmm;
 pub mod softmax;
 pub mod spmm;
 
-pub use csr::{CsrRef, EdgeGroups, Transpose};
+pub use config::{Choice, KernelConfig, PlaneUse};
+pub use csr::{CsrRef, EdgeGroups, HotStats, Transpose};
+pub use error::KernelError;

@@ -106,12 +106,13 @@ pub fn launch_rows_to_half<R: Runtime>(
     scale: TensorBinding<R>,
     x_dtype: StorageType,
     half_dtype: StorageType,
+    planes: crate::config::PlaneUse,
 ) {
     let n = half.shape[0];
     let Some((vec, lanes, count, dim)) = row_launch(client, n, half.shape[1], half_dtype.size(), &[&x, &half]) else {
         return;
     };
-    let plane = has_plane_ops(client) && plane_size(client) >= lanes;
+    let plane = has_plane_ops(client, planes) && plane_size(client) >= lanes;
     unsafe {
         rows_to_half::launch_unchecked::<R>(
             client,

@@ -14,6 +14,7 @@
 //! | CBSR SpGEMM | `dvalues = SSpMM(dy)`, `dw = sum_t dy[i, idx] * values` |
 //! | matmul with a half-precision saved input | `dx = dy w^T`, `dw = sum over row chunks of (scale * x16)^T dy` |
 
+use sparse_gnn_kernels::config::KernelConfig;
 use crate::backend::{
     matmul_half_rows, weight_grad, CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput,
 };
@@ -370,8 +371,8 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
     ) -> FloatTensor<Self> {
         untracked::<B, C>(B::sampled_spmm(csr, inner_opt::<B, C>(w), x.primitive, spec, reduce))
     }
-    fn maxk(x: FloatTensor<Self>, k: usize) -> CbsrPrim<Self> {
-        let c = B::maxk(x.primitive, k);
+    fn maxk(x: FloatTensor<Self>, k: usize, config: &KernelConfig) -> CbsrPrim<Self> {
+        let c = B::maxk(x.primitive, k, config);
         CbsrPrim {
             values: untracked::<B, C>(c.values),
             indices: c.indices,
@@ -493,8 +494,8 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         }
     }
 
-    fn ad_maxk(x: FloatTensor<Self>, k: usize) -> CbsrPrim<Self> {
-        let c = B::maxk(x.primitive.clone(), k);
+    fn ad_maxk(x: FloatTensor<Self>, k: usize, config: &KernelConfig) -> CbsrPrim<Self> {
+        let c = B::maxk(x.primitive.clone(), k, config);
         track_selection::<B, C>(x, c)
     }
 

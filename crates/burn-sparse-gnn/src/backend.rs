@@ -2,6 +2,7 @@
 //! points that `Autodiff<B>` overrides with hand-written backward passes.
 
 use crate::graph::{CsrPrim, GraphPrimitive};
+use sparse_gnn_kernels::config::KernelConfig;
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, IntTensor};
 use burn::tensor::{FloatDType, Tensor, TensorMetadata};
@@ -103,8 +104,9 @@ pub trait SparseGnnBackend: Backend {
         reduce: Reduce,
     ) -> FloatTensor<Self>;
 
-    /// MaxK selection of the `k` largest entries of each row into CBSR.
-    fn maxk(x: FloatTensor<Self>, k: usize) -> CbsrPrim<Self>;
+    /// MaxK selection of the `k` largest entries of each row into CBSR (`config`: the plane
+    /// choice and selection method of the kernel).
+    fn maxk(x: FloatTensor<Self>, k: usize, config: &KernelConfig) -> CbsrPrim<Self>;
 
     /// k-max-pooling selection into CBSR.
     fn maxpool(x: FloatTensor<Self>, spec: PoolSpec) -> CbsrPrim<Self>;
@@ -177,8 +179,8 @@ pub trait SparseGnnBackend: Backend {
     }
 
     /// Differentiable [`SparseGnnBackend::maxk`]: the values carry the gradient to `x`.
-    fn ad_maxk(x: FloatTensor<Self>, k: usize) -> CbsrPrim<Self> {
-        Self::maxk(x, k)
+    fn ad_maxk(x: FloatTensor<Self>, k: usize, config: &KernelConfig) -> CbsrPrim<Self> {
+        Self::maxk(x, k, config)
     }
 
     /// Differentiable [`SparseGnnBackend::maxpool`].
@@ -213,8 +215,14 @@ pub trait SparseGnnBackend: Backend {
 
     /// The half copy of `x` (`[n, d]`) and its row scales (`[n, 1]`, dtype of `x`): each row
     /// divided by its largest magnitude (at least 1e-30) and rounded to `half`, so nothing
-    /// overflows. Composed tensor ops by default; backends with kernels do it in one pass.
-    fn rows_to_half(x: FloatTensor<Self>, half: FloatDType) -> (FloatTensor<Self>, FloatTensor<Self>) {
+    /// overflows. Composed tensor ops by default; backends with kernels do it in one pass
+    /// (`config`: the plane choice of the kernel).
+    fn rows_to_half(
+        x: FloatTensor<Self>,
+        half: FloatDType,
+        config: &KernelConfig,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let _ = config;
         half_rows::<Self>(x, half)
     }
 
@@ -258,7 +266,7 @@ pub(crate) fn matmul_half_rows<B: SparseGnnBackend>(
     half: FloatDType,
 ) -> (FloatTensor<B>, FloatTensor<B>, FloatTensor<B>) {
     let dtype = FloatDType::from(x.dtype());
-    let (x_half, scale) = B::rows_to_half(x, half);
+    let (x_half, scale) = B::rows_to_half(x, half, &KernelConfig::default());
     let out = B::float_matmul(B::rows_from_half(x_half.clone(), scale.clone(), dtype), w);
     (x_half, scale, out)
 }

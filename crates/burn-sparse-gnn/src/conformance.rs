@@ -9,6 +9,7 @@
 //!   (`Autodiff<NdArray<f64>>`), whose own gradients [`finite_difference_checks`] verifies
 //!   against central finite differences.
 
+use sparse_gnn_kernels::config::{Choice, KernelConfig};
 use crate::backend::{PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend, SparseGnnBackend};
 use crate::data::Csr;
 use crate::graph::{Graph, GraphOptions, KernelPolicy};
@@ -162,25 +163,23 @@ pub struct ConformanceConfig {
     /// two-pass SpMM sum / mean, [`GraphOptions::hot_cols`]); `None`: the default options,
     /// under which the small test graphs are not split.
     pub hot_cols: Option<usize>,
+    /// Launch configuration of the kernels under test (e.g. the shared-memory fallbacks of the
+    /// plane operations, [`KernelConfig::shared_memory_only`]).
+    pub kernels: KernelConfig,
 }
 
 impl ConformanceConfig {
     /// The options of the device graphs under test.
     pub fn graph_options(&self) -> GraphOptions {
         let base = GraphOptions {
-            group_width: self.group_width,
-            cbsr_group_width: self.group_width,
             policy: self.policy,
-            ..Default::default()
+            kernels: self.kernels,
+            // the small test graphs are never split unless asked
+            hot_cols: Choice::Forced(0),
+            ..GraphOptions::default().with_group_width(self.group_width)
         };
         match self.hot_cols {
-            Some(h) => GraphOptions {
-                hot_cols: h,
-                hot_min_share: 0.0,
-                hot_min_edges: 0,
-                cold_group_width: self.group_width,
-                ..base
-            },
+            Some(h) => GraphOptions { hot_cols: Choice::Forced(h), cold_group_width: self.group_width, ..base },
             None => base,
         }
     }
@@ -198,6 +197,7 @@ impl Default for ConformanceConfig {
             policy: KernelPolicy::default(),
             dtype: None,
             hot_cols: None,
+            kernels: KernelConfig::default(),
         }
     }
 }
@@ -301,18 +301,20 @@ pub fn evaluate<B: SparseGnnAutodiffBackend>(
             up(ops::try_sampled_spmm(&g, w.clone().map(down), down(x.clone()), spec, reduce).expect("valid case"))
         }
         Op::Maxk { k } => {
-            let c = ops::try_maxk(down(x.clone()), k).expect("valid case");
+            let c = ops::try_maxk_with(down(x.clone()), k, g.kernel_config()).expect("valid case");
             indices = Some(host_int(c.indices()));
             up(c.values())
         }
-        Op::MaxkDense { k } => up(ops::try_maxk(down(x.clone()), k).expect("valid case").to_dense()),
+        Op::MaxkDense { k } => {
+            up(ops::try_maxk_with(down(x.clone()), k, g.kernel_config()).expect("valid case").to_dense())
+        }
         Op::Maxpool { spec } => {
             let c = ops::try_maxpool(down(x.clone()), spec).expect("valid case");
             indices = Some(host_int(c.indices()));
             up(c.values())
         }
         Op::CbsrSpgemm { k, .. } => {
-            let c = ops::try_maxk(down(x.clone()), k).expect("valid case");
+            let c = ops::try_maxk_with(down(x.clone()), k, g.kernel_config()).expect("valid case");
             let w1 = w.clone().map(|w| down(w).reshape([nnz]));
             up(ops::try_cbsr_spgemm(&g, w1, &c).expect("valid case"))
         }
@@ -703,6 +705,7 @@ pub fn half_rows_checks<B: SparseGnnBackend>(
     device: &B::Device,
     halves: &[FloatDType],
     widths: &[usize],
+    config: &KernelConfig,
 ) -> Vec<(String, Option<f64>)> {
     use burn::tensor::TensorPrimitive;
     let mut out = Vec::new();
@@ -719,7 +722,7 @@ pub fn half_rows_checks<B: SparseGnnBackend>(
             xv[f..2 * f].iter_mut().for_each(|v| *v *= 1e6);
             xv[2 * f..3 * f].iter_mut().for_each(|v| *v *= 1e-20);
             let x = Tensor::<B, 2>::from_data(TensorData::new(xv, [n, f]), device).into_primitive().tensor();
-            let (h1, s1) = B::rows_to_half(x.clone(), half);
+            let (h1, s1) = B::rows_to_half(x.clone(), half, config);
             let (h0, s0) = crate::backend::half_rows::<B>(x, half);
             let b1 = B::rows_from_half(h1.clone(), s1.clone(), FloatDType::F32);
             let b0 = crate::backend::unscale_rows::<B>(h0.clone(), s0.clone(), FloatDType::F32);

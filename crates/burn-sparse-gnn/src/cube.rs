@@ -15,6 +15,7 @@ use sparse_gnn_kernels::cbsr::kernel::{
     launch_gather, launch_pack, launch_scatter, launch_spgemm, launch_spgemm_grad_w, launch_sspmm_gather,
     launch_sspmm_outer, launch_unpack, CbsrDev,
 };
+use sparse_gnn_kernels::config::KernelConfig;
 use sparse_gnn_kernels::device::CsrDev;
 use sparse_gnn_kernels::maxk::kernel::launch_maxk;
 use sparse_gnn_kernels::pool::kernel::launch_maxpool;
@@ -49,6 +50,7 @@ fn bind_csr<R: CubeRuntime>(
     g: &GroupsPrim<CubeTensor<R>>,
     hot: Option<HotDev<R>>,
 ) -> CsrDev<R> {
+    let config = c.kernels;
     CsrDev {
         n_rows: c.n_rows,
         n_cols: c.n_cols,
@@ -66,6 +68,7 @@ fn bind_csr<R: CubeRuntime>(
         finish_rows: bind(&g.finish_rows),
         finish_ptr: bind(&g.finish_ptr),
         hot,
+        config,
     }
 }
 
@@ -84,6 +87,7 @@ pub(crate) fn csr_dev<R: CubeRuntime>(c: &CsrPrim<CubeTensor<R>>) -> CsrDev<R> {
         hot_rank: bind(&h.hot_rank),
         cols: bind(&h.cols),
         cold: Box::new(bind_csr(c, &h.cold_col, h.cold_nnz, &h.cold_groups, None)),
+        forced: h.forced,
     });
     bind_csr(c, &c.col_idx, c.nnz, &c.groups, hot)
 }
@@ -219,6 +223,7 @@ where
             bind(&out),
             heads,
             dtype,
+            csr.kernels.planes,
         );
         out
     }
@@ -236,6 +241,7 @@ where
             bind(&out),
             heads,
             dtype,
+            csr.kernels.planes,
         );
         out
     }
@@ -263,22 +269,26 @@ where
             spec,
             reduce,
             dtype,
+            &csr.kernels.sample,
         );
         out
     }
-    fn maxk(x: Ft<R>, k: usize) -> CbsrPrim<Self> {
+    fn maxk(x: Ft<R>, k: usize, config: &KernelConfig) -> CbsrPrim<Self> {
         let x = mat(x);
         let [n, dim] = [x.shape()[0], x.shape()[1]];
         let packed = dim <= PACK_MAX_DIM;
         let values = empty(&x, [n, k], x.dtype);
         let indices = if packed { empty(&x, [n, k.div_ceil(4)], DType::U32) } else { empty(&x, [n, k], DType::I32) };
         let dtype = dtype_of(&x);
-        if launch_maxk::<R>(&x.client, bind(&x), bind(&values), bind(&indices), k, packed, dtype) {
-            sample(&values);
-            CbsrPrim { values, indices, n, k, dim, packed }
-        } else {
-            // a row larger than shared memory: host path
-            crate::host::maxk::<Self>(x, k)
+        match launch_maxk::<R>(&x.client, bind(&x), bind(&values), bind(&indices), k, packed, dtype, config) {
+            Ok(()) => {
+                sample(&values);
+                CbsrPrim { values, indices, n, k, dim, packed }
+            }
+            Err(e) => {
+                crate::fallback::record("maxk", &e);
+                crate::host::maxk::<Self>(x, k)
+            }
         }
     }
     fn maxpool(x: Ft<R>, spec: PoolSpec) -> CbsrPrim<Self> {
@@ -321,19 +331,16 @@ where
             empty(&values, [g.csr.n_rows, c.dim], values.dtype)
         };
         let (w, _) = weights(w);
-        if launch_spgemm::<R>(
-            &values.client,
-            &csr_dev_cbsr(&g.csr),
-            w.as_ref().map(bind),
-            &dev,
-            bind(&out),
-            atomic,
-            dtype,
-        ) {
-            sample(&out);
-            out
-        } else {
-            crate::host::cbsr_spgemm::<Self>(g, w, c)
+        match launch_spgemm::<R>(&values.client, &csr_dev_cbsr(&g.csr), w.as_ref().map(bind), &dev, bind(&out), atomic, dtype)
+        {
+            Ok(()) => {
+                sample(&out);
+                out
+            }
+            Err(e) => {
+                crate::fallback::record("cbsr spgemm", &e);
+                crate::host::cbsr_spgemm::<Self>(g, w, c)
+            }
         }
     }
     fn cbsr_sspmm(g: &GraphPrimitive<Self>, w: Option<Ft<R>>, dy: Ft<R>, pattern: &CbsrPrim<Self>) -> Ft<R> {
@@ -343,7 +350,7 @@ where
         let (w, _) = weights(w);
         if g.policy.sspmm == SspmmStrategy::OuterAtomic && dy.dtype == DType::F32 {
             let out = zeros(&dy, [pattern.n, pattern.k], DType::F32);
-            if launch_sspmm_outer::<R>(
+            match launch_sspmm_outer::<R>(
                 &dy.client,
                 &csr_dev_cbsr(&g.csr),
                 w.as_ref().map(bind),
@@ -352,8 +359,12 @@ where
                 bind(&out),
                 dtype,
             ) {
-                sample(&out);
-                return out;
+                Ok(()) => {
+                    sample(&out);
+                    return out;
+                }
+                // the deterministic gather below needs no shared memory for the dy row
+                Err(e) => log::info!("{e}: the SSpMM gathers over the transpose instead"),
             }
         }
         let out = empty(&dy, [pattern.n, pattern.k], dy.dtype);
@@ -382,13 +393,21 @@ where
         let client = R::client(device);
         client.memory_usage().ok().map(|m| (m.bytes_reserved, m.bytes_in_use))
     }
-    fn rows_to_half(x: Ft<R>, half: burn::tensor::FloatDType) -> (Ft<R>, Ft<R>) {
+    fn rows_to_half(x: Ft<R>, half: burn::tensor::FloatDType, config: &KernelConfig) -> (Ft<R>, Ft<R>) {
         let x = mat(x);
         let [n, f] = [x.shape()[0], x.shape()[1]];
         let half_dtype = DType::from(half);
         let x_half = empty(&x, [n, f], half_dtype);
         let scale = empty(&x, [n, 1], x.dtype);
-        launch_rows_to_half::<R>(&x.client, bind(&x), bind(&x_half), bind(&scale), dtype_of(&x), half_dtype.into());
+        launch_rows_to_half::<R>(
+            &x.client,
+            bind(&x),
+            bind(&x_half),
+            bind(&scale),
+            dtype_of(&x),
+            half_dtype.into(),
+            config.planes,
+        );
         sample(&x_half);
         (x_half, scale)
     }

@@ -5,7 +5,9 @@ use crate::data::{Csr, GraphData};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::IntTensor;
 use burn::tensor::{DType, Int, Tensor, TensorData};
-use sparse_gnn_kernels::csr::{transpose, CsrRef, EdgeGroups, HotSplit};
+use sparse_gnn_kernels::config::{Choice, KernelConfig};
+use sparse_gnn_kernels::csr::{transpose, CsrRef, EdgeGroups, HotSplit, HotStats};
+use sparse_gnn_kernels::heuristics;
 use std::time::Instant;
 
 /// Edge-group partition on the device (see [`EdgeGroups`]); arrays of length 0 are stored with
@@ -51,6 +53,9 @@ pub struct HotPrim<I> {
     pub cold_col: I,
     /// Edge groups of the cold edges.
     pub cold_groups: GroupsPrim<I>,
+    /// Whether the split was forced ([`GraphOptions::hot_cols`] `Forced`) rather than chosen by
+    /// the heuristic.
+    pub forced: bool,
 }
 
 impl<I> HotPrim<I> {
@@ -64,6 +69,7 @@ impl<I> HotPrim<I> {
             cold_nnz: self.cold_nnz,
             cold_col: f(self.cold_col),
             cold_groups: self.cold_groups.map(f),
+            forced: self.forced,
         }
     }
 }
@@ -89,6 +95,8 @@ pub struct CsrPrim<I> {
     pub cbsr_groups: GroupsPrim<I>,
     /// Hot-column split of the SpMM sum / mean, if built.
     pub hot: Option<HotPrim<I>>,
+    /// Launch configuration of the kernels that read this structure.
+    pub kernels: KernelConfig,
 }
 
 /// The primitive form of a device graph: adjacency (`csr`), transpose (`csc`, whose `k`-th
@@ -138,6 +146,7 @@ impl<I> CsrPrim<I> {
             groups: self.groups.map(f),
             cbsr_groups: self.cbsr_groups.map(f),
             hot: self.hot.map(|h| h.map(f)),
+            kernels: self.kernels,
         }
     }
 }
@@ -171,54 +180,73 @@ pub struct KernelPolicy {
     pub spgemm_atomic: bool,
 }
 
-/// Options of a device graph.
+/// Options of a device graph: its kernels' launch configuration and the structures built for
+/// them. `Default` is the measured heuristics of [`sparse_gnn_kernels::heuristics`] and reads
+/// no environment; benchmarks and tests force values.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GraphOptions {
-    /// Maximum edges per edge group (load-balance unit of the kernels).
-    pub group_width: usize,
+    /// Maximum edges per edge group (load-balance unit of the SpMM family and the SDDMM).
+    /// Auto: [`heuristics::group_width`] (64 on graphs of average degree below 128, else 256).
+    pub group_width: Choice<usize>,
     /// Maximum edges per edge group of the CBSR kernels (SpGEMM / SSpMM).
     pub cbsr_group_width: usize,
-    /// Kernel choices.
+    /// Kernel choices that trade determinism for speed.
     pub policy: KernelPolicy,
     /// Most-read columns split off for the two-pass SpMM sum / mean (see
-    /// [`sparse_gnn_kernels::spmm::hot`]; 0 turns the split off). The second pass keeps one
-    /// feature tile of these columns in shared memory; on a device whose shared memory cannot
-    /// hold them the single pass runs instead. Only unweighted f32 sums and means of widths that
-    /// are multiples of 4 use it (elsewhere the single pass was measured faster), so set 0 when
-    /// aggregating in half precision: the split stores the cold edges' columns and groups a
-    /// second time (about 4 bytes per edge, for the adjacency and its transpose).
-    pub hot_cols: usize,
-    /// The hot columns must receive at least this share of the edges, else no split is built.
-    pub hot_min_share: f64,
-    /// Structures with fewer edges are not split (on small graphs L2 holds everything and the
-    /// second launch would only add its cost).
-    pub hot_min_edges: usize,
+    /// [`sparse_gnn_kernels::spmm::hot`]). Auto: [`heuristics::HOT_COLS`] columns where
+    /// [`heuristics::hot_split_pays`] (large graphs whose rows gather many edges of those
+    /// columns), else none. `Forced(n)`: `n` columns whenever any edge lands on them (0: never).
+    /// The split stores the cold edges' columns and groups a second time (about 4 bytes per edge,
+    /// for the adjacency and its transpose) and serves only unweighted f32 sums and means of
+    /// widths that are multiples of 4 (elsewhere the single pass was measured faster), so a
+    /// graph aggregated in half precision should force 0.
+    pub hot_cols: Choice<usize>,
     /// Maximum edges per edge group of the cold edges of a split structure (only the SpMM sum
     /// / mean reads them, so they need not share the groups of the other kernels).
     pub cold_group_width: usize,
+    /// Launch configuration of every kernel that reads the graph.
+    pub kernels: KernelConfig,
 }
 
-/// Default [`GraphOptions::hot_cols`] (overridable with `SGNN_SPMM_HOT` for benchmarks).
-pub const DEFAULT_HOT_COLS: usize = 1792;
-
-/// Default [`GraphOptions::cold_group_width`] (overridable with `SGNN_COLD_GW`).
+/// Default [`GraphOptions::cold_group_width`].
 pub const DEFAULT_COLD_GROUP_WIDTH: usize = 1024;
 
-/// Default [`GraphOptions::hot_min_edges`].
-pub const DEFAULT_HOT_MIN_EDGES: usize = 1 << 22;
+/// Default [`GraphOptions::cbsr_group_width`].
+pub const DEFAULT_CBSR_GROUP_WIDTH: usize = 256;
 
 impl Default for GraphOptions {
     fn default() -> Self {
         Self {
-            group_width: 256,
-            cbsr_group_width: 256,
+            group_width: Choice::Auto,
+            cbsr_group_width: DEFAULT_CBSR_GROUP_WIDTH,
             policy: KernelPolicy::default(),
-            hot_cols: sparse_gnn_kernels::device::tuning("SGNN_SPMM_HOT", DEFAULT_HOT_COLS),
-            hot_min_share: 0.04,
-            hot_min_edges: DEFAULT_HOT_MIN_EDGES,
-            cold_group_width: sparse_gnn_kernels::device::tuning("SGNN_COLD_GW", DEFAULT_COLD_GROUP_WIDTH),
+            hot_cols: Choice::Auto,
+            cold_group_width: DEFAULT_COLD_GROUP_WIDTH,
+            kernels: KernelConfig::default(),
         }
     }
+}
+
+impl GraphOptions {
+    /// These options with edge groups of `width` edges for every kernel family.
+    pub fn with_group_width(self, width: usize) -> Self {
+        Self { group_width: Choice::Forced(width), cbsr_group_width: width, ..self }
+    }
+}
+
+/// What a device graph resolved its options to (for benchmark records and logs).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct GraphShape {
+    /// Edge-group width of the SpMM family.
+    pub group_width: usize,
+    /// Edge-group width of the CBSR kernels.
+    pub cbsr_group_width: usize,
+    /// Hot columns split off the adjacency (0: no split).
+    pub hot_cols: usize,
+    /// Hot columns split off the transpose (0: no split).
+    pub hot_cols_transpose: usize,
+    /// Edge-group width of the cold edges of a split structure.
+    pub cold_group_width: usize,
 }
 
 /// Degrees and degree normalisations of every node (norms are 0 where the degree is 0).
@@ -278,15 +306,35 @@ fn upload_groups<B: Backend>(csr: &CsrRef<'_>, width: usize, device: &B::Device)
     }
 }
 
+/// The hot-column split `opts` asks for on `csr`: the heuristic's (which looks at the graph's
+/// column statistics) or the forced column count.
+fn hot_split(csr: &CsrRef<'_>, opts: &GraphOptions) -> Option<(HotSplit, bool)> {
+    match opts.hot_cols {
+        Choice::Forced(0) => None,
+        Choice::Forced(cols) => HotSplit::new(csr, cols, 0.0, 0).map(|s| (s, true)),
+        Choice::Auto => {
+            if csr.nnz() < heuristics::HOT_MIN_EDGES {
+                return None;
+            }
+            let stats = HotStats::new(csr, heuristics::HOT_COLS);
+            if !heuristics::hot_split_pays(&stats) {
+                return None;
+            }
+            HotSplit::new(csr, heuristics::HOT_COLS, 0.0, 0).map(|s| (s, false))
+        }
+    }
+}
+
 fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Device) -> CsrPrim<IntTensor<B>> {
     let max_degree = (0..csr.n_rows).map(|i| csr.degree(i)).max().unwrap_or(0);
-    let groups = upload_groups::<B>(csr, opts.group_width, device);
-    let cbsr_groups = if opts.cbsr_group_width == opts.group_width {
+    let group_width = opts.group_width.resolve(|| heuristics::group_width(csr.n_rows, csr.nnz())).max(1);
+    let groups = upload_groups::<B>(csr, group_width, device);
+    let cbsr_groups = if opts.cbsr_group_width == group_width {
         groups.clone()
     } else {
-        upload_groups::<B>(csr, opts.cbsr_group_width, device)
+        upload_groups::<B>(csr, opts.cbsr_group_width.max(1), device)
     };
-    let hot = HotSplit::new(csr, opts.hot_cols, opts.hot_min_share, opts.hot_min_edges).map(|s| {
+    let hot = hot_split(csr, opts).map(|(s, forced)| {
         let cold = s.cold(csr);
         HotPrim {
             len: s.cols.len(),
@@ -296,7 +344,8 @@ fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Dev
             cols: int_tensor::<B>(to_i32(&s.cols), device),
             cold_nnz: cold.nnz(),
             cold_col: int_tensor::<B>(to_i32(cold.col_idx), device),
-            cold_groups: upload_groups::<B>(&cold, opts.cold_group_width, device),
+            cold_groups: upload_groups::<B>(&cold, opts.cold_group_width.max(1), device),
+            forced,
         }
     });
     CsrPrim {
@@ -309,6 +358,7 @@ fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Dev
         groups,
         cbsr_groups,
         hot,
+        kernels: opts.kernels,
     }
 }
 
@@ -407,6 +457,23 @@ impl<B: Backend> Graph<B> {
     /// Device of the graph.
     pub fn device(&self) -> B::Device {
         self.norms.in_inv.device()
+    }
+
+    /// Launch configuration of the graph's kernels.
+    pub fn kernel_config(&self) -> &KernelConfig {
+        &self.prim.csr.kernels
+    }
+
+    /// What the graph's options resolved to.
+    pub fn shape(&self) -> GraphShape {
+        let (csr, csc) = (&self.prim.csr, &self.prim.csc);
+        GraphShape {
+            group_width: csr.groups.width,
+            cbsr_group_width: csr.cbsr_groups.width,
+            hot_cols: csr.hot.as_ref().map_or(0, |h| h.len),
+            hot_cols_transpose: csc.hot.as_ref().map_or(0, |h| h.len),
+            cold_group_width: csr.hot.as_ref().or(csc.hot.as_ref()).map_or(0, |h| h.cold_groups.width),
+        }
     }
 }
 

@@ -344,7 +344,7 @@ macro_rules! impl_host_backend {
             fn sampled_spmm(csr: &$crate::backend::CsrPrimitive<Self>, w: Option<FloatTensor<Self>>, x: FloatTensor<Self>, spec: SampleSpec, reduce: Reduce) -> FloatTensor<Self> {
                 $crate::host::sampled_spmm::<Self>(csr, w, x, spec, reduce)
             }
-            fn maxk(x: FloatTensor<Self>, k: usize) -> CbsrPrim<Self> {
+            fn maxk(x: FloatTensor<Self>, k: usize, _config: &$crate::kernels::KernelConfig) -> CbsrPrim<Self> {
                 $crate::host::maxk::<Self>(x, k)
             }
             fn maxpool(x: FloatTensor<Self>, spec: PoolSpec) -> CbsrPrim<Self> {

@@ -29,6 +29,7 @@ pub mod conformance;
 mod cube;
 pub mod data;
 pub mod error;
+pub mod fallback;
 pub mod graph;
 pub(crate) mod host;
 pub mod memory;
@@ -41,7 +42,8 @@ pub use backend::{
 };
 pub use data::{BuildOptions, Csr, DatasetStats, Features, GraphData, Split};
 pub use error::{Error, GraphError, OpError};
-pub use graph::{Graph, GraphOptions, KernelPolicy, SspmmStrategy};
+pub use graph::{Graph, GraphOptions, GraphShape, KernelPolicy, SspmmStrategy};
+pub use sparse_gnn_kernels::config::{Choice, KernelConfig, PlaneUse};
 pub use ops::Cbsr;
 /// The kernels and CPU references (re-exported for applications and benchmarks).
 pub use sparse_gnn_kernels as kernels;

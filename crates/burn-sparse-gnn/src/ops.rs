@@ -5,6 +5,7 @@
 use crate::backend::{CbsrPrim, PoolSpec, Reduce, SampleSpec, SparseGnnBackend};
 use crate::error::OpError;
 use crate::graph::Graph;
+use sparse_gnn_kernels::config::KernelConfig;
 use burn::tensor::backend::Backend;
 use burn::tensor::{Int, Tensor, TensorPrimitive};
 
@@ -215,11 +216,17 @@ pub fn sampled_spmm<B: SparseGnnBackend>(
 /// MaxK: the `k` largest entries of every row of `x` (`[n, dim]`), exactly `k` per row (ties
 /// keep the lower column), as CBSR with ascending columns.
 pub fn try_maxk<B: SparseGnnBackend>(x: Tensor<B, 2>, k: usize) -> Result<Cbsr<B>, OpError> {
+    try_maxk_with(x, k, &KernelConfig::default())
+}
+
+/// [`try_maxk`] with a kernel launch configuration (e.g. the graph's,
+/// [`Graph::kernel_config`]).
+pub fn try_maxk_with<B: SparseGnnBackend>(x: Tensor<B, 2>, k: usize, config: &KernelConfig) -> Result<Cbsr<B>, OpError> {
     let [_, dim] = x.dims();
     if k == 0 || k > dim {
         return Err(OpError::K { op: "maxk", k, dim });
     }
-    Ok(Cbsr::from_prim(B::ad_maxk(float(x), k)))
+    Ok(Cbsr::from_prim(B::ad_maxk(float(x), k, config)))
 }
 
 /// MaxK (see [`try_maxk`]).

@@ -161,7 +161,12 @@ fn matmul_with_a_half_saved_input_matches_the_composed_f16_path() {
 #[test]
 fn one_pass_half_rows_equal_the_composed_ops() {
     let halves = [FloatDType::F16, FloatDType::BF16];
-    let checks = burn_sparse_gnn::conformance::half_rows_checks::<Wgpu>(&device(), &halves, &[1, 7, 33, 256, 602]);
+    let checks = burn_sparse_gnn::conformance::half_rows_checks::<Wgpu>(
+        &device(),
+        &halves,
+        &[1, 7, 33, 256, 602],
+        &burn_sparse_gnn::KernelConfig::default(),
+    );
     assert_eq!(checks.len(), 10);
     let f16_ran = <Wgpu as burn::tensor::backend::Backend>::supports_dtype(&device(), DType::F16);
     for (what, diff) in &checks {

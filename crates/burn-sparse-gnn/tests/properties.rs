@@ -186,7 +186,7 @@ proptest! {
     fn cpu_backend_matches_reference(spec in graph_spec(), (op, f, tied) in op_strategy(), group_width in prop_oneof![Just(3usize), Just(256)]) {
         let adj = random_csr(&spec);
         let inp = inputs(&adj, &op, f, tied, spec.seed);
-        let got = evaluate::<Autodiff<Cpu>>(&Default::default(), &adj, GraphOptions { group_width, ..Default::default() }, &op, &inp, spec.seed, None);
+        let got = evaluate::<Autodiff<Cpu>>(&Default::default(), &adj, GraphOptions::default().with_group_width(group_width), &op, &inp, spec.seed, None);
         let (want, want_idx) = reference_forward(&adj, &op, &inp);
         prop_assert!(normwise_error(&got.out, &want) < 1e-5, "{op:?}: error {}", normwise_error(&got.out, &want));
         if let Some(wi) = want_idx {

@@ -66,11 +66,15 @@ impl Nonlinearity {
         }
     }
 
-    /// Applies the activation (checked with [`Nonlinearity::check`] at model construction).
-    pub fn forward<B: SparseGnnBackend>(&self, x: Tensor<B, 2>) -> Hidden<B> {
+    /// Applies the activation (checked with [`Nonlinearity::check`] at model construction);
+    /// `kernels`: the launch configuration of the selection kernels (the graph's,
+    /// [`burn_sparse_gnn::Graph::kernel_config`]).
+    pub fn forward<B: SparseGnnBackend>(&self, x: Tensor<B, 2>, kernels: &burn_sparse_gnn::KernelConfig) -> Hidden<B> {
         match *self {
             Nonlinearity::Relu => Hidden::Dense(relu(x)),
-            Nonlinearity::Maxk { k } => Hidden::Sparse(ops::maxk(x, k)),
+            Nonlinearity::Maxk { k } => {
+                Hidden::Sparse(ops::try_maxk_with(x, k, kernels).unwrap_or_else(|e| panic!("checked at construction: {e}")))
+            }
             Nonlinearity::Maxpool { .. } => Hidden::Sparse(ops::maxpool(x, self.pool_spec().expect("pool"))),
         }
     }

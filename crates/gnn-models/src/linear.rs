@@ -16,13 +16,12 @@ use burn::nn::Linear;
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 
-/// Rows per chunk used by [`linear`] unless overridden.
+/// Rows per chunk used by [`linear`].
 pub const DEFAULT_CHUNK_ROWS: usize = 2048;
 
-/// Rows per chunk: `SGNN_LINEAR_CHUNK` when set (`0` turns chunking off), else
-/// [`DEFAULT_CHUNK_ROWS`].
+/// Rows per chunk of the node-wise products ([`DEFAULT_CHUNK_ROWS`]).
 pub fn chunk_rows() -> usize {
-    std::env::var("SGNN_LINEAR_CHUNK").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(DEFAULT_CHUNK_ROWS)
+    DEFAULT_CHUNK_ROWS
 }
 
 /// `x @ w` for an `[n, d_in]` node matrix and a `[d_in, d_out]` weight, computed over chunks of

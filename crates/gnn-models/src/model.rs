@@ -234,7 +234,7 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             let a = if self.lin_in.is_none() && l == 0 {
                 Hidden::Dense(h)
             } else {
-                self.nonlin.forward(h).map_values(|v| crate::activation::dropout(&self.dropout, v))
+                self.nonlin.forward(h, g.kernel_config()).map_values(|v| crate::activation::dropout(&self.dropout, v))
             };
             h = match conv {
                 Conv::Gcn(c) => c.forward(g, &a, self.precision),

@@ -29,7 +29,7 @@ fn graph(self_loops: bool) -> (Graph<B>, M) {
             a[i][j as usize] += 1.0;
         }
     }
-    (Graph::new(&adj, &Default::default(), GraphOptions { group_width: 2, ..Default::default() }), a)
+    (Graph::new(&adj, &Default::default(), GraphOptions::default().with_group_width(2)), a)
 }
 
 fn rnd(n: usize, seed: u64) -> Vec<f64> {

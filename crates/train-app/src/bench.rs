@@ -55,15 +55,89 @@ pub struct Record {
     /// measure comparable to `torch.cuda.max_memory_allocated`); `peak_bytes` is the reserved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_in_use_bytes: Option<u64>,
+    /// SpMM: how much of the graph's traffic its most-read columns take (what the hot-column
+    /// split heuristic reads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hot_stats: Option<burn_sparse_gnn::kernels::csr::HotStats>,
+    /// The launch shape that ran: the graph's resolved options, the kernel configuration
+    /// (`auto` or forced fields) and, for the SpMM, the resolved feature tile and whether the
+    /// hot-column split ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
 }
 
-pub fn tuning_string(group_width: usize) -> String {
-    let mut t = format!("gw={group_width}");
-    for (k, v) in std::env::vars() {
-        if k.starts_with("SGNN_") && k != "SGNN_COMMIT" {
-            t.push_str(&format!(" {}={v}", k.trim_start_matches("SGNN_").to_lowercase()));
+/// The launch shape of a record (see [`Record::shape`]).
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+pub struct Shape {
+    /// What the graph's options resolved to.
+    pub graph: Option<ResolvedGraph>,
+    /// The kernel configuration as given (fields `auto` or forced).
+    pub kernels: burn_sparse_gnn::KernelConfig,
+    /// SpMM: features per tile of the single pass (resolved), if it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spmm_tile_features: Option<usize>,
+    /// SpMM: whether the hot-column split ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hot_split: Option<bool>,
+    /// Device memory pools (`exact` or `pooled`).
+    pub pools: String,
+}
+
+/// [`burn_sparse_gnn::GraphShape`] in a record.
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+pub struct ResolvedGraph {
+    pub group_width: usize,
+    pub cbsr_group_width: usize,
+    pub hot_cols: usize,
+    pub hot_cols_transpose: usize,
+    pub cold_group_width: usize,
+}
+
+impl From<burn_sparse_gnn::GraphShape> for ResolvedGraph {
+    fn from(s: burn_sparse_gnn::GraphShape) -> Self {
+        Self {
+            group_width: s.group_width,
+            cbsr_group_width: s.cbsr_group_width,
+            hot_cols: s.hot_cols,
+            hot_cols_transpose: s.hot_cols_transpose,
+            cold_group_width: s.cold_group_width,
         }
     }
+}
+
+/// Name of the device memory pool mode of this process.
+pub fn pools_name() -> String {
+    match burn_sparse_gnn::memory::pool_mode() {
+        burn_sparse_gnn::memory::PoolMode::Exact => "exact",
+        burn_sparse_gnn::memory::PoolMode::Pooled => "pooled",
+    }
+    .into()
+}
+
+/// The vector width (elements) the kernels read `width` features of `elem` bytes with on a
+/// device of 16-byte loads (CUDA, wgpu): the widest power of two up to 16 bytes dividing it.
+pub fn vector_elems(width: usize, elem: usize) -> usize {
+    let mut v = (16 / elem.max(1)).max(1);
+    while v > 1 && width % v != 0 {
+        v /= 2;
+    }
+    v
+}
+
+/// A short human-readable form of a shape (`gw=64 hot=0 pools=exact`, plus the forced
+/// kernel fields).
+pub fn tuning_string(shape: &Shape) -> String {
+    let mut t = String::new();
+    if let Some(g) = &shape.graph {
+        t.push_str(&format!("gw={} hot={} ", g.group_width, g.hot_cols));
+    }
+    if let Some(tile) = shape.spmm_tile_features {
+        t.push_str(&format!("tile={tile} "));
+    }
+    if shape.kernels != burn_sparse_gnn::KernelConfig::default() {
+        t.push_str(&format!("kernels={} ", serde_json::to_string(&shape.kernels).unwrap_or_default()));
+    }
+    t.push_str(&format!("pools={}", shape.pools));
     t
 }
 
@@ -84,7 +158,8 @@ pub struct Bench {
     pub runs: usize,
     pub warmup: usize,
     pub out: Option<PathBuf>,
-    pub group_width: usize,
+    /// Options of the device graph (group widths, hot-column split, kernel configuration).
+    pub options: GraphOptions,
     pub device_name: Option<String>,
     /// Storage types of the SpMM timings (`f32`, `f16`, `bf16`).
     pub dtypes: Vec<String>,
@@ -173,8 +248,10 @@ impl Bench {
             gbps: None,
             check_error: None,
             kept_fraction: None,
-            tuning: tuning_string(self.group_width),
+            tuning: String::new(),
             peak_in_use_bytes: None,
+            hot_stats: None,
+            shape: None,
         }
     }
 
@@ -192,8 +269,22 @@ impl Bench {
         let csr = self.adj.as_ref();
         let (n, m, nnz) = (self.adj.n_rows(), self.adj.n_cols(), self.adj.nnz());
         let setup = Instant::now();
-        let g =
-            Graph::<B>::new(&self.adj, device, GraphOptions { group_width: self.group_width, ..Default::default() });
+        let g = Graph::<B>::new(&self.adj, device, self.options);
+        let graph_shape = g.shape();
+        let base_shape = Shape {
+            graph: Some(graph_shape.into()),
+            kernels: self.options.kernels,
+            spmm_tile_features: None,
+            hot_split: None,
+            pools: pools_name(),
+        };
+        let mut emit = |mut r: Record| {
+            if r.shape.is_none() {
+                r.shape = Some(base_shape.clone());
+            }
+            r.tuning = tuning_string(r.shape.as_ref().expect("set above"));
+            emit(r)
+        };
         eprintln!(
             "graph {}: {n} nodes, {nnz} edges, device setup {:.2} s",
             self.graph_name,
@@ -207,6 +298,14 @@ impl Bench {
                 100.0 * h.nnz as f64 / nnz.max(1) as f64
             );
         }
+        let hot_stats = burn_sparse_gnn::kernels::csr::HotStats::new(&csr, burn_sparse_gnn::kernels::heuristics::HOT_COLS);
+        eprintln!(
+            "top {} columns: {} edges ({:.1} %), {:.1} per row with any",
+            hot_stats.hot_cols,
+            hot_stats.hot_edges,
+            100.0 * hot_stats.share(),
+            hot_stats.hot_per_row()
+        );
         let rows = check_rows(&self.adj, 200);
         let csr_bytes = (n as u64 + 1) * 4 + nnz as u64 * 4;
         let mut full_ms = std::collections::HashMap::new();
@@ -248,14 +347,24 @@ impl Bench {
                         got.extend_from_slice(&out[i * w..(i + 1) * w]);
                     }
                     let err = rel_err(&got, &want);
+                    let hot_before = burn_sparse_gnn::kernels::spmm::hot::hot_launches();
                     let s = time::<B, _>(device, self.warmup, self.runs, || ops::spmm(&g, xd.clone(), Reduce::Sum));
+                    let split_ran = burn_sparse_gnn::kernels::spmm::hot::hot_launches() > hot_before;
                     if dt.is_none() {
                         full_ms.insert(w, s.median);
                     }
                     let bytes = csr_bytes + (nnz as u64 + n as u64) * w as u64 * elem;
                     let mut r = self.record("spmm", w, None, &s, &dev_name);
                     r.dtype = dname.clone();
-                    r.variant = Some("sum".into());
+                    r.variant = Some(if split_ran { "sum, hot split" } else { "sum" }.into());
+                    r.hot_stats = Some(hot_stats);
+                    let tile = (!split_ran).then(|| {
+                        let elem = elem as usize;
+                        self.options.kernels.spmm.tile_features.resolve(|| {
+                            burn_sparse_gnn::kernels::heuristics::spmm_tile_features(m, w, elem, vector_elems(w, elem))
+                        })
+                    });
+                    r.shape = Some(Shape { spmm_tile_features: tile, hot_split: Some(split_ran), ..base_shape.clone() });
                     r.bytes = Some(bytes);
                     r.gbps = Some(bytes as f64 / s.median / 1e6);
                     r.check_error = Some(err);
@@ -383,9 +492,8 @@ impl Bench {
                     }
                     for strategy in [SspmmStrategy::Gather, SspmmStrategy::OuterAtomic] {
                         let opts = GraphOptions {
-                            group_width: self.group_width,
                             policy: KernelPolicy { sspmm: strategy, spgemm_atomic: false },
-                            ..Default::default()
+                            ..self.options
                         };
                         let gs = Graph::<B>::new(&self.adj, device, opts);
                         let run = |gs: &Graph<B>| {

@@ -236,7 +236,7 @@ fn train_config(a: &TrainArgs) -> Result<train_app::training::TrainConfig> {
     c.symmetrize |= a.symmetrize;
     c.atomic |= a.atomic;
     if let Some(v) = a.group_width {
-        c.group_width = v;
+        c.group_width = Some(v);
     }
     if let Some(v) = &a.out {
         c.artifact_dir = v.clone();
@@ -378,7 +378,7 @@ impl train_app::backend::Job for BenchTrainJob {
             None => None,
         };
         // one prepared graph (and device upload) per graph option set
-        let mut batchers: std::collections::HashMap<(bool, usize, bool), train_app::training::FullGraphBatcher> =
+        let mut batchers: std::collections::HashMap<(bool, Option<usize>, bool, bool), train_app::training::FullGraphBatcher> =
             Default::default();
         for m in &a.models {
             for nl in &a.nonlins {
@@ -396,10 +396,17 @@ impl train_app::backend::Job for BenchTrainJob {
                         ..Default::default()
                     };
                     if let Some(w) = a.group_width {
-                        cfg.group_width = w;
+                        cfg.group_width = Some(w);
                     }
                     cfg.check()?;
-                    let key = (cfg.conv == gnn_models::ConvKind::Gat || cfg.self_loops, cfg.group_width, cfg.atomic);
+                    // graph options differ by self-loops, group width, atomic kernels and precision (no
+                    // hot-column split for half-precision aggregation)
+                    let key = (
+                        cfg.conv == gnn_models::ConvKind::Gat || cfg.self_loops,
+                        cfg.group_width,
+                        cfg.atomic,
+                        cfg.precision.half().is_some(),
+                    );
                     if !batchers.contains_key(&key) {
                         let host = train_app::training::prepare(&cfg, data.clone())?;
                         batchers.insert(key, train_app::training::FullGraphBatcher::new(std::sync::Arc::new(host), 0));
@@ -454,14 +461,102 @@ struct BenchArgs {
     /// Append the JSON lines to this file.
     #[arg(long)]
     out: Option<PathBuf>,
-    #[arg(long, default_value_t = 256)]
-    group_width: usize,
     /// Device name recorded in the results (e.g. "NVIDIA H200").
     #[arg(long)]
     device_name: Option<String>,
     /// Storage types of the SpMM timings: f32, f16, bf16.
     #[arg(long, value_delimiter = ',', default_value = "f32")]
     dtypes: Vec<String>,
+    #[command(flatten)]
+    kernels: KernelArgs,
+}
+
+/// Forced kernel launch shapes (benchmarks): every option left out is chosen by the measured
+/// heuristics (`sparse_gnn_kernels::heuristics`).
+#[derive(Args, Clone, Debug, Default)]
+struct KernelArgs {
+    /// Edge-group width of the SpMM family and the SDDMM.
+    #[arg(long)]
+    group_width: Option<usize>,
+    /// Hot columns split off for the two-pass f32 SpMM (0: no split).
+    #[arg(long)]
+    hot_cols: Option<usize>,
+    /// Edge-group width of the cold edges of a split structure.
+    #[arg(long)]
+    cold_group_width: Option<usize>,
+    /// Features per SpMM tile.
+    #[arg(long)]
+    spmm_tile: Option<usize>,
+    /// Most lanes per SpMM slot.
+    #[arg(long)]
+    spmm_lanes: Option<u32>,
+    /// Threads per SpMM cube.
+    #[arg(long)]
+    spmm_threads: Option<u32>,
+    /// Edges loaded ahead per SpMM lane.
+    #[arg(long)]
+    spmm_unroll: Option<u32>,
+    /// Narrowest width the hot-column split runs at.
+    #[arg(long)]
+    hot_min_width: Option<usize>,
+    /// Bytes of a hot column's row per shared-memory tile.
+    #[arg(long)]
+    hot_tile_bytes: Option<usize>,
+    /// Threads per hot-pass cube.
+    #[arg(long)]
+    hot_threads: Option<u32>,
+    /// Hot-pass cubes.
+    #[arg(long)]
+    hot_blocks: Option<usize>,
+    /// Use the shared-memory fallbacks instead of plane (warp) operations.
+    #[arg(long)]
+    no_planes: bool,
+    /// MaxK selection by the radix histogram at every width.
+    #[arg(long)]
+    maxk_radix: bool,
+}
+
+impl KernelArgs {
+    /// The graph options these flags force (the rest: defaults).
+    fn graph_options(&self) -> Result<burn_sparse_gnn::GraphOptions> {
+        use burn_sparse_gnn::Choice;
+        let forced = |v: Option<usize>, what: &str| -> Result<Choice<usize>> {
+            match v {
+                Some(0) if what != "--hot-cols" => Err(AppError::Config(format!("{what} must be >= 1"))),
+                Some(v) => Ok(Choice::Forced(v)),
+                None => Ok(Choice::Auto),
+            }
+        };
+        let forced32 = |v: Option<u32>, what: &str| -> Result<Choice<u32>> {
+            match v {
+                Some(0) => Err(AppError::Config(format!("{what} must be >= 1"))),
+                Some(v) => Ok(Choice::Forced(v)),
+                None => Ok(Choice::Auto),
+            }
+        };
+        let mut o = burn_sparse_gnn::GraphOptions::default();
+        o.group_width = forced(self.group_width, "--group-width")?;
+        o.hot_cols = forced(self.hot_cols, "--hot-cols")?;
+        if let Some(w) = self.cold_group_width {
+            o.cold_group_width = w.max(1);
+        }
+        let k = &mut o.kernels;
+        k.spmm.tile_features = forced(self.spmm_tile, "--spmm-tile")?;
+        k.spmm.max_lanes = forced32(self.spmm_lanes, "--spmm-lanes")?;
+        k.spmm.threads = forced32(self.spmm_threads, "--spmm-threads")?;
+        k.spmm.unroll = forced32(self.spmm_unroll, "--spmm-unroll")?;
+        k.hot.min_width = forced(self.hot_min_width, "--hot-min-width")?;
+        k.hot.tile_bytes = forced(self.hot_tile_bytes, "--hot-tile-bytes")?;
+        k.hot.threads = forced32(self.hot_threads, "--hot-threads")?;
+        k.hot.blocks = forced(self.hot_blocks, "--hot-blocks")?;
+        if self.no_planes {
+            k.planes = burn_sparse_gnn::PlaneUse::SharedMemory;
+        }
+        if self.maxk_radix {
+            k.maxk = burn_sparse_gnn::kernels::config::MaxkSelect::Radix;
+        }
+        Ok(o)
+    }
 }
 
 #[derive(Subcommand)]
@@ -613,7 +708,7 @@ fn run(cli: Cli) -> Result<()> {
                 runs: a.runs.max(1),
                 warmup: a.warmup,
                 out: a.out,
-                group_width: a.group_width.max(1),
+                options: a.kernels.graph_options()?,
                 device_name: a.device_name,
                 dtypes: a.dtypes,
             };

@@ -7,7 +7,7 @@ use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
 use burn_sparse_gnn::conformance::{half_rows_checks, normwise_error, run, ConformanceConfig};
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
-use burn_sparse_gnn::{Graph, GraphOptions, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
+use burn_sparse_gnn::{Graph, GraphOptions, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 use gnn_models::{Nonlinearity, Precision, SageConv, SageConvConfig};
 
 /// Tolerance of [`layer_checks`] (the device in f32 against the CPU in f64, from the same f32
@@ -39,8 +39,7 @@ fn sage_maxk_run<B: SparseGnnAutodiffBackend>(
     weights: &[Vec<f32>; 3],
     group_width: usize,
 ) -> LayerRun {
-    let g =
-        Graph::<B>::new(adj, device, GraphOptions { group_width, cbsr_group_width: group_width, ..Default::default() });
+    let g = Graph::<B>::new(adj, device, GraphOptions::default().with_group_width(group_width));
     let t = |v: &[f32], shape: [usize; 2]| Tensor::<B, 2>::from_data(TensorData::new(v.to_vec(), shape), device);
     let mut conv: SageConv<B> = SageConvConfig::new(d, d_out).init(device);
     conv.lin_neigh.weight = Param::from_tensor(t(&weights[0], [d, d_out]));
@@ -50,7 +49,7 @@ fn sage_maxk_run<B: SparseGnnAutodiffBackend>(
         r.weight = Param::from_tensor(t(&weights[2], [d, d_out]));
     }
     let x = t(xv, [n, d]).require_grad();
-    let h = Nonlinearity::Maxk { k }.forward(x.clone());
+    let h = Nonlinearity::Maxk { k }.forward(x.clone(), g.kernel_config());
     let y = conv.forward(&g, &h, Precision::F32);
     let grads = (y.clone() * t(rv, [n, d_out])).sum().backward();
     let grad2 = |p: &Tensor<B, 2>| p.grad(&grads).map(host).unwrap_or_default();
@@ -148,9 +147,11 @@ impl Job for SelfTest {
                 },
             ));
         }
-        let plane_fallback =
-            ("shared-memory fallbacks (SGNN_NO_PLANE=1)", ConformanceConfig { widths: vec![7, 64], ..base.clone() });
-        runs.push(plane_fallback);
+        let shared_memory = KernelConfig::default().shared_memory_only();
+        runs.push((
+            "shared-memory fallbacks of the plane operations",
+            ConformanceConfig { widths: vec![7, 64], kernels: shared_memory, ..base.clone() },
+        ));
         // the hot-column split of the f32 SpMM sum / mean (cold pass + shared-memory pass), with
         // few and with many hot columns, split cold rows and the static schedule
         let spmm_only = Some(self.filter.clone().unwrap_or_else(|| "spmm".into()));
@@ -161,20 +162,16 @@ impl Job for SelfTest {
             ConformanceConfig { group_width: 7, ..hot.clone() },
         ));
         runs.push(("hot-column split (1792 columns)", ConformanceConfig { hot_cols: Some(1792), ..hot.clone() }));
-        runs.push(("hot-column split, static schedule (SGNN_NO_PLANE=1)", hot));
+        runs.push((
+            "hot-column split, static schedule (no plane operations)",
+            ConformanceConfig { kernels: shared_memory, ..hot },
+        ));
         let mut failed = 0;
         let mut total = 0;
         for (name, cfg) in runs {
             let start = std::time::Instant::now();
-            let no_plane = name.contains("SGNN_NO_PLANE");
-            if no_plane {
-                std::env::set_var("SGNN_NO_PLANE", "1");
-            }
             let hot_before = burn_sparse_gnn::kernels::spmm::hot::hot_launches();
             let report = run::<B>(&device, &cfg);
-            if no_plane {
-                std::env::remove_var("SGNN_NO_PLANE");
-            }
             let hot_runs = burn_sparse_gnn::kernels::spmm::hot::hot_launches() - hot_before;
             println!(
                 "== {backend}: {name} ({:.1} s, {hot_runs} hot-column SpMM launches)",
@@ -207,7 +204,10 @@ impl Job for SelfTest {
         if self.filter.is_none() {
             let start = std::time::Instant::now();
             let halves = [burn::tensor::FloatDType::F16, burn::tensor::FloatDType::BF16];
-            let checks = half_rows_checks::<B::InnerBackend>(&device, &halves, &[7, 256, 602]);
+            let mut checks = half_rows_checks::<B::InnerBackend>(&device, &halves, &[7, 256, 602], &KernelConfig::default());
+            for (what, d) in half_rows_checks::<B::InnerBackend>(&device, &halves, &[7, 256], &shared_memory) {
+                checks.push((format!("{what} (shared-memory fallback)"), d));
+            }
             println!(
                 "== {backend}: one-pass half rows against the composed ops ({:.1} s)",
                 start.elapsed().as_secs_f64()

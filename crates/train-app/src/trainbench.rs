@@ -86,6 +86,13 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     }
     times.sort_by(|a, b| a.total_cmp(b));
     let q = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    let shape = crate::bench::Shape {
+        graph: Some(batch.graph.shape().into()),
+        kernels: *batch.graph.kernel_config(),
+        spmm_tile_features: None,
+        hot_split: None,
+        pools: crate::bench::pools_name(),
+    };
     Ok(Record {
         op: "train_epoch".into(),
         implementation: "ours".into(),
@@ -114,8 +121,10 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         gbps: None,
         check_error: None,
         kept_fraction: None,
-        tuning: crate::bench::tuning_string(cfg.group_width),
+        tuning: crate::bench::tuning_string(&shape),
         peak_in_use_bytes: (peak_in_use > 0).then_some(peak_in_use),
+        hot_stats: None,
+        shape: Some(shape),
     })
 }
 

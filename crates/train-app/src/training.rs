@@ -3,6 +3,7 @@
 //! accuracy, epoch wall time and device memory; early stopping; checkpoints with full-precision
 //! records and `--resume`; final accuracies on every split; a results JSON.
 
+use burn_sparse_gnn::Choice;
 use crate::error::{AppError, Result};
 use crate::gen::per_class_split;
 use burn::data::dataloader::batcher::Batcher;
@@ -79,8 +80,10 @@ pub struct TrainConfig {
     pub self_loops: bool,
     /// Symmetrise the graph.
     pub symmetrize: bool,
-    /// Edge-group width of the SpMM-family kernels.
-    pub group_width: usize,
+    /// Edge-group width of the SpMM-family kernels (none: the measured heuristic, which looks
+    /// at the graph's average degree).
+    #[serde(default)]
+    pub group_width: Option<usize>,
     /// Edge-group width of the CBSR kernels (MaxK / max-pooling aggregation).
     pub cbsr_group_width: usize,
     /// Use the non-deterministic atomic CBSR kernels (faster SSpMM backward).
@@ -136,7 +139,7 @@ impl Default for TrainConfig {
             seed: 42,
             self_loops: false,
             symmetrize: false,
-            group_width: 256,
+            group_width: None,
             cbsr_group_width: 256,
             atomic: false,
             artifact_dir: PathBuf::from("artifacts/train"),
@@ -231,7 +234,7 @@ impl TrainConfig {
         if self.weight_decay < 0.0 {
             return Err(AppError::Config(format!("weight decay must be >= 0, got {}", self.weight_decay)));
         }
-        if self.group_width == 0 || self.cbsr_group_width == 0 {
+        if self.group_width == Some(0) || self.cbsr_group_width == 0 {
             return Err(AppError::Config("group width must be >= 1".into()));
         }
         parse_nonlin(&self.nonlin).map(|_| ())
@@ -258,13 +261,13 @@ impl TrainConfig {
         };
         let defaults = GraphOptions::default();
         GraphOptions {
-            group_width: self.group_width,
+            group_width: self.group_width.map_or(Choice::Auto, Choice::Forced),
             cbsr_group_width: self.cbsr_group_width,
             policy,
             // the hot-column split serves only f32 aggregation; in mixed precision the SpMM runs
             // on half tensors and the split would only hold memory (about 1 GiB on the
             // reddit-scale graph)
-            hot_cols: if self.precision.half().is_some() { 0 } else { defaults.hot_cols },
+            hot_cols: if self.precision.half().is_some() { Choice::Forced(0) } else { defaults.hot_cols },
             ..defaults
         }
     }
@@ -985,7 +988,7 @@ mod tests {
         assert_eq!(f32_cfg.precision, Precision::F32);
         assert_eq!(f32_cfg.graph_options().hot_cols, GraphOptions::default().hot_cols);
         let mixed = TrainConfig { precision: Precision::MixedF16, ..TrainConfig::default() };
-        assert_eq!(mixed.graph_options().hot_cols, 0);
-        assert_eq!(mixed.graph_options().group_width, mixed.group_width);
+        assert_eq!(mixed.graph_options().hot_cols, Choice::Forced(0));
+        assert_eq!(mixed.graph_options().group_width, Choice::Auto);
     }
 }

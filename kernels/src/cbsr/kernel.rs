@@ -11,7 +11,9 @@
 //!   adds into the CBSR values).
 //! - edge-weight gradient, scatter to dense, gather from dense, index packing.
 
+use crate::config::PlaneUse;
 use crate::device::{alloc_array, cube_count, has_plane_ops, lanes_for, plane_size, CsrDev};
+use crate::error::KernelError;
 use crate::reduce::segment_sum;
 use crate::spmm::kernel::launch_finish_sum;
 use cubecl::prelude::*;
@@ -419,12 +421,12 @@ fn cbsr_pack(idx: &Array<u32>, out: &mut Array<u32>, n: usize, #[comptime] k: us
     out[p] = word;
 }
 
-fn plane_mode<R: Runtime>(client: &ComputeClient<R>) -> bool {
-    has_plane_ops(client) && plane_size(client) == 32
+fn plane_mode<R: Runtime>(client: &ComputeClient<R>, planes: PlaneUse) -> bool {
+    has_plane_ops(client, planes) && plane_size(client) == 32
 }
 
-fn sync_plane_mode<R: Runtime>(client: &ComputeClient<R>) -> bool {
-    plane_mode(client) && client.properties().features.plane.contains(cubecl::features::Plane::Sync)
+fn sync_plane_mode<R: Runtime>(client: &ComputeClient<R>, planes: PlaneUse) -> bool {
+    plane_mode(client, planes) && client.properties().features.plane.contains(cubecl::features::Plane::Sync)
 }
 
 fn elementwise_count<R: Runtime>(client: &ComputeClient<R>, total: usize) -> (CubeCount, CubeDim) {
@@ -439,7 +441,7 @@ pub fn spgemm_smem_per_slot(k: usize, dim: usize) -> usize {
 }
 
 /// Launches the CBSR SpGEMM into `out` (`[n_rows, dim]`; zero-initialised by the caller when
-/// `atomic`). Returns `false` when one plane's buffers do not fit shared memory.
+/// `atomic`). Fails (nothing launched) when one plane's buffers do not fit shared memory.
 #[allow(clippy::too_many_arguments)]
 pub fn launch_spgemm<R: Runtime>(
     client: &ComputeClient<R>,
@@ -449,13 +451,13 @@ pub fn launch_spgemm<R: Runtime>(
     out: TensorBinding<R>,
     atomic: bool,
     dtype: StorageType,
-) -> bool {
+) -> Result<(), KernelError> {
     let smem = client.properties().hardware.max_shared_memory_size;
     let per_slot = spgemm_smem_per_slot(c.k, c.dim);
     if per_slot > smem {
-        return false;
+        return Err(KernelError::SharedMemory { op: "cbsr spgemm", needed: per_slot, available: smem });
     }
-    let plane = sync_plane_mode(client);
+    let plane = sync_plane_mode(client, csr.config.planes);
     let slots = if plane { ((smem / 2) / per_slot).clamp(1, 8) as u32 } else { 1 };
     let lk = lanes_for(c.k, 32);
     let has_w = weights.is_some();
@@ -496,7 +498,7 @@ pub fn launch_spgemm<R: Runtime>(
     if !atomic {
         launch_finish_sum::<R>(client, csr, out, stage, dtype);
     }
-    true
+    Ok(())
 }
 
 /// Launches the deterministic SSpMM gather over the transpose `csc` (edge permutation `perm`):
@@ -512,7 +514,7 @@ pub fn launch_sspmm_gather<R: Runtime>(
     out: TensorBinding<R>,
     dtype: StorageType,
 ) {
-    let plane = plane_mode(client);
+    let plane = plane_mode(client, csc.config.planes);
     let slots = if plane { 4u32 } else { 1 };
     let lk = lanes_for(c.k, 32);
     let has_w = weights.is_some();
@@ -550,8 +552,8 @@ pub fn launch_sspmm_gather<R: Runtime>(
 }
 
 /// Launches MaxK-GNN's outer-product SSpMM over the forward `csr`, accumulating with f32
-/// atomics into `out` (`[n_cols, k]` f32, any row pitch, zero-initialised by the caller). Returns `false`
-/// when the dy row does not fit shared memory.
+/// atomics into `out` (`[n_cols, k]` f32, any row pitch, zero-initialised by the caller). Fails
+/// (nothing launched) when the dy row does not fit shared memory.
 pub fn launch_sspmm_outer<R: Runtime>(
     client: &ComputeClient<R>,
     csr: &CsrDev<R>,
@@ -560,12 +562,12 @@ pub fn launch_sspmm_outer<R: Runtime>(
     c: &CbsrDev<R>,
     out: TensorBinding<R>,
     dtype: StorageType,
-) -> bool {
+) -> Result<(), KernelError> {
     let smem = client.properties().hardware.max_shared_memory_size;
     if 4 * c.dim > smem {
-        return false;
+        return Err(KernelError::SharedMemory { op: "cbsr sspmm (outer product)", needed: 4 * c.dim, available: smem });
     }
-    let plane = sync_plane_mode(client);
+    let plane = sync_plane_mode(client, csr.config.planes);
     let slots = if plane { ((smem / 2) / (4 * c.dim)).clamp(1, 8) as u32 } else { 1 };
     let lk = lanes_for(c.k, 32);
     let has_w = weights.is_some();
@@ -595,7 +597,7 @@ pub fn launch_sspmm_outer<R: Runtime>(
             );
         }
     }
-    true
+    Ok(())
 }
 
 /// Launches the edge-weight gradient of the SpGEMM into `out` (`[nnz]`).
@@ -610,7 +612,7 @@ pub fn launch_spgemm_grad_w<R: Runtime>(
     if csr.n_groups == 0 {
         return;
     }
-    let plane = plane_mode(client);
+    let plane = plane_mode(client, csr.config.planes);
     let slots = if plane { 4u32 } else { 1 };
     let lk = lanes_for(c.k, 32);
     unsafe {

@@ -6,7 +6,9 @@
 //! ascending column order with lane scans. Output: CBSR values and indices, the indices
 //! packed four u8 to a u32 when `dim <= 256`.
 
+use crate::config::{KernelConfig, MaxkSelect};
 use crate::device::{cube_count, has_plane_ops, plane_size};
+use crate::error::KernelError;
 use crate::reduce::{segment_exclusive_sum_u32, segment_sum_u32};
 use cubecl::prelude::*;
 
@@ -305,8 +307,8 @@ pub fn maxk_smem_per_row(dim: usize, k: usize, lanes: usize) -> usize {
 }
 
 /// Launches MaxK on `x` (`[n, dim]`): `values` `[n * k]` (dtype of `x`), `indices` `[n * k]`
-/// u32 or `[n * ceil(k / 4)]` packed words. Returns `false` (nothing launched) when one row
-/// does not fit the device's shared memory; the caller then uses another path.
+/// u32 or `[n * ceil(k / 4)]` packed words. Fails (nothing launched) when one row does not fit
+/// the device's shared memory; the caller then uses another path.
 #[allow(clippy::too_many_arguments)]
 pub fn launch_maxk<R: Runtime>(
     client: &ComputeClient<R>,
@@ -316,22 +318,23 @@ pub fn launch_maxk<R: Runtime>(
     k: usize,
     packed: bool,
     dtype: StorageType,
-) -> bool {
+    config: &KernelConfig,
+) -> Result<(), KernelError> {
     let (n, dim) = (x.shape[0], x.shape[1]);
-    let plane = has_plane_ops(client) && plane_size(client) == 32;
+    let plane = has_plane_ops(client, config.planes) && plane_size(client) == 32;
     let lanes = 32u32;
     let smem = client.properties().hardware.max_shared_memory_size;
     let per_row = maxk_smem_per_row(dim, k, lanes as usize);
     if per_row > smem {
-        return false;
+        return Err(KernelError::SharedMemory { op: "maxk", needed: per_row, available: smem });
     }
     if n == 0 {
-        return true;
+        return Ok(());
     }
     // several rows per cube when they fit (budget: a quarter of the shared memory)
     let rows = ((smem / 4) / per_row).clamp(1, 8) as u32;
     let count = cube_count(client, n.div_ceil(rows as usize));
-    if dim <= 512 && crate::device::tuning("SGNN_MAXK_RADIX", 0) == 0 {
+    if dim <= 512 && config.maxk == MaxkSelect::Auto {
         unsafe {
             maxk_select_regs::launch_unchecked::<R>(
                 client,
@@ -349,7 +352,7 @@ pub fn launch_maxk<R: Runtime>(
                 dtype,
             );
         }
-        return true;
+        return Ok(());
     }
     unsafe {
         maxk_select::launch_unchecked::<R>(
@@ -369,5 +372,5 @@ pub fn launch_maxk<R: Runtime>(
             dtype,
         );
     }
-    true
+    Ok(())
 }

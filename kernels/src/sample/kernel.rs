@@ -3,7 +3,7 @@
 //! is normalised by the sampled count. The work per row is bounded by `S`, so hub rows need no
 //! splitting. `edge_scale` recomputes the same sample per edge for the backward.
 
-use crate::device::{cube_count, lanes_for, tuning, vector_width};
+use crate::device::{cube_count, lanes_for, vector_width};
 use crate::sample::{SampleSpec, Sampling};
 use crate::spmm::Reduce;
 use cubecl::prelude::*;
@@ -159,6 +159,7 @@ pub fn launch_sampled_spmm<R: Runtime>(
     spec: SampleSpec,
     reduce: Reduce,
     dtype: StorageType,
+    config: &crate::config::SampleConfig,
 ) {
     let f = out.shape[1];
     if n_rows == 0 || f == 0 {
@@ -166,7 +167,7 @@ pub fn launch_sampled_spmm<R: Runtime>(
     }
     let heads = heads.max(1);
     let vec = vector_width(client, dtype.size(), f / heads, &[&x, &out]);
-    let lanes = lanes_for(f / vec, tuning("SGNN_SPMM_LANES", 32));
+    let lanes = lanes_for(f / vec, config.max_lanes.resolve(|| 32) as usize);
     let slots = (256 / lanes).max(1);
     let has_w = weights.is_some();
     let w = weights.unwrap_or_else(|| crate::device::alloc_array::<R>(client, 1, dtype.size()));

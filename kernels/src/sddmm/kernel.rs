@@ -104,7 +104,7 @@ pub fn launch_sddmm<R: Runtime>(
     }
     let vec = vector_width(client, dtype.size(), (f / heads).max(1), &mats);
     let vph = (f / heads / vec).max(1);
-    let plane = has_plane_ops(client) && plane_size(client) == 32;
+    let plane = has_plane_ops(client, csr.config.planes) && plane_size(client) == 32;
     let lanes_x = 32u32;
     let lv = lanes_for(vph, lanes_x as usize);
     let slots = if plane { 4u32 } else { 1u32 };

@@ -82,11 +82,12 @@ pub fn launch_edge_softmax<R: Runtime>(
     out: TensorBinding<R>,
     heads: usize,
     dtype: StorageType,
+    planes: crate::config::PlaneUse,
 ) {
     if n_rows == 0 {
         return;
     }
-    let plane = has_plane_ops(client) && plane_size(client) == 32;
+    let plane = has_plane_ops(client, planes) && plane_size(client) == 32;
     let lanes = 32u32;
     let grad = dy.is_some();
     let dy = dy.unwrap_or_else(|| scores.clone());

@@ -18,7 +18,8 @@
 //! rows round-robin and sums them alone, in edge order. Either way the order of the additions
 //! of a row does not depend on the schedule, so the results are deterministic.
 
-use crate::device::{cube_count, has_plane_ops, lanes_for, plane_size, tuning};
+use crate::config::{HotConfig, KernelConfig};
+use crate::device::{cube_count, has_plane_ops, lanes_for, plane_size};
 use cubecl::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -47,6 +48,9 @@ pub struct HotDev<R: Runtime> {
     /// The cold edges (`row_ptr` is the full structure's, for the degrees of the mean; the
     /// column indices and edge groups are those of the cold edges).
     pub cold: Box<crate::device::CsrDev<R>>,
+    /// Whether the split was forced (it then runs at any width; see
+    /// [`HotConfig::min_width`]).
+    pub forced: bool,
 }
 
 /// Shape of a hot-column launch on a device.
@@ -62,10 +66,11 @@ pub struct HotShape {
     pub blocks: usize,
 }
 
-/// The launch shape for `hot` columns of `n_vec` vectors of `vec` elements of `elem` bytes, or
+/// The launch shape (from `cfg`) for `hot` columns of `n_vec` vectors of `vec` elements of `elem` bytes, or
 /// `None` when the shared memory cannot hold one vector of every hot column.
 pub fn hot_shape<R: Runtime>(
     client: &ComputeClient<R>,
+    cfg: &HotConfig,
     hot: usize,
     hot_edges: usize,
     n_vec: usize,
@@ -79,16 +84,16 @@ pub fn hot_shape<R: Runtime>(
         return None;
     }
     // a 128-byte row per tile (8 lanes of 16 bytes) unless fewer vectors fit or exist
-    let want = tuning("SGNN_HOT_TILE_BYTES", 128) / (vec * elem);
+    let want = cfg.tile_bytes.resolve(|| 128) / (vec * elem);
     let tile_vecs = (1usize << (usize::BITS - 1 - fit.leading_zeros())).min(want.max(1)).min(n_vec);
     let lanes = lanes_for(tile_vecs, 32);
     let max_threads = props.hardware.max_units_per_cube as usize;
-    let threads = tuning("SGNN_HOT_THREADS", 1024).min(max_threads).max(lanes as usize);
+    let threads = (cfg.threads.resolve(|| 1024) as usize).min(max_threads).max(lanes as usize);
     let slots = (threads as u32 / lanes).max(1);
     let per_sm = (smem / (hot * tile_vecs * vec * elem)).clamp(1, 4);
     let sms = props.hardware.num_streaming_multiprocessors.unwrap_or(32) as usize;
     let by_edges = hot_edges.div_ceil(256).max(1);
-    let blocks = tuning("SGNN_HOT_BLOCKS", sms * per_sm).clamp(1, by_edges);
+    let blocks = cfg.blocks.resolve(|| sms * per_sm).clamp(1, by_edges);
     Some(HotShape { tile_vecs, lanes, slots, blocks })
 }
 
@@ -388,6 +393,7 @@ pub fn launch_spmm_hot<R: Runtime>(
     shape: HotShape,
     vec: usize,
     dtype: StorageType,
+    config: &KernelConfig,
 ) {
     if hot.nnz == 0 || n_rows == 0 {
         return;
@@ -395,7 +401,7 @@ pub fn launch_spmm_hot<R: Runtime>(
     LAUNCHES.fetch_add(1, Ordering::Relaxed);
     let plane_dim = plane_size(client).max(1);
     // the dynamic schedule needs whole planes of whole slots
-    let dynamic = has_plane_ops(client) && (shape.lanes * shape.slots) % plane_dim == 0 && plane_dim % shape.lanes == 0;
+    let dynamic = has_plane_ops(client, config.planes) && (shape.lanes * shape.slots) % plane_dim == 0 && plane_dim % shape.lanes == 0;
     unsafe {
         spmm_hot::launch_unchecked::<R>(
             client,
@@ -416,7 +422,7 @@ pub fn launch_spmm_hot<R: Runtime>(
             dynamic,
             shape.lanes,
             plane_dim,
-            tuning("SGNN_HOT_UNROLL", 4).clamp(1, 16) as u32,
+            config.hot.unroll.resolve(|| 4).clamp(1, 16),
             dtype,
         );
     }

@@ -6,7 +6,7 @@
 //! discretized reduction) to a staging slot, and a second pass combines the slots of every split
 //! row in group order and writes the empty rows: deterministic, no atomics.
 
-use crate::device::{cube_count, lanes_for, tuning, vector_width, CsrDev};
+use crate::device::{cube_count, lanes_for, vector_width, CsrDev};
 use crate::spmm::hot::{hot_shape, launch_spmm_hot};
 use crate::spmm::Reduce;
 use cubecl::prelude::*;
@@ -240,28 +240,24 @@ pub fn launch_spmm<R: Runtime>(
     let vec = vector_width(client, elem, f / heads.max(1), &mats);
     let n_vec = f / vec;
     // unweighted f32 sum / mean in 16-byte vectors over a split structure: the cold edges
-    // through this kernel, then the hot columns' edges from shared memory (`hot.rs`). Only
-    // there was the split measured faster (H200, session J): in f16 and at widths that are not a
-    // multiple of 4 the single pass is faster.
-    let split_pays = elem == 4 && vec == 4;
-    if let (Some(hot), None, None, false, true) =
-        (csr.hot.as_ref(), weights.as_ref(), grad_mask.as_ref(), reduce == Reduce::Max, split_pays)
-    {
-        if let Some(shape) = hot_shape(client, hot.len, hot.nnz, n_vec, vec, elem) {
-            launch_spmm(client, &hot.cold, None, heads, x.clone(), out.clone(), None, reduce, None, dtype);
-            launch_spmm_hot(client, hot, &csr.row_ptr, csr.n_rows, x, out, reduce == Reduce::Mean, shape, vec, dtype);
-            return;
+    // through this kernel, then the hot columns' edges from shared memory (`hot.rs`), where the
+    // split was measured faster (see `heuristics::HOT_MIN_WIDTH`)
+    if let (Some(hot), None, None, false) = (csr.hot.as_ref(), weights.as_ref(), grad_mask.as_ref(), reduce == Reduce::Max) {
+        let min_width = csr.config.hot.min_width.resolve(|| if hot.forced { vec } else { crate::heuristics::HOT_MIN_WIDTH });
+        if elem == 4 && vec == 4 && f >= min_width {
+            if let Some(shape) = hot_shape(client, &csr.config.hot, hot.len, hot.nnz, n_vec, vec, elem) {
+                launch_spmm(client, &hot.cold, None, heads, x.clone(), out.clone(), None, reduce, None, dtype);
+                launch_spmm_hot(client, hot, &csr.row_ptr, csr.n_rows, x, out, reduce == Reduce::Mean, shape, vec, dtype, &csr.config);
+                return;
+            }
         }
     }
-    // feature tile: keep the gathered slice of x (n_cols x tile) within an L2 budget
-    let budget = tuning("SGNN_SPMM_L2_BYTES", 32 << 20);
-    let fit = (budget / (csr.n_cols.max(1) * elem)).max(1);
-    let largest_pow2 = 1usize << (usize::BITS - 1 - fit.leading_zeros());
-    let tile_features = tuning("SGNN_SPMM_TILE", largest_pow2.max(32));
+    let cfg = &csr.config.spmm;
+    let tile_features = cfg.tile_features.resolve(|| crate::heuristics::spmm_tile_features(csr.n_cols, f, elem, vec));
     let tile_vecs = (tile_features / vec).clamp(1, n_vec);
     let n_tiles = n_vec.div_ceil(tile_vecs);
-    let lanes = lanes_for(tile_vecs, tuning("SGNN_SPMM_LANES", 32));
-    let slots_per_cube = (tuning("SGNN_SPMM_THREADS", 256) as u32 / lanes).max(1);
+    let lanes = lanes_for(tile_vecs, cfg.max_lanes.resolve(|| 32) as usize);
+    let slots_per_cube = (cfg.threads.resolve(|| 256) / lanes).max(1);
     let cube_dim = CubeDim::new_2d(lanes, slots_per_cube);
     let is_max = reduce == Reduce::Max;
     let has_w = weights.is_some();
@@ -306,7 +302,7 @@ pub fn launch_spmm<R: Runtime>(
                 r,
                 has_w,
                 masked,
-                tuning("SGNN_SPMM_UNROLL", 4).clamp(1, 16) as u32,
+                cfg.unroll.resolve(|| 4).clamp(1, 16),
                 dtype,
             );
         }
