@@ -63,17 +63,25 @@ def main():
     gen = torch.Generator(device=dev)
     gen.manual_seed(0)
     if args.matmul:
-        torch.backends.cuda.matmul.allow_tf32 = False
+        # f32 without TF32 (PyTorch's default), TF32, and f16 / bf16 inputs (f16 / bf16 output)
         for d_in, d_out in [(256, 256), (602, 256), (256, 41)]:
-            x = torch.rand(n, d_in, device=dev, generator=gen)
-            w = torch.rand(d_in, d_out, device=dev, generator=gen)
-            dy = torch.rand(n, d_out, device=dev, generator=gen)
+            x32 = torch.rand(n, d_in, device=dev, generator=gen)
+            w32 = torch.rand(d_in, d_out, device=dev, generator=gen)
+            dy32 = torch.rand(n, d_out, device=dev, generator=gen)
             flops = 2.0 * n * d_in * d_out
-            for variant, fn in [("fwd", lambda: x @ w), ("dgrad", lambda: dy @ w.t()), ("wgrad", lambda: x.t() @ dy)]:
-                med, mn, p90 = timed(fn, args.runs, args.warmup)
-                emit({"op": "matmul", "impl": "cublas", "width": d_out, "k": d_in, "median_ms": med, "min_ms": mn,
-                      "p90_ms": p90, "variant": variant, "gbps": flops / med / 1e9})
-            del x, w, dy
+            for dtype, tf32, cast in [("f32", False, torch.float32), ("tf32", True, torch.float32),
+                                      ("f16", False, torch.float16), ("bf16", False, torch.bfloat16)]:
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+                x, w, dy = x32.to(cast), w32.to(cast), dy32.to(cast)
+                for variant, fn in [("fwd", lambda: x @ w), ("dgrad", lambda: dy @ w.t()),
+                                    ("wgrad", lambda: x.t() @ dy)]:
+                    med, mn, p90 = timed(fn, args.runs, args.warmup)
+                    emit({"op": "matmul", "impl": "cublas", "width": d_out, "k": d_in, "median_ms": med,
+                          "min_ms": mn, "p90_ms": p90, "variant": variant, "dtype": dtype,
+                          "gbps": flops / med / 1e9})
+                del x, w, dy
+            torch.backends.cuda.matmul.allow_tf32 = False
+            del x32, w32, dy32
         out.close()
         return 0
     for dtype, dname in [(torch.float32, "f32"), (torch.float16, "f16")]:

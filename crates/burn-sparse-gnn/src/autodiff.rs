@@ -14,9 +14,10 @@
 //! | CBSR SpGEMM | `dvalues = SSpMM(dy)`, `dw = sum_t dy[i, idx] * values` |
 //! | matmul with a half-precision saved input | `dx = dy w^T`, `dw = sum over row chunks of (scale * x16)^T dy` |
 
+use crate::dense::LinearPrecision;
 use sparse_gnn_kernels::config::KernelConfig;
 use crate::backend::{
-    matmul_half_rows, weight_grad, CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput,
+    CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput,
 };
 use crate::graph::{CsrPrim, GraphPrimitive};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
@@ -26,7 +27,7 @@ use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::Autodiff;
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::{FloatTensor, IntTensor};
-use burn::tensor::{FloatDType, Int, Tensor, TensorMetadata, TensorPrimitive};
+use burn::tensor::{Int, Tensor, TensorMetadata, TensorPrimitive};
 
 type Ad<B, C> = Autodiff<B, C>;
 
@@ -420,6 +421,38 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         B::device_memory(device)
     }
 
+    fn dense_product(
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        ta: bool,
+        tb: bool,
+        math: crate::dense::ProductMath,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::dense_product(a.primitive, b.primitive, ta, tb, math))
+    }
+
+    fn ad_linear(
+        x: FloatTensor<Self>,
+        w: FloatTensor<Self>,
+        b: Option<FloatTensor<Self>>,
+        precision: LinearPrecision,
+    ) -> FloatTensor<Self> {
+        let has_b = b.is_some();
+        let nodes = [x.node.clone(), w.node.clone(), b.as_ref().map(|b| b.node.clone()).unwrap_or_else(|| x.node.clone())];
+        let bi = b.map(|b| b.primitive);
+        match LinearBackward.prepare::<C>(nodes).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let (out, half) = crate::dense::linear_forward::<B>(x.primitive.clone(), w.primitive.clone(), bi, precision);
+                // the input is kept whole only when no half copy replaces it
+                let x = half.is_none().then_some(x.primitive);
+                prep.finish(LinearState { x, half, w: w.primitive, has_b, precision }, out)
+            }
+            OpsKind::UnTracked(prep) => {
+                prep.finish(crate::dense::linear_forward::<B>(x.primitive, w.primitive, bi, precision).0)
+            }
+        }
+    }
+
     fn ad_spmm(
         g: &GraphPrimitive<Self>,
         w: Option<FloatTensor<Self>>,
@@ -515,22 +548,6 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         }
     }
 
-    fn ad_matmul_half_saved(
-        x: FloatTensor<Self>,
-        w: FloatTensor<Self>,
-        half: FloatDType,
-        chunk: usize,
-    ) -> FloatTensor<Self> {
-        let dtype = FloatDType::from(x.primitive.dtype());
-        match MatmulHalfSavedBackward.prepare::<C>([x.node.clone(), w.node.clone()]).compute_bound().stateful() {
-            OpsKind::Tracked(prep) => {
-                let (x_half, scale, out) = matmul_half_rows::<B>(x.primitive, w.primitive.clone(), half);
-                prep.finish(MatmulHalfSavedState { x_half, scale, w: w.primitive, dtype, chunk }, out)
-            }
-            OpsKind::UnTracked(prep) => prep.finish(matmul_half_rows::<B>(x.primitive, w.primitive, half).2),
-        }
-    }
-
     fn ad_cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<FloatTensor<Self>>, c: &CbsrPrim<Self>) -> FloatTensor<Self> {
         let nodes = nodes2!(c.values, w.as_ref());
         let wi = w.map(|w| w.primitive);
@@ -545,35 +562,36 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
     }
 }
 
-// ---- matmul that saves its input in half precision --------------------------------------
+// ---- linear layers over all nodes ----------------------------------------------------------
 
 #[derive(Debug)]
-struct MatmulHalfSavedBackward;
+struct LinearBackward;
 
 #[derive(Clone, Debug)]
-struct MatmulHalfSavedState<B: Backend> {
-    /// The input's rows scaled by their largest magnitude and rounded to half precision, and
-    /// the scales: all the backward pass keeps of it.
-    x_half: FloatTensor<B>,
-    scale: FloatTensor<B>,
+struct LinearState<B: Backend> {
+    /// The input (full-precision products), or
+    x: Option<FloatTensor<B>>,
+    /// its half copy and row scales (half-precision forward).
+    half: Option<(FloatTensor<B>, FloatTensor<B>)>,
     w: FloatTensor<B>,
-    dtype: FloatDType,
-    chunk: usize,
+    has_b: bool,
+    precision: LinearPrecision,
 }
 
-impl<B: SparseGnnBackend> Backward<B, 2> for MatmulHalfSavedBackward {
-    type State = MatmulHalfSavedState<B>;
+impl<B: SparseGnnBackend> Backward<B, 3> for LinearBackward {
+    type State = LinearState<B>;
 
-    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _ck: &mut Checkpointer) {
-        let [node_x, node_w] = ops.parents;
-        let dy = t2::<B>(grads.consume::<B>(&ops.node));
-        let MatmulHalfSavedState { x_half, scale, w, dtype, chunk } = ops.state;
-        if let Some(node) = node_w {
-            let x = t2::<B>(B::rows_from_half(x_half, scale, dtype));
-            grads.register::<B>(node.id, prim(weight_grad(x, dy.clone(), chunk)));
-        }
-        if let Some(node) = node_x {
-            grads.register::<B>(node.id, prim(dy.matmul(t2::<B>(w).transpose())));
+    fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node_x, node_w, node_b] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        let LinearState { x, half, w, has_b, precision } = ops.state;
+        let node_b = node_b.filter(|_| has_b);
+        let want = [node_x.is_some(), node_w.is_some(), node_b.is_some()];
+        let [dx, dw, db] = crate::dense::linear_backward::<B>(dy, x, half, w, precision, want);
+        for (node, g) in [(node_x, dx), (node_w, dw), (node_b, db)] {
+            if let (Some(node), Some(g)) = (node, g) {
+                grads.register::<B>(node.id, g);
+            }
         }
     }
 }

@@ -5,7 +5,7 @@ use crate::graph::{CsrPrim, GraphPrimitive};
 use sparse_gnn_kernels::config::KernelConfig;
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, IntTensor};
-use burn::tensor::{FloatDType, Tensor, TensorMetadata};
+use burn::tensor::{FloatDType, Tensor};
 
 pub use sparse_gnn_kernels::pool::{PoolLayout, PoolSpec};
 pub use sparse_gnn_kernels::sample::{SampleSpec, Sampling};
@@ -134,6 +134,20 @@ pub trait SparseGnnBackend: Backend {
     /// Unpacked `[n, k]` i32 column ids of a CBSR matrix.
     fn cbsr_indices(c: &CbsrPrim<Self>) -> IntTensor<Self>;
 
+    /// `op(a) @ op(b)` of 2-D tensors (`ta` / `tb`: the operand is used transposed) into an
+    /// f32 tensor: f32 inputs with `math`, f16 / bf16 inputs (both the same) with f32
+    /// accumulation. Burn's matmul by default; cuBLAS on CUDA (see [`crate::dense`]).
+    fn dense_product(
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        ta: bool,
+        tb: bool,
+        math: crate::dense::ProductMath,
+    ) -> FloatTensor<Self> {
+        let _ = math;
+        crate::dense::burn_product::<Self>(a, b, ta, tb)
+    }
+
     /// Device memory held by this process on `device`: `(bytes reserved, bytes in use)`, where
     /// the backend can tell (CubeCL memory pools); `None` on the CPU.
     fn device_memory(_device: &Self::Device) -> Option<(u64, u64)> {
@@ -198,19 +212,15 @@ pub trait SparseGnnBackend: Backend {
         Self::cbsr_spgemm(g, w, c)
     }
 
-    /// Differentiable `round(x) @ w`, where `round` rounds each row of `x`, scaled by its
-    /// largest magnitude, to `half` and back (no overflow): the product runs in the dtype of
-    /// `x`, and the backward pass keeps only the half-precision copy of `x` and the row scales
-    /// (about half the memory of saving `x`). `dx = dy w^T` stays in the dtype of `x`; `dw` is
-    /// computed over chunks of `chunk` rows (split-K, see `gnn_models::linear`).
-    fn ad_matmul_half_saved(
+    /// Differentiable `x @ w + b` over all nodes with the arithmetic of `precision` (see
+    /// [`crate::dense::LinearPrecision`]).
+    fn ad_linear(
         x: FloatTensor<Self>,
         w: FloatTensor<Self>,
-        half: FloatDType,
-        chunk: usize,
+        b: Option<FloatTensor<Self>>,
+        precision: crate::dense::LinearPrecision,
     ) -> FloatTensor<Self> {
-        let _ = chunk;
-        matmul_half_rows::<Self>(x, w, half).2
+        crate::dense::linear_forward::<Self>(x, w, b, precision).0
     }
 
     /// The half copy of `x` (`[n, d]`) and its row scales (`[n, 1]`, dtype of `x`): each row
@@ -247,7 +257,8 @@ where
 {
 }
 
-/// The half-precision copy of `x` (`[n, d]`) kept by [`SparseGnnBackend::ad_matmul_half_saved`]:
+/// The half-precision copy of `x` (`[n, d]`) kept by a half-precision linear layer
+/// ([`crate::dense::LinearPrecision::Half`]):
 /// each row divided by its largest magnitude (`scale`, `[n, 1]` in the dtype of `x`) before the
 /// cast, so no value overflows the half type (f16 stops at 65,504) and every row keeps the full
 /// half-precision mantissa relative to its largest entry.
@@ -256,19 +267,6 @@ pub(crate) fn half_rows<B: Backend>(x: FloatTensor<B>, half: FloatDType) -> (Flo
     let scale = x.clone().abs().max_dim(1).clamp_min(1e-30);
     let x_half = (x / scale.clone()).cast(half);
     (x_half.into_primitive().tensor(), scale.into_primitive().tensor())
-}
-
-/// The forward pass of [`SparseGnnBackend::ad_matmul_half_saved`]: the half copy of `x` and its
-/// row scales ([`half_rows`]) and the product of the rounded `x` with `w`.
-pub(crate) fn matmul_half_rows<B: SparseGnnBackend>(
-    x: FloatTensor<B>,
-    w: FloatTensor<B>,
-    half: FloatDType,
-) -> (FloatTensor<B>, FloatTensor<B>, FloatTensor<B>) {
-    let dtype = FloatDType::from(x.dtype());
-    let (x_half, scale) = B::rows_to_half(x, half, &KernelConfig::default());
-    let out = B::float_matmul(B::rows_from_half(x_half.clone(), scale.clone(), dtype), w);
-    (x_half, scale, out)
 }
 
 /// `x_half * scale` in `dtype`: the rounded `x` of [`half_rows`].

@@ -389,6 +389,14 @@ where
         launch_spgemm_grad_w::<R>(&dy.client, &csr_dev_cbsr(csr), bind(&dy), &dev, bind(&out), dtype);
         out
     }
+    fn dense_product(a: Ft<R>, b: Ft<R>, ta: bool, tb: bool, math: crate::dense::ProductMath) -> Ft<R> {
+        let _ = &math;
+        #[cfg(feature = "cuda")]
+        if let Some(out) = cublas_product::<R>(&a, &b, ta, tb, math) {
+            return out;
+        }
+        crate::dense::burn_product::<Self>(a, b, ta, tb)
+    }
     fn device_memory(device: &R::Device) -> Option<(u64, u64)> {
         let client = R::client(device);
         client.memory_usage().ok().map(|m| (m.bytes_reserved, m.bytes_in_use))
@@ -443,5 +451,33 @@ where
         let out = empty(&values, [c.n, c.k], DType::I32);
         launch_unpack::<R>(&values.client, &dev, bind(&out));
         out
+    }
+}
+
+/// The product through cuBLAS where `R` is the CUDA runtime and libcublas loads; `None` to fall
+/// back to Burn's matmul (logged once).
+#[cfg(feature = "cuda")]
+fn cublas_product<R: CubeRuntime>(
+    a: &CubeTensor<R>,
+    b: &CubeTensor<R>,
+    ta: bool,
+    tb: bool,
+    math: crate::dense::ProductMath,
+) -> Option<CubeTensor<R>> {
+    use cubecl::cuda::CudaRuntime;
+    use std::any::Any;
+    let a = (a as &dyn Any).downcast_ref::<CubeTensor<CudaRuntime>>()?;
+    let b = (b as &dyn Any).downcast_ref::<CubeTensor<CudaRuntime>>()?;
+    let (a, b) = (into_contiguous_aligned(a.clone()), into_contiguous_aligned(b.clone()));
+    match crate::cublas::gemm(&a, &b, ta, tb, math) {
+        Ok(out) => {
+            let out: Box<dyn Any> = Box::new(out);
+            out.downcast::<CubeTensor<R>>().ok().map(|o| *o)
+        }
+        Err(e) => {
+            static LOGGED: std::sync::Once = std::sync::Once::new();
+            LOGGED.call_once(|| log::warn!("cuBLAS unavailable ({}): dense products run on Burn's matmul", e.0));
+            None
+        }
     }
 }

@@ -28,6 +28,9 @@ pub mod backend;
 pub mod conformance;
 mod cube;
 pub mod data;
+#[cfg(feature = "cuda")]
+pub(crate) mod cublas;
+pub mod dense;
 pub mod error;
 pub mod fallback;
 pub mod graph;

@@ -284,34 +284,36 @@ pub fn cbsr_spgemm_weighted<B: SparseGnnBackend>(g: &Graph<B>, w: Tensor<B, 1>, 
     try_cbsr_spgemm(g, Some(w), c).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// `round(x) @ w` for an `[n, a]` node matrix and an `[a, b]` weight, where `round` divides each
-/// row of `x` by its largest magnitude, rounds it to the half type `half` and scales it back
-/// (so no value overflows the half type): the product and both gradients run in the dtype of
-/// `x`, and autodiff keeps only the half-precision copy of `x` (and one scale per row) for the
-/// backward pass. This is how
-/// the mixed-precision models save their activations at half the memory. The weight gradient
-/// is a sum over chunks of `chunk` rows (split-K).
+
+/// `x @ w + b` over all nodes (`x`: `[n, d_in]`, `w`: `[d_in, d_out]`, `b`: `[d_out]`),
+/// differentiable in all three, with the arithmetic of `precision` (exact f32, TF32, or a
+/// half-precision forward; see [`crate::dense`]). On CUDA the products run through cuBLAS.
 ///
 /// ```
-/// use burn::backend::NdArray;
-/// use burn::tensor::{FloatDType, Tensor};
+/// use burn::backend::{Autodiff, NdArray};
+/// use burn::tensor::Tensor;
+/// use burn_sparse_gnn::dense::LinearPrecision;
+/// type B = Autodiff<NdArray>;
 /// let dev = Default::default();
-/// let x = Tensor::<NdArray, 2>::from_floats([[1.0, 2.0]], &dev);
-/// let w = Tensor::<NdArray, 2>::from_floats([[1.0], [1.0]], &dev);
-/// // NdArray has no f16 storage; a backend that has it (CUDA, wgpu) rounds through it
-/// let y = burn_sparse_gnn::ops::matmul_half_saved(x, w, FloatDType::F32, 2048);
-/// assert_eq!(y.to_data().to_vec::<f32>().unwrap(), vec![3.0]);
+/// let x = Tensor::<B, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &dev);
+/// let w = Tensor::<B, 2>::from_floats([[1.0], [1.0]], &dev).require_grad();
+/// let b = Tensor::<B, 1>::from_floats([0.5], &dev).require_grad();
+/// let y = burn_sparse_gnn::ops::linear(x, w.clone(), Some(b.clone()), LinearPrecision::F32);
+/// assert_eq!(y.to_data().to_vec::<f32>().unwrap(), vec![3.5, 7.5]);
+/// let grads = y.sum().backward();
+/// assert_eq!(w.grad(&grads).unwrap().to_data().to_vec::<f32>().unwrap(), vec![4.0, 6.0]);
+/// assert_eq!(b.grad(&grads).unwrap().to_data().to_vec::<f32>().unwrap(), vec![2.0]);
 /// ```
-pub fn matmul_half_saved<B: SparseGnnBackend>(
+pub fn linear<B: SparseGnnBackend>(
     x: Tensor<B, 2>,
     w: Tensor<B, 2>,
-    half: burn::tensor::FloatDType,
-    chunk: usize,
+    b: Option<Tensor<B, 1>>,
+    precision: crate::dense::LinearPrecision,
 ) -> Tensor<B, 2> {
-    Tensor::from_primitive(TensorPrimitive::Float(B::ad_matmul_half_saved(
+    Tensor::from_primitive(TensorPrimitive::Float(B::ad_linear(
         x.into_primitive().tensor(),
         w.into_primitive().tensor(),
-        half,
-        chunk,
+        b.map(|b| b.into_primitive().tensor()),
+        precision,
     )))
 }

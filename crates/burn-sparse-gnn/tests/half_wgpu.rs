@@ -3,6 +3,7 @@
 //! features near 1.0, where a naive f16 reduction overflows and ours returns the f32 result.
 #![cfg(feature = "wgpu")]
 
+use burn_sparse_gnn::dense::LinearPrecision;
 use burn::backend::Autodiff;
 use burn::tensor::{DType, FloatDType, Tensor, TensorData};
 use burn_sparse_gnn::conformance::{run, ConformanceConfig};
@@ -97,13 +98,14 @@ fn hub_of_70000_edges_does_not_overflow_in_f16() {
     assert!((norm[0] as f64 - 1.0).abs() < 0.1);
 }
 
-/// `ops::matmul_half_saved` keeps a half copy of its input (rows scaled by their largest
-/// magnitude) for the backward pass: its output and weight gradient equal those of the composed
-/// path `((x / s).cast(f16).cast(f32) * s).matmul(w)` (the weight gradient summed over row
-/// chunks, so within f32 rounding), its input gradient is the f32 `dy w^T` (the composed path
-/// rounds it to f16 through the cast), and inputs beyond the f16 range stay finite.
+/// A half-precision linear layer (`ops::linear` with `LinearPrecision::Half`) multiplies its
+/// input rounded per row (rows scaled by their largest magnitude) by the rounded weight and keeps
+/// the half copy for the backward pass: its output and weight gradient equal those of the
+/// composed path `((x / s).cast(f16).cast(f32) * s).matmul(round(w))` (the weight gradient
+/// summed over row chunks, so within f32 rounding), its input gradient is the f32 `dy w^T` of
+/// the unrounded weight, and inputs beyond the f16 range stay finite.
 #[test]
-fn matmul_with_a_half_saved_input_matches_the_composed_f16_path() {
+fn half_precision_linear_matches_the_composed_f16_path() {
     let dev = device();
     if !<Wgpu as burn::tensor::backend::Backend>::supports_dtype(&dev, DType::F16) {
         println!("skipped: f16 is not supported by this wgpu device");
@@ -120,10 +122,12 @@ fn matmul_with_a_half_saved_input_matches_the_composed_f16_path() {
         let w = Tensor::<A, 2>::from_data(TensorData::new(wv.clone(), [a, b]), &dev).require_grad();
         let dy = Tensor::<A, 2>::from_data(TensorData::new(dyv.clone(), [n, b]), &dev);
         let y = match path {
-            0 => ops::matmul_half_saved(x.clone(), w.clone(), FloatDType::F16, 100),
+            0 => ops::linear(x.clone(), w.clone(), None, LinearPrecision::Half(FloatDType::F16)),
             1 => {
                 let s = x.clone().abs().max_dim(1).detach();
-                ((x.clone() / s.clone()).cast(FloatDType::F16).cast(FloatDType::F32) * s).matmul(w.clone())
+                // the weight rounded forward, its gradient exact (straight through)
+                let wr = w.clone() + (w.clone().cast(FloatDType::F16).cast(FloatDType::F32) - w.clone()).detach();
+                ((x.clone() / s.clone()).cast(FloatDType::F16).cast(FloatDType::F32) * s).matmul(wr)
             }
             _ => x.clone().matmul(w.clone()),
         };
@@ -150,7 +154,10 @@ fn matmul_with_a_half_saved_input_matches_the_composed_f16_path() {
     let big =
         Tensor::<Wgpu, 2>::from_data(TensorData::new(xv.iter().map(|v| v * 1e6).collect::<Vec<f32>>(), [n, a]), &dev);
     let w = Tensor::<Wgpu, 2>::from_data(TensorData::new(wv.clone(), [a, b]), &dev);
-    let y = ops::matmul_half_saved(big.clone(), w.clone(), FloatDType::F16, 100).into_data().to_vec::<f32>().unwrap();
+    let y = ops::linear(big.clone(), w.clone(), None, LinearPrecision::Half(FloatDType::F16))
+        .into_data()
+        .to_vec::<f32>()
+        .unwrap();
     let want = big.matmul(w).into_data().to_vec::<f32>().unwrap();
     let scale = want.iter().fold(0.0f32, |m, v| m.max(v.abs()));
     for (u, v) in y.iter().zip(&want) {

@@ -76,12 +76,16 @@ pub fn add_bias<B: Backend>(y: Tensor<B, 2>, b: Tensor<B, 1>) -> Tensor<B, 2> {
     y + matmul_rows(ones, b.unsqueeze::<2>(), chunk)
 }
 
-/// A Burn [`Linear`] applied to an `[n, d_in]` node matrix: [`matmul_nodes`], then
-/// [`add_bias`].
-pub fn linear<B: Backend>(lin: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
-    let y = matmul_nodes(x, lin.weight.val());
-    match &lin.bias {
-        Some(b) => add_bias(y, b.val()),
-        None => y,
-    }
+/// A Burn [`Linear`] applied to an `[n, d_in]` node matrix in full precision with `math` (exact
+/// f32 or TF32; [`burn_sparse_gnn::ops::linear`]: cuBLAS on CUDA).
+pub fn linear<B: burn_sparse_gnn::SparseGnnBackend>(
+    lin: &Linear<B>,
+    x: Tensor<B, 2>,
+    math: burn_sparse_gnn::dense::ProductMath,
+) -> Tensor<B, 2> {
+    let precision = match math {
+        burn_sparse_gnn::dense::ProductMath::F32 => burn_sparse_gnn::dense::LinearPrecision::F32,
+        burn_sparse_gnn::dense::ProductMath::Tf32 => burn_sparse_gnn::dense::LinearPrecision::Tf32,
+    };
+    burn_sparse_gnn::ops::linear(x, lin.weight.val(), lin.bias.as_ref().map(|b| b.val()), precision)
 }

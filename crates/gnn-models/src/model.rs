@@ -226,7 +226,7 @@ impl<B: SparseGnnBackend> GnnModel<B> {
     pub fn forward(&self, g: &Graph<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
         let x = crate::activation::dropout(&self.input_dropout, x);
         let mut h = match &self.lin_in {
-            Some(lin) => linear(lin, x),
+            Some(lin) => linear(lin, x, self.precision.product_math()),
             None => x,
         };
         for (l, conv) in self.convs.iter().enumerate() {

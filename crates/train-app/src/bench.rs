@@ -530,60 +530,109 @@ impl Bench {
 }
 
 impl Bench {
-    /// Dense products of a GNN's linear layers over all nodes: forward `x w`, the input gradient
-    /// `dy w^T`, the weight gradient `x^T dy` as one product and split over row chunks, and a
-    /// whole linear layer's forward + backward through autodiff with and without chunking.
+    /// Dense products of a GNN's linear layers over all nodes ([`SparseGnnBackend::dense_product`]:
+    /// cuBLAS on CUDA): forward `x w`, the input gradient `dy w^T` and the weight gradient
+    /// `x^T dy`, in exact f32 and TF32 on f32 inputs and with f16 / bf16 inputs (f32
+    /// accumulation and output), each checked against an f64 product on sampled rows; and a whole
+    /// linear layer's forward + backward through autodiff (`ops::linear`) in each precision.
     fn run_matmul<B: SparseGnnAutodiffBackend>(
         &self,
         device: &B::Device,
         backend: &str,
         emit: &mut dyn FnMut(Record) -> Result<()>,
     ) -> Result<()> {
+        use burn::tensor::FloatDType;
+        use burn_sparse_gnn::dense::{LinearPrecision, ProductMath};
         type I<B> = <B as AutodiffBackend>::InnerBackend;
         let dev_name = self.device_name.clone().unwrap_or_else(|| backend.to_string());
         let n = self.adj.n_rows();
+        let modes: [(&str, ProductMath, Option<FloatDType>); 4] = [
+            ("f32", ProductMath::F32, None),
+            ("tf32", ProductMath::Tf32, None),
+            ("f16", ProductMath::F32, Some(FloatDType::F16)),
+            ("bf16", ProductMath::F32, Some(FloatDType::BF16)),
+        ];
         for (d_in, d_out) in [(256usize, 256usize), (602, 256), (256, 41)] {
             let (x, _) = random_matrix::<I<B>>(n, d_in, 1, device);
             let (w, _) = random_matrix::<I<B>>(d_in, d_out, 2, device);
             let (dy, _) = random_matrix::<I<B>>(n, d_out, 3, device);
             let flops = 2.0 * n as f64 * d_in as f64 * d_out as f64;
-            let put = |variant: String, s: Stats, emit: &mut dyn FnMut(Record) -> Result<()>| -> Result<()> {
-                let mut r = self.record("matmul", d_out, Some(d_in), &s, &dev_name);
-                r.variant = Some(variant);
-                // achieved TFLOP/s in place of a byte rate
-                r.gbps = Some(flops / s.median / 1e9);
-                emit(r)
-            };
-            let s = time::<I<B>, _>(device, self.warmup, self.runs, || x.clone().matmul(w.clone()));
-            put("fwd".into(), s, emit)?;
-            let s = time::<I<B>, _>(device, self.warmup, self.runs, || dy.clone().matmul(w.clone().transpose()));
-            put("dgrad".into(), s, emit)?;
-            let s = time::<I<B>, _>(device, self.warmup, self.runs, || x.clone().transpose().matmul(dy.clone()));
-            put("wgrad".into(), s, emit)?;
-            for chunk in [2048usize, 8192, 32768] {
-                let c = n / chunk;
-                if c < 2 {
-                    continue;
+            let rows: Vec<usize> = (0..64).map(|i| i * n / 64).collect();
+            for (name, math, half) in modes {
+                if let Some(h) = half {
+                    if !I::<B>::supports_dtype(device, h.into()) {
+                        eprintln!("skipped: matmul {name}: not supported by this device");
+                        continue;
+                    }
                 }
-                let main = c * chunk;
-                let s = time::<I<B>, _>(device, self.warmup, self.runs, || {
-                    let xc = x.clone().slice([0..main]).reshape([c, chunk, d_in]).swap_dims(1, 2);
-                    let dc = dy.clone().slice([0..main]).reshape([c, chunk, d_out]);
-                    xc.matmul(dc).sum_dim(0)
-                });
-                put(format!("wgrad-chunk{chunk}"), s, emit)?;
+                let cast = |t: &Tensor<I<B>, 2>| match half {
+                    Some(h) => t.clone().cast(h),
+                    None => t.clone(),
+                };
+                let (xc, wc, dyc) = (cast(&x), cast(&w), cast(&dy));
+                let product = |a: &Tensor<I<B>, 2>, b: &Tensor<I<B>, 2>, ta: bool, tb: bool| {
+                    let p = I::<B>::dense_product(
+                        a.clone().into_primitive().tensor(),
+                        b.clone().into_primitive().tensor(),
+                        ta,
+                        tb,
+                        math,
+                    );
+                    Tensor::<I<B>, 2>::from_primitive(burn::tensor::TensorPrimitive::Float(p))
+                };
+                // the forward product against f64 on sampled rows of the stored (rounded) inputs
+                let xs = host(xc.clone().cast(FloatDType::F32));
+                let ws = host(wc.clone().cast(FloatDType::F32));
+                let y = host(product(&xc, &wc, false, false));
+                let (mut got, mut want) = (Vec::new(), Vec::new());
+                for &r in &rows {
+                    for c in 0..d_out {
+                        want.push((0..d_in).map(|t| xs[r * d_in + t] * ws[t * d_out + c]).sum::<f64>());
+                        got.push(y[r * d_out + c]);
+                    }
+                }
+                let err = rel_err(&got, &want);
+                for (variant, ta, tb) in [("fwd", false, false), ("dgrad", false, true), ("wgrad", true, false)] {
+                    let (a, b) = match variant {
+                        "fwd" => (&xc, &wc),
+                        "dgrad" => (&dyc, &wc),
+                        _ => (&xc, &dyc),
+                    };
+                    let s = time::<I<B>, _>(device, self.warmup, self.runs, || product(a, b, ta, tb));
+                    let mut r = self.record("matmul", d_out, Some(d_in), &s, &dev_name);
+                    r.dtype = name.into();
+                    r.variant = Some(variant.into());
+                    r.gbps = Some(flops / s.median / 1e9);
+                    r.check_error = (variant == "fwd").then_some(err);
+                    emit(r)?;
+                }
             }
-            // a whole layer through autodiff
-            let xa = Tensor::<B, 2>::from_inner(x.clone());
+            // a whole layer (forward, backward of the input and the weight) through autodiff
+            let xa = Tensor::<B, 2>::from_inner(x.clone()).require_grad();
             let dya = Tensor::<B, 2>::from_inner(dy.clone());
-            for chunk in [0usize, gnn_models::linear::DEFAULT_CHUNK_ROWS] {
+            let precisions = [
+                ("f32", LinearPrecision::F32),
+                ("tf32", LinearPrecision::Tf32),
+                ("f16", LinearPrecision::Half(FloatDType::F16)),
+                ("bf16", LinearPrecision::Half(FloatDType::BF16)),
+            ];
+            for (name, p) in precisions {
+                if let LinearPrecision::Half(h) = p {
+                    if !I::<B>::supports_dtype(device, h.into()) {
+                        continue;
+                    }
+                }
                 let s = time::<I<B>, _>(device, self.warmup, self.runs, || {
                     let wa = Tensor::<B, 2>::from_inner(w.clone()).require_grad();
-                    let y = gnn_models::linear::matmul_rows(xa.clone(), wa.clone(), chunk);
+                    let y = burn_sparse_gnn::ops::linear(xa.clone(), wa.clone(), None, p);
                     let grads = (y * dya.clone()).sum().backward();
-                    wa.grad(&grads).map(|g| g.sum())
+                    (wa.grad(&grads).map(|g| g.sum()), xa.grad(&grads).map(|g| g.sum()))
                 });
-                put(format!("layer-fwd-bwd-chunk{chunk}"), s, emit)?;
+                let mut r = self.record("matmul", d_out, Some(d_in), &s, &dev_name);
+                r.dtype = name.into();
+                r.variant = Some("layer-fwd-bwd".into());
+                r.gbps = Some(3.0 * flops / s.median / 1e9);
+                emit(r)?;
             }
         }
         Ok(())

@@ -11,11 +11,81 @@ use burn_sparse_gnn::{Graph, GraphOptions, KernelConfig, KernelPolicy, SparseGnn
 use gnn_models::{Nonlinearity, Precision, SageConv, SageConvConfig};
 
 /// Tolerance of [`layer_checks`] (the device in f32 against the CPU in f64, from the same f32
-/// inputs). The layer's dense products run on Burn's matmul: on the H200 its f32 products
-/// differ from f64 by a normwise 2.3e-4 to 2.9e-4 in this check (the bias gradient, which has
-/// no product, by 5.6e-7; wgpu on lavapipe by under 1e-6 everywhere), so the bound sits above
-/// that; a wiring or kernel error shows as an error of order 1.
+/// inputs). The layer's dense products run in exact f32 through cuBLAS on CUDA; where
+/// libcublas is missing they fall back to Burn's matmul, which uses TF32 on CUDA (normwise
+/// 2.3e-4 to 2.9e-4 from f64 in this check on the H200), so the bound sits above that; a wiring
+/// or kernel error shows as an error of order 1.
 pub const LAYER_TOLERANCE: f64 = 1e-3;
+
+/// Normwise error bound of each dense product arithmetic against f64 in [`product_checks`]
+/// (sums of 300 products of values in [-1, 1]): f32 rounds at 2^-24, TF32 inputs at 2^-11, f16
+/// at 2^-11 and bf16 at 2^-8, with f32 accumulation.
+pub fn product_tolerance(name: &str) -> f64 {
+    match name {
+        "f32" => 1e-5,
+        "tf32" | "f16" => 5e-3,
+        _ => 3e-2,
+    }
+}
+
+/// The dense products ([`burn_sparse_gnn::SparseGnnBackend::dense_product`]) in every
+/// arithmetic and orientation against f64 on the host: `(what, error, tolerance)`, `None`
+/// where the device lacks the half type. Shapes are odd (a wiring error in the leading
+/// dimensions or transposes shows as an error of order 1).
+pub fn product_checks<B: burn_sparse_gnn::SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>, f64)> {
+    use burn::tensor::FloatDType;
+    use burn_sparse_gnn::dense::ProductMath;
+    let (m, k, n) = (1_031usize, 300usize, 37usize);
+    let f = |len: usize, seed: u64| random_values(len, seed).into_iter().map(|v| v as f32).collect::<Vec<f32>>();
+    let mut out = Vec::new();
+    for (name, math, half) in [
+        ("f32", ProductMath::F32, None),
+        ("tf32", ProductMath::Tf32, None),
+        ("f16", ProductMath::F32, Some(FloatDType::F16)),
+        ("bf16", ProductMath::F32, Some(FloatDType::BF16)),
+    ] {
+        for (ta, tb) in [(false, false), (false, true), (true, false)] {
+            let what = format!("dense product {name}{}{}", if ta { ", a transposed" } else { "" }, if tb { ", b transposed" } else { "" });
+            if let Some(h) = half {
+                if !B::supports_dtype(device, h.into()) {
+                    out.push((what, None, product_tolerance(name)));
+                    continue;
+                }
+            }
+            let (ar, ac) = if ta { (k, m) } else { (m, k) };
+            let (br, bc) = if tb { (n, k) } else { (k, n) };
+            let round = |v: Vec<f32>| -> Vec<f32> {
+                match half {
+                    Some(FloatDType::F16) => v.into_iter().map(|x| half::f16::from_f32(x).to_f32()).collect(),
+                    Some(_) => v.into_iter().map(|x| half::bf16::from_f32(x).to_f32()).collect(),
+                    None => v,
+                }
+            };
+            let (av, bv) = (round(f(ar * ac, 31)), round(f(br * bc, 32)));
+            let t = |v: &[f32], r: usize, c: usize| {
+                let t = Tensor::<B, 2>::from_data(TensorData::new(v.to_vec(), [r, c]), device);
+                match half {
+                    Some(h) => t.cast(h),
+                    None => t,
+                }
+            };
+            let y = B::dense_product(
+                t(&av, ar, ac).into_primitive().tensor(),
+                t(&bv, br, bc).into_primitive().tensor(),
+                ta,
+                tb,
+                math,
+            );
+            let y = host(Tensor::<B, 2>::from_primitive(burn::tensor::TensorPrimitive::Float(y)));
+            let a_at = |i: usize, t2: usize| if ta { av[t2 * m + i] } else { av[i * k + t2] } as f64;
+            let b_at = |t2: usize, j: usize| if tb { bv[j * k + t2] } else { bv[t2 * n + j] } as f64;
+            let want: Vec<f64> =
+                (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| (0..k).map(|t2| a_at(i, t2) * b_at(t2, j)).sum()).collect();
+            out.push((what, Some(normwise_error(&y, &want)), product_tolerance(name)));
+        }
+    }
+    out
+}
 
 /// Results of one layer check: what was compared and its normwise error against the CPU.
 pub type LayerCheck = (String, f64);
@@ -200,6 +270,33 @@ impl Job for SelfTest {
                 failed += usize::from(!ok);
             }
             total += checks.len();
+        }
+        if self.filter.is_none() {
+            let start = std::time::Instant::now();
+            let before = burn_sparse_gnn::dense::cublas_products();
+            let checks = product_checks::<B::InnerBackend>(&device);
+            let through_cublas = burn_sparse_gnn::dense::cublas_products() - before;
+            println!(
+                "== {backend}: dense products against f64 ({:.1} s, {through_cublas} through cuBLAS)",
+                start.elapsed().as_secs_f64()
+            );
+            for (what, err, tol) in &checks {
+                match err {
+                    Some(e) => {
+                        let ok = *e <= *tol;
+                        println!("{} {what}: error {e:.2e} (bound {tol:.0e})", if ok { "ok  " } else { "FAIL" });
+                        failed += usize::from(!ok);
+                    }
+                    None => println!("skip {what}: the dtype is not supported here"),
+                }
+            }
+            total += checks.iter().filter(|(_, e, _)| e.is_some()).count();
+            if backend == "cuda" {
+                let ok = through_cublas > 0;
+                println!("{} the products ran through cuBLAS", if ok { "ok  " } else { "FAIL" });
+                failed += usize::from(!ok);
+                total += 1;
+            }
         }
         if self.filter.is_none() {
             let start = std::time::Instant::now();

@@ -103,6 +103,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         k: None,
         dtype: match cfg.precision {
             gnn_models::Precision::F32 => "f32",
+            gnn_models::Precision::Tf32 => "tf32",
             gnn_models::Precision::MixedF16 => "f16",
             gnn_models::Precision::MixedBf16 => "bf16",
         }

@@ -1,0 +1,182 @@
+//! Dense products through cuBLAS on the CUDA backend.
+//!
+//! cuBLAS is loaded at run time (`cudarc`, dynamic loading): the build needs no CUDA toolkit,
+//! and where `libcublas.so` cannot be found the products fall back to Burn's matmul (see
+//! [`crate::dense`]). CubeCL does not expose the CUDA stream it launches its kernels on, so a
+//! product synchronises that stream first, runs the GEMM on a stream of its own in the same
+//! (primary) context and waits for it before returning: the work before and after it stays in
+//! order, at the cost of one host round trip per product.
+
+use crate::dense::ProductMath;
+use burn::tensor::{DType, Shape, TensorMetadata};
+use burn_cubecl::tensor::CubeTensor;
+use cubecl::cuda::CudaRuntime;
+use cudarc::cublas::{result as blas, sys as bsys};
+use cudarc::driver::{result as drv, sys as dsys};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+static PRODUCTS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many products of this process ran through cuBLAS.
+pub fn products() -> usize {
+    PRODUCTS.load(Ordering::Relaxed)
+}
+
+/// Whether libcublas can be loaded on this machine (checked once).
+pub fn available() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only probes whether the shared library opens.
+    *PRESENT.get_or_init(|| unsafe { bsys::is_culib_present() })
+}
+
+/// A cuBLAS handle bound to a stream of its own, per device, for the calling thread.
+struct Blas {
+    handle: bsys::cublasHandle_t,
+    stream: dsys::CUstream,
+    ctx: dsys::CUcontext,
+}
+
+thread_local! {
+    static HANDLES: RefCell<HashMap<usize, Blas>> = RefCell::new(HashMap::new());
+}
+
+/// Why a product could not run through cuBLAS (the caller falls back to Burn's matmul).
+#[derive(Debug)]
+pub(crate) struct Unavailable(pub String);
+
+fn blas_for(device: usize) -> Result<(bsys::cublasHandle_t, dsys::CUstream), Unavailable> {
+    HANDLES.with(|h| {
+        let mut map = h.borrow_mut();
+        if let Some(b) = map.get(&device) {
+            // SAFETY: the primary context was retained for this device and stays alive.
+            unsafe { drv::ctx::set_current(b.ctx) }.map_err(|e| Unavailable(format!("context: {e:?}")))?;
+            return Ok((b.handle, b.stream));
+        }
+        let err = |what: &str, e: &dyn std::fmt::Debug| Unavailable(format!("{what}: {e:?}"));
+        let dev = drv::device::get(device as i32).map_err(|e| err("device", &e))?;
+        // SAFETY: `dev` is a valid device; CubeCL runs on the same primary context.
+        let ctx = unsafe { drv::primary_ctx::retain(dev) }.map_err(|e| err("primary context", &e))?;
+        unsafe { drv::ctx::set_current(ctx) }.map_err(|e| err("context", &e))?;
+        let stream = drv::stream::create(drv::stream::StreamKind::NonBlocking).map_err(|e| err("stream", &e))?;
+        let handle = blas::create_handle().map_err(|e| err("cublas handle", &e))?;
+        // SAFETY: both were just created in the current context.
+        unsafe { blas::set_stream(handle, stream as bsys::cudaStream_t) }.map_err(|e| err("cublas stream", &e))?;
+        map.insert(device, Blas { handle, stream, ctx });
+        Ok((handle, stream))
+    })
+}
+
+/// A row-major operand: the device pointer, its leading dimension (row stride in elements) and
+/// whether it is used transposed.
+fn operand(t: &CubeTensor<CudaRuntime>) -> Result<(u64, usize, DType), Unavailable> {
+    let strides = t.meta.strides();
+    if strides.len() != 2 || strides[1] != 1 {
+        return Err(Unavailable("operand is not row-major".into()));
+    }
+    let res = t.client.get_resource(t.handle.clone()).map_err(|e| Unavailable(format!("resource: {e:?}")))?;
+    Ok((res.resource().ptr, strides[0], t.dtype))
+}
+
+fn data_type(d: DType) -> Option<bsys::cudaDataType> {
+    match d {
+        DType::F32 => Some(bsys::cudaDataType::CUDA_R_32F),
+        DType::F16 => Some(bsys::cudaDataType::CUDA_R_16F),
+        DType::BF16 => Some(bsys::cudaDataType::CUDA_R_16BF),
+        _ => None,
+    }
+}
+
+/// `op(a) @ op(b)` into a new `[m, n]` f32 tensor (`ta` / `tb`: the operand is used
+/// transposed), with `math`: f32 inputs in exact f32 or TF32, f16 / bf16 inputs with f32
+/// accumulation. Inputs are row-major (pitched rows allowed).
+pub(crate) fn gemm(
+    a: &CubeTensor<CudaRuntime>,
+    b: &CubeTensor<CudaRuntime>,
+    ta: bool,
+    tb: bool,
+    math: ProductMath,
+) -> Result<CubeTensor<CudaRuntime>, Unavailable> {
+    if !available() {
+        return Err(Unavailable("libcublas was not found".into()));
+    }
+    let (sa, sb) = (a.meta.shape(), b.meta.shape());
+    let (m, k) = if ta { (sa[1], sa[0]) } else { (sa[0], sa[1]) };
+    let (kb, n) = if tb { (sb[1], sb[0]) } else { (sb[0], sb[1]) };
+    if k != kb {
+        return Err(Unavailable(format!("inner sizes {k} and {kb} differ")));
+    }
+    let limit = i32::MAX as usize;
+    if [m, n, k, a.meta.strides()[0], b.meta.strides()[0]].iter().any(|&v| v > limit) {
+        return Err(Unavailable("a size exceeds cuBLAS's 32-bit limit".into()));
+    }
+    let (a_ty, b_ty) = (data_type(a.dtype), data_type(b.dtype));
+    let (Some(a_ty), Some(b_ty)) = (a_ty, b_ty) else {
+        return Err(Unavailable(format!("dtypes {:?} / {:?}", a.dtype, b.dtype)));
+    };
+    if a.dtype != b.dtype {
+        return Err(Unavailable(format!("operand dtypes differ: {:?} / {:?}", a.dtype, b.dtype)));
+    }
+    let compute = match (math, a.dtype) {
+        (ProductMath::Tf32, DType::F32) => bsys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32,
+        (_, DType::F32) => bsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+        _ => bsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+    };
+    let out = burn_cubecl::ops::numeric::empty_device_contiguous_dtype(
+        a.client.clone(),
+        a.device.clone(),
+        Shape::new([m, n]),
+        DType::F32,
+    );
+    if m == 0 || n == 0 {
+        return Ok(out);
+    }
+    if k == 0 {
+        // an empty reduction
+        return Ok(burn_cubecl::ops::numeric::zeros_client(a.client.clone(), a.device.clone(), Shape::new([m, n]), DType::F32));
+    }
+    // everything queued before must be done: the GEMM runs on another stream
+    cubecl::future::block_on(a.client.sync()).map_err(|e| Unavailable(format!("sync: {e:?}")))?;
+    let (pa, lda, _) = operand(a)?;
+    let (pb, ldb, _) = operand(b)?;
+    let (pc, _, _) = operand(&out)?;
+    let (handle, stream) = blas_for(a.device.index)?;
+    let (alpha, beta) = (1.0f32, 0.0f32);
+    // row-major C = A B is column-major C^T = B^T A^T: a row-major operand is its transpose in
+    // column-major order, so an untransposed operand is passed as is (`N`)
+    let op = |t: bool| if t { bsys::cublasOperation_t::CUBLAS_OP_T } else { bsys::cublasOperation_t::CUBLAS_OP_N };
+    // SAFETY: pointers come from live CubeCL buffers of the checked shapes and strides; the
+    // tensors outlive the call, and the stream is synchronised before they are released.
+    let result = unsafe {
+            blas::gemm_ex(
+                handle,
+                op(tb),
+                op(ta),
+                n as i32,
+                m as i32,
+                k as i32,
+                &alpha as *const f32 as *const std::ffi::c_void,
+                pb as *const std::ffi::c_void,
+                b_ty,
+                ldb as i32,
+                pa as *const std::ffi::c_void,
+                a_ty,
+                lda as i32,
+                &beta as *const f32 as *const std::ffi::c_void,
+                pc as *mut std::ffi::c_void,
+                bsys::cudaDataType::CUDA_R_32F,
+                n as i32,
+                compute,
+                bsys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT_TENSOR_OP,
+            )
+    };
+    // SAFETY: the stream belongs to this thread's handle.
+    let synced = unsafe { drv::stream::synchronize(stream) };
+    result.map_err(|e| Unavailable(format!("cublasGemmEx: {e:?}")))?;
+    synced.map_err(|e| Unavailable(format!("stream: {e:?}")))?;
+    PRODUCTS.fetch_add(1, Ordering::Relaxed);
+    debug_assert_eq!(out.shape().dims::<2>(), [m, n]);
+    Ok(out)
+}
