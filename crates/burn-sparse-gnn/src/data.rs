@@ -11,6 +11,21 @@ use sparse_gnn_kernels::csr::{transpose, CsrRef};
 /// Largest number of nodes or edges a device graph can hold (indices are 32-bit).
 pub const MAX_INDEX: usize = i32::MAX as usize;
 
+/// Most classes a dataset may have (class ids are `0..classes`, `classes = max label + 1`).
+pub const MAX_CLASSES: usize = 1_000_000;
+
+/// Class counts up to this are always accepted; above it a dataset needs at least as many
+/// labeled nodes as classes (see [`class_limit`]).
+pub const FREE_CLASSES: usize = 1_000;
+
+/// The largest class count a dataset with `labeled` labeled nodes may declare:
+/// `min(MAX_CLASSES, max(FREE_CLASSES, labeled))`. A label id above it is almost surely a
+/// corrupt value (one label of 10^9 would make every per-class table a gigabyte); no real
+/// single-label benchmark comes near it (ogbn-papers100M has 172 classes).
+pub fn class_limit(labeled: usize) -> usize {
+    labeled.clamp(FREE_CLASSES, MAX_CLASSES)
+}
+
 /// How an edge list is turned into an adjacency.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BuildOptions {
@@ -290,6 +305,11 @@ impl Features {
             Self::Dense { f, .. } | Self::Sparse { f, .. } => *f,
         }
     }
+    /// Bytes of the dense `[n, f]` f32 copy that [`Features::to_dense`] would allocate
+    /// (saturating), so that a caller can check it against its memory before densifying.
+    pub fn dense_bytes(&self) -> u64 {
+        (self.n() as u64).saturating_mul(self.width() as u64).saturating_mul(4)
+    }
     /// Row-major dense copy.
     pub fn to_dense(&self) -> Vec<f32> {
         match self {
@@ -318,6 +338,114 @@ pub struct Split {
     pub test: Vec<u32>,
 }
 
+/// Why a split cannot be trained on (see [`Split::check`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SplitIssue {
+    /// A part has no node: nothing to train on, no model selection, or a test accuracy
+    /// computed over nothing.
+    Empty { split: &'static str },
+    /// A part lists a node more than once (it would weigh double in the loss or metric).
+    Repeated { split: &'static str, node: u32, repeats: usize },
+    /// A node is in two parts (e.g. tested on what it was trained on).
+    Overlap { first: &'static str, second: &'static str, node: u32, shared: usize },
+}
+
+impl std::fmt::Display for SplitIssue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Empty { split } => write!(f, "the {split} split is empty (train, valid and test all need nodes)"),
+            Self::Repeated { split, node, repeats } => {
+                write!(f, "the {split} split lists node {node} more than once ({repeats} repeated ids)")
+            }
+            Self::Overlap { first, second, node, shared } => write!(
+                f,
+                "the {first} and {second} splits overlap: node {node} is in both ({shared} shared nodes); \
+                 a node may be in one split only"
+            ),
+        }
+    }
+}
+
+impl Split {
+    /// The parts with their names, in the order train, valid, test.
+    pub fn parts(&self) -> [(&'static str, &[u32]); 3] {
+        [("train", &self.train), ("valid", &self.valid), ("test", &self.test)]
+    }
+
+    /// Checks that train, valid and test are non-empty, list each node once and are
+    /// disjoint (ids at or above `n_nodes` are left to the range check of
+    /// [`GraphData::new`]). Reports the first problem, naming the split and a node.
+    pub fn check(&self, n_nodes: usize) -> Result<(), SplitIssue> {
+        for (split, ids) in self.parts() {
+            if ids.is_empty() {
+                return Err(SplitIssue::Empty { split });
+            }
+        }
+        // which part (1, 2, 3) holds each node; 0 = none
+        let mut owner = vec![0u8; n_nodes];
+        for (k, (split, ids)) in self.parts().into_iter().enumerate() {
+            let mark = k as u8 + 1;
+            let mut first: Option<(u8, u32)> = None;
+            let mut repeats = 0usize;
+            for &node in ids {
+                let Some(slot) = owner.get_mut(node as usize) else { continue };
+                if *slot != 0 {
+                    repeats += (*slot == mark) as usize;
+                    first.get_or_insert((*slot, node));
+                } else {
+                    *slot = mark;
+                }
+            }
+            if let Some((other, node)) = first {
+                let names = ["train", "valid", "test"];
+                return Err(if other == mark {
+                    SplitIssue::Repeated { split, node, repeats }
+                } else {
+                    let shared = ids.iter().filter(|&&i| owner.get(i as usize).is_some_and(|&o| o != mark)).count();
+                    SplitIssue::Overlap { first: names[other as usize - 1], second: split, node, shared }
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks the ids of one split against the graph: in range and labeled.
+fn check_split_nodes(split: &Split, labels: &[i64]) -> Result<(), GraphError> {
+    let n = labels.len();
+    for (name, ids) in split.parts() {
+        for &node in ids {
+            match labels.get(node as usize) {
+                None => return Err(GraphError::SplitOutOfRange { split: name, node: node as i64, n_nodes: n }),
+                Some(&l) if l < 0 => return Err(GraphError::UnlabeledSplitNode { split: name, node: node as usize }),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks a split completely: ids (range, labels), then non-empty disjoint parts.
+fn check_split(split: &Split, labels: &[i64]) -> Result<(), GraphError> {
+    check_split_nodes(split, labels)?;
+    split.check(labels.len()).map_err(GraphError::Split)
+}
+
+/// Checks that `num_classes` is within [`class_limit`] of the labeled nodes. A label at or
+/// above the limit is reported as out of range (with the limit as the class count).
+fn check_class_count(labels: &[i64], num_classes: usize) -> Result<(), GraphError> {
+    let labeled = labels.iter().filter(|&&l| l >= 0).count();
+    let limit = class_limit(labeled);
+    if num_classes <= limit {
+        return Ok(());
+    }
+    if let Some((node, &label)) = labels.iter().enumerate().find(|(_, &l)| l >= limit as i64) {
+        return Err(GraphError::LabelOutOfRange { node, label, classes: limit });
+    }
+    // no node uses the surplus classes: the declared count itself is the problem
+    Err(GraphError::TooManyClasses { classes: num_classes, limit, max: MAX_CLASSES, labeled })
+}
+
 /// A node-classification dataset: adjacency, features, labels (`-1` = unlabeled), classes and
 /// an optional split. Built only through [`GraphData::new`], which validates everything.
 #[derive(Clone, Debug, PartialEq)]
@@ -334,7 +462,8 @@ pub struct GraphData {
 
 impl GraphData {
     /// Checks that features and labels cover every node, labels are `-1` or in
-    /// `0..num_classes`, and split ids are in range and labeled.
+    /// `0..num_classes`, `num_classes` is within [`class_limit`], and split ids are in range
+    /// and labeled, and the split's parts are non-empty and disjoint ([`Split::check`]).
     pub fn new(
         name: impl Into<String>,
         adj: Csr,
@@ -358,36 +487,18 @@ impl GraphData {
                 return Err(GraphError::LabelOutOfRange { node, label, classes: num_classes });
             }
         }
+        check_class_count(&labels, num_classes)?;
         if let Some(s) = &split {
-            for (name, ids) in [("train", &s.train), ("valid", &s.valid), ("test", &s.test)] {
-                for &node in ids.iter() {
-                    if node as usize >= n {
-                        return Err(GraphError::SplitOutOfRange { split: name, node: node as i64, n_nodes: n });
-                    }
-                    if labels[node as usize] < 0 {
-                        return Err(GraphError::UnlabeledSplitNode { split: name, node: node as usize });
-                    }
-                }
-            }
+            check_split(s, &labels)?;
         }
         Ok(Self { name: name.into(), adj, features, labels, num_classes, split, alternatives: Vec::new() })
     }
 
     /// Adds the further splits a file provides (e.g. the ten masks of the heterophilous
-    /// benchmarks), each checked like the main split.
+    /// benchmarks), each checked like the main split (range, labels, non-empty, disjoint).
     pub fn with_alternative_splits(mut self, splits: Vec<Split>) -> Result<Self, GraphError> {
-        let n = self.num_nodes();
         for s in &splits {
-            for (name, ids) in [("train", &s.train), ("valid", &s.valid), ("test", &s.test)] {
-                for &node in ids.iter() {
-                    if node as usize >= n {
-                        return Err(GraphError::SplitOutOfRange { split: name, node: node as i64, n_nodes: n });
-                    }
-                    if self.labels[node as usize] < 0 {
-                        return Err(GraphError::UnlabeledSplitNode { split: name, node: node as usize });
-                    }
-                }
-            }
+            check_split(s, &self.labels)?;
         }
         self.alternatives = splits;
         Ok(self)
@@ -546,13 +657,30 @@ impl std::fmt::Display for DatasetStats {
             self.degree_min, self.degree_median, self.degree_mean, self.degree_p99, self.degree_max
         )?;
         writeln!(f, "features     {}", self.features)?;
-        writeln!(f, "classes      {}  counts {:?}", self.classes, self.class_counts)?;
+        writeln!(f, "classes      {}  counts {}", self.classes, class_summary(&self.class_counts))?;
         writeln!(f, "homophily    {:.4} (edge)", self.edge_homophily)?;
         match self.split_sizes {
             Some([t, v, e]) => write!(f, "split        train {t}  valid {v}  test {e}"),
             None => write!(f, "split        none (train with --split per-class:T,V or random:T,V)"),
         }
     }
+}
+
+/// Class counts printed in full up to this many classes; above, the largest ones and a total.
+pub const SHOWN_CLASSES: usize = 20;
+
+/// The class counts for the text summary: all of them (`[a, b, c]`) up to [`SHOWN_CLASSES`]
+/// classes, else the largest [`SHOWN_CLASSES`] as `class:count` and what the rest hold, so the
+/// text stays a line long whatever the class count.
+fn class_summary(counts: &[usize]) -> String {
+    if counts.len() <= SHOWN_CLASSES {
+        return format!("{counts:?}");
+    }
+    let mut order: Vec<usize> = (0..counts.len()).collect();
+    order.sort_by_key(|&c| (std::cmp::Reverse(counts[c]), c));
+    let top: Vec<String> = order[..SHOWN_CLASSES].iter().map(|&c| format!("{c}:{}", counts[c])).collect();
+    let rest: usize = order[SHOWN_CLASSES..].iter().map(|&c| counts[c]).sum();
+    format!("largest [{}] and {} more classes with {rest} nodes", top.join(", "), counts.len() - SHOWN_CLASSES)
 }
 
 #[cfg(test)]
@@ -583,5 +711,104 @@ mod tests {
         let w = [1.0f32, 2.0, 3.0, 4.0];
         let wd = Csr::from_edges(3, &src, &dst, Some(&w), BuildOptions { dedup: true, ..Default::default() }).unwrap();
         assert_eq!(wd.weights().unwrap(), &[1.0, 5.0, 4.0]);
+    }
+
+    /// A path graph of `n` nodes with one feature, labels `i % 2`.
+    fn data(n: usize, split: Option<Split>) -> Result<GraphData, GraphError> {
+        let src: Vec<i64> = (0..n as i64 - 1).collect();
+        let dst: Vec<i64> = (1..n as i64).collect();
+        let adj = Csr::from_edges(n, &src, &dst, None, BuildOptions::undirected()).unwrap();
+        let x = Features::dense(n, 1, vec![1.0; n]).unwrap();
+        GraphData::new("g", adj, x, (0..n as i64).map(|i| i % 2).collect(), 2, split)
+    }
+
+    fn split(train: &[u32], valid: &[u32], test: &[u32]) -> Split {
+        Split { train: train.to_vec(), valid: valid.to_vec(), test: test.to_vec() }
+    }
+
+    #[test]
+    fn overlapping_splits_are_refused_naming_the_splits_and_a_node() {
+        let e = data(6, Some(split(&[0, 1], &[2, 3], &[0, 1]))).unwrap_err().to_string();
+        assert!(e.contains("the train and test splits overlap: node 0 is in both (2 shared nodes)"), "{e}");
+        let e = data(6, Some(split(&[0, 1], &[1, 2], &[4, 5]))).unwrap_err().to_string();
+        assert!(e.contains("the train and valid splits overlap: node 1"), "{e}");
+        let e = data(6, Some(split(&[0, 1], &[2, 3], &[3, 4]))).unwrap_err().to_string();
+        assert!(e.contains("the valid and test splits overlap: node 3"), "{e}");
+        let e = data(6, Some(split(&[0, 1, 0], &[2], &[3]))).unwrap_err().to_string();
+        assert!(e.contains("the train split lists node 0 more than once"), "{e}");
+        assert_eq!(
+            split(&[0, 1], &[2, 3], &[0, 1]).check(6),
+            Err(SplitIssue::Overlap { first: "train", second: "test", node: 0, shared: 2 })
+        );
+        assert_eq!(split(&[0], &[1], &[2]).check(6), Ok(()));
+    }
+
+    #[test]
+    fn empty_train_valid_or_test_splits_are_refused() {
+        for (s, name) in
+            [(split(&[], &[2], &[3]), "train"), (split(&[0], &[], &[3]), "valid"), (split(&[0], &[2], &[]), "test")]
+        {
+            assert_eq!(s.check(6), Err(SplitIssue::Empty { split: name }));
+            let e = data(6, Some(s)).unwrap_err().to_string();
+            assert!(e.contains(&format!("the {name} split is empty")), "{e}");
+        }
+    }
+
+    #[test]
+    fn with_split_and_alternative_splits_are_checked_too() {
+        let d = data(6, None).unwrap();
+        let e = d.clone().with_split(split(&[0, 1], &[2], &[2, 3])).unwrap_err().to_string();
+        assert!(e.contains("the valid and test splits overlap: node 2"), "{e}");
+        let good = split(&[0, 1], &[2], &[3, 4]);
+        let e = d.clone().with_alternative_splits(vec![good.clone(), split(&[0], &[1], &[])]).unwrap_err();
+        assert!(e.to_string().contains("the test split is empty"), "{e}");
+        assert_eq!(d.with_alternative_splits(vec![good.clone()]).unwrap().alternative_splits(), &[good]);
+    }
+
+    #[test]
+    fn class_counts_beyond_the_limit_are_refused() {
+        assert_eq!(class_limit(10), 1_000);
+        assert_eq!(class_limit(5_000), 5_000);
+        assert_eq!(class_limit(10_000_000), MAX_CLASSES);
+        let adj = Csr::from_edges(3, &[0], &[1], None, BuildOptions::default()).unwrap();
+        let x = Features::dense(3, 1, vec![0.0; 3]).unwrap();
+        let e = GraphData::new("g", adj.clone(), x.clone(), vec![0, 1_000_000_000, -1], 1_000_000_001, None);
+        assert_eq!(e, Err(GraphError::LabelOutOfRange { node: 1, label: 1_000_000_000, classes: 1_000 }));
+        // a declared count nobody uses is refused too
+        let e = GraphData::new("g", adj.clone(), x.clone(), vec![0, 1, -1], 5_000, None).unwrap_err().to_string();
+        assert!(e.contains("5000 classes declared, more than the limit 1000"), "{e}");
+        assert!(GraphData::new("g", adj, x, vec![0, 999, -1], 1_000, None).is_ok());
+    }
+
+    #[test]
+    fn dense_bytes_of_features() {
+        assert_eq!(Features::dense(3, 2, vec![0.0; 6]).unwrap().dense_bytes(), 24);
+        // one-hot ids of 200,000 nodes: 1.6 MB stored, 160 GB dense
+        let n = 200_000usize;
+        let ip: Vec<i64> = (0..=n as i64).collect();
+        let ix: Vec<i64> = (0..n as i64).collect();
+        let f = Features::sparse(n, n, &ip, &ix, vec![1.0; n]).unwrap();
+        assert_eq!(f.dense_bytes(), 160_000_000_000);
+    }
+
+    #[test]
+    fn the_text_summary_of_many_classes_stays_short() {
+        let n = 5_000usize;
+        let adj = Csr::from_edges(n, &[], &[], None, BuildOptions::default()).unwrap();
+        let x = Features::dense(n, 1, vec![0.0; n]).unwrap();
+        // class c has one node, class 7 has two more
+        let mut labels: Vec<i64> = (0..n as i64).collect();
+        labels[0] = 7;
+        labels[1] = 7;
+        let d = GraphData::new("many", adj, x, labels, n, None).unwrap();
+        let text = d.stats().to_string();
+        let line = text.lines().find(|l| l.starts_with("classes")).unwrap();
+        assert!(line.len() < 400, "{line}");
+        assert!(line.contains("largest [7:3, 2:1, 3:1"), "{line}");
+        assert!(line.contains("and 4980 more classes with 4978 nodes"), "{line}");
+        assert_eq!(d.stats().class_counts.len(), n);
+        // a few classes: all counts, as before
+        let small = data(6, None).unwrap().stats().to_string();
+        assert!(small.contains("classes      2  counts [3, 3]"), "{small}");
     }
 }

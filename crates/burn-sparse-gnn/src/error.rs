@@ -57,6 +57,15 @@ pub enum GraphError {
     /// The features / labels / graph disagree on the number of nodes.
     #[error("{what}: {got} nodes, the graph has {nodes}")]
     NodeCount { what: &'static str, got: usize, nodes: usize },
+    /// The train / valid / test split cannot be trained on (empty, repeated or overlapping).
+    #[error("{0}")]
+    Split(crate::data::SplitIssue),
+    /// More classes are declared than the labeled nodes allow.
+    #[error(
+        "{classes} classes declared, more than the limit {limit} (the number of labeled nodes, \
+         {labeled}, clamped to 1000..={max})"
+    )]
+    TooManyClasses { classes: usize, limit: usize, max: usize, labeled: usize },
 }
 
 /// An operation was called with arguments it cannot accept.

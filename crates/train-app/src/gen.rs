@@ -3,6 +3,8 @@
 //! an npy folder so that the peer scripts read the identical graph).
 
 use crate::error::{AppError, Result};
+use crate::memory::check_fits;
+use burn_sparse_gnn::data::{class_limit, MAX_INDEX};
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
@@ -28,6 +30,82 @@ pub struct SbmSpec {
 impl Default for SbmSpec {
     fn default() -> Self {
         Self { nodes: 3000, classes: 5, avg_degree: 10, homophily: 0.8, features: 64, signal: 0.35, seed: 17 }
+    }
+}
+
+/// Train and valid nodes per class of the SBM's split; every class needs one more for test.
+const SBM_TRAIN: usize = 20;
+const SBM_VALID: usize = 30;
+
+/// Bytes per generated SBM edge pair at the peak (both endpoint lists, the symmetrised edge
+/// tuples and their merged copy).
+const SBM_BYTES_PER_PAIR: u64 = 48;
+
+fn config(msg: String) -> AppError {
+    AppError::Config(msg)
+}
+
+/// Refuses a node count that 32-bit node ids cannot address.
+fn check_nodes(kind: &str, nodes: usize) -> Result<()> {
+    if nodes > MAX_INDEX {
+        return Err(config(format!("{kind}: --nodes {nodes} is more than {MAX_INDEX} (node ids are 32-bit)")));
+    }
+    Ok(())
+}
+
+/// Refuses a class count below 1 (`min`) or beyond [`class_limit`] of `nodes` labeled nodes.
+fn check_classes(kind: &str, classes: usize, min: usize, nodes: usize) -> Result<()> {
+    if classes < min {
+        return Err(config(format!("{kind}: --classes {classes}: needs at least {min}")));
+    }
+    let limit = class_limit(nodes);
+    if classes > limit {
+        return Err(config(format!(
+            "{kind}: --classes {classes} is more than {limit} (at most max(1000, nodes) classes, 1000000 in all)"
+        )));
+    }
+    Ok(())
+}
+
+impl SbmSpec {
+    /// Checks every option before anything is generated: counts that 32-bit ids hold, a
+    /// probability for the homophily, a degree a simple graph can have, enough nodes per class
+    /// for a split with test nodes, and memory for the edges and features.
+    pub fn check(&self) -> Result<()> {
+        let n = self.nodes;
+        check_nodes("sbm", n)?;
+        check_classes("sbm", self.classes, 2, n)?;
+        let per_class = n / self.classes;
+        if per_class <= SBM_TRAIN + SBM_VALID {
+            return Err(config(format!(
+                "sbm: --nodes {n} with --classes {} gives {per_class} nodes per class, but the split takes \
+                 {SBM_TRAIN} train + {SBM_VALID} valid per class and needs test nodes: use at least {} nodes",
+                self.classes,
+                (SBM_TRAIN + SBM_VALID + 1) * self.classes
+            )));
+        }
+        if self.features == 0 {
+            return Err(config("sbm: --features 0: at least one feature is needed".into()));
+        }
+        if !(self.homophily.is_finite() && (0.0..=1.0).contains(&self.homophily)) {
+            return Err(config(format!("sbm: --homophily {} must be a probability in [0, 1]", self.homophily)));
+        }
+        if !self.signal.is_finite() {
+            return Err(config(format!("sbm: signal {} must be finite", self.signal)));
+        }
+        if self.avg_degree > n - 1 {
+            return Err(config(format!(
+                "sbm: --avg-degree {} is more than nodes - 1 = {} (the most a node can have without duplicates)",
+                self.avg_degree,
+                n - 1
+            )));
+        }
+        let pairs = (n as u64).saturating_mul(self.avg_degree.div_ceil(2) as u64);
+        let need = pairs
+            .saturating_mul(SBM_BYTES_PER_PAIR)
+            .saturating_add((n as u64).saturating_mul(self.features as u64).saturating_mul(4))
+            .saturating_add((n as u64).saturating_mul(64));
+        check_fits(need, || format!("sbm: --nodes {n} --avg-degree {} --features {}", self.avg_degree, self.features))
     }
 }
 
@@ -78,9 +156,7 @@ pub fn random_split(labels: &[i64], train: f64, valid: f64, seed: u64) -> Split 
 
 /// Generates the SBM dataset.
 pub fn sbm(spec: &SbmSpec) -> Result<GraphData> {
-    if spec.nodes < spec.classes || spec.classes < 2 || spec.features == 0 {
-        return Err(AppError::Config(format!("sbm needs nodes >= classes >= 2 and features > 0, got {spec:?}")));
-    }
+    spec.check()?;
     let mut rng = StdRng::seed_from_u64(spec.seed);
     let n = spec.nodes;
     let labels: Vec<i64> = (0..n).map(|i| (i % spec.classes) as i64).collect();
@@ -89,10 +165,10 @@ pub fn sbm(spec: &SbmSpec) -> Result<GraphData> {
         members[l as usize].push(i as i64);
     }
     let (mut src, mut dst) = (Vec::new(), Vec::new());
-    for i in 0..n {
+    for (i, &label) in labels.iter().enumerate() {
         for _ in 0..spec.avg_degree.div_ceil(2) {
             let same = rng.random::<f64>() < spec.homophily;
-            let mut c = labels[i] as usize;
+            let mut c = label as usize;
             if !same {
                 c = (c + rng.random_range(1..spec.classes)) % spec.classes;
             }
@@ -114,7 +190,7 @@ pub fn sbm(spec: &SbmSpec) -> Result<GraphData> {
         }
     }
     let features = Features::dense(n, spec.features, x).map_err(|e| AppError::graph("sbm", e))?;
-    let split = per_class_split(&labels, spec.classes, 20, 30, spec.seed + 1);
+    let split = per_class_split(&labels, spec.classes, SBM_TRAIN, SBM_VALID, spec.seed.wrapping_add(1));
     GraphData::new("sbm", adj, features, labels, spec.classes, Some(split)).map_err(|e| AppError::graph("sbm", e))
 }
 
@@ -135,6 +211,37 @@ impl RmatSpec {
     pub fn reddit_scale() -> Self {
         Self { nodes: 232_965, edges: 129_362_596, a: 0.45, b: 0.22, c: 0.22, seed: 1 }
     }
+
+    /// Checks every option before anything is generated: node and edge counts that 32-bit ids
+    /// hold, finite probabilities, a density the nodes allow, and memory for the generation.
+    pub fn check(&self) -> Result<()> {
+        let n = self.nodes;
+        if n < 2 {
+            return Err(config(format!("rmat: --nodes {n}: at least 2 nodes are needed")));
+        }
+        check_nodes("rmat", n)?;
+        if self.edges > MAX_INDEX {
+            return Err(config(format!("rmat: --edges {} is more than {MAX_INDEX} (edge ids are 32-bit)", self.edges)));
+        }
+        let (a, b, c) = (self.a, self.b, self.c);
+        let finite = a.is_finite() && b.is_finite() && c.is_finite();
+        if !finite || a <= 0.0 || b < 0.0 || c < 0.0 || a + b + c >= 1.0 {
+            return Err(config(format!("rmat: --a {a} --b {b} --c {c}: need a > 0, b >= 0, c >= 0 and a + b + c < 1")));
+        }
+        let max_undirected = n as u128 * (n as u128 - 1) / 2;
+        if self.edges.div_ceil(2) as u128 > max_undirected / 2 {
+            return Err(config(format!("rmat: --edges {} are too dense for --nodes {n}", self.edges)));
+        }
+        check_fits(rmat_bytes(n, self.edges), || format!("rmat: --nodes {n} --edges {}", self.edges))
+    }
+}
+
+/// Peak bytes of [`rmat`]: the id permutation (4 per id of the power of two), about 32 per
+/// undirected pair (sorted keys, a fresh batch and their merge; later the columns and the CSR)
+/// and 40 per node (degrees and row pointers).
+fn rmat_bytes(nodes: usize, edges: usize) -> u64 {
+    let ids = (nodes as u64).next_power_of_two();
+    ids * 4 + edges.div_ceil(2) as u64 * 32 + nodes as u64 * 40
 }
 
 fn progress(len: u64, msg: &str) -> ProgressBar {
@@ -150,17 +257,9 @@ fn progress(len: u64, msg: &str) -> ProgressBar {
 
 /// Generates the R-MAT adjacency (symmetric CSR, sorted rows).
 pub fn rmat(spec: &RmatSpec) -> Result<Csr> {
+    spec.check()?;
     let n = spec.nodes;
-    if n < 2 || spec.a <= 0.0 || spec.b < 0.0 || spec.c < 0.0 || spec.a + spec.b + spec.c >= 1.0 {
-        return Err(AppError::Config(format!(
-            "rmat needs nodes >= 2 and a > 0, b, c >= 0, a + b + c < 1, got {spec:?}"
-        )));
-    }
-    let max_undirected = n as u128 * (n as u128 - 1) / 2;
     let target = spec.edges.div_ceil(2);
-    if target as u128 > max_undirected / 2 {
-        return Err(AppError::Config(format!("{} edges are too dense for {n} nodes", spec.edges)));
-    }
     let scale = (n as f64).log2().ceil() as u32;
     let mut perm: Vec<u32> = (0..1u32 << scale).collect();
     perm.shuffle(&mut StdRng::seed_from_u64(spec.seed));
@@ -284,10 +383,24 @@ pub fn rmat(spec: &RmatSpec) -> Result<Csr> {
     Csr::new(n, n, &rp, &col, None).map_err(|e| AppError::graph("rmat", e))
 }
 
+/// Checks the options of [`random_node_data`] for `nodes` nodes before anything is generated
+/// (callers can run it before generating the graph): at least one class and no more than the
+/// class limit, enough nodes for a split with nodes in every part, memory for the features.
+pub fn check_node_data(name: &str, nodes: usize, features: usize, classes: usize) -> Result<()> {
+    let n = nodes;
+    check_classes(name, classes, 1, n)?;
+    if n * 65 / 100 == 0 || n * 75 / 100 == n * 65 / 100 || n * 75 / 100 == n {
+        return Err(config(format!("{name}: {n} nodes are too few for a 65/10/25 split with nodes in every part")));
+    }
+    let need = (n as u64).saturating_mul(features as u64).saturating_mul(4).saturating_add(n as u64 * 32);
+    check_fits(need, || format!("{name}: --features {features} for {n} nodes"))
+}
+
 /// Random features (`[n, f]`, uniform in [-1, 1)), labels (`classes`) and a 65/10/25 split for a
 /// generated graph used in timing runs.
 pub fn random_node_data(adj: Csr, name: &str, features: usize, classes: usize, seed: u64) -> Result<GraphData> {
     let n = adj.n_rows();
+    check_node_data(name, n, features, classes)?;
     let x: Vec<f32> = (0..n)
         .into_par_iter()
         .flat_map_iter(|i| {
@@ -299,7 +412,7 @@ pub fn random_node_data(adj: Csr, name: &str, features: usize, classes: usize, s
     let labels: Vec<i64> = (0..n).map(|_| rng.random_range(0..classes as i64)).collect();
     let mut ids: Vec<u32> = (0..n as u32).collect();
     ids.shuffle(&mut rng);
-    let (a, b) = (n * 65 / 100, n * 75 / 100);
+    let (a, b) = (n * 65 / 100, n * 75 / 100); // non-empty parts: checked above
     let mut split = Split { train: ids[..a].to_vec(), valid: ids[a..b].to_vec(), test: ids[b..].to_vec() };
     split.train.sort_unstable();
     split.valid.sort_unstable();
@@ -335,5 +448,78 @@ mod tests {
         assert!(s.symmetric);
         assert_eq!(d.split().unwrap().train.len(), 20 * 5);
         assert_eq!(d.split().unwrap().valid.len(), 30 * 5);
+    }
+
+    fn config_error(r: Result<impl std::fmt::Debug>) -> String {
+        match r {
+            Err(e @ AppError::Config(_)) => e.to_string(),
+            other => panic!("expected a configuration error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_sbm_options_are_configuration_errors_naming_the_option() {
+        let base = SbmSpec::default();
+        let e = config_error(sbm(&SbmSpec { homophily: 1.5, ..base.clone() }));
+        assert!(e.contains("--homophily 1.5 must be a probability"), "{e}");
+        let e = config_error(sbm(&SbmSpec { homophily: f64::NAN, ..base.clone() }));
+        assert!(e.contains("--homophily NaN"), "{e}");
+        let e = config_error(sbm(&SbmSpec { avg_degree: 1_000_000_000_000, ..base.clone() }));
+        assert!(e.contains("--avg-degree 1000000000000 is more than nodes - 1 = 2999"), "{e}");
+        let e = config_error(sbm(&SbmSpec { classes: 1, ..base.clone() }));
+        assert!(e.contains("--classes 1: needs at least 2"), "{e}");
+        let e = config_error(sbm(&SbmSpec { nodes: 100, ..base.clone() }));
+        assert!(e.contains("use at least 255 nodes"), "{e}");
+        let e = config_error(sbm(&SbmSpec { nodes: 3_000_000_000, ..base.clone() }));
+        assert!(e.contains("--nodes 3000000000 is more than 2147483647"), "{e}");
+        let e = config_error(sbm(&SbmSpec { features: 0, ..base }));
+        assert!(e.contains("--features 0"), "{e}");
+    }
+
+    #[test]
+    fn an_sbm_beyond_the_host_memory_is_refused_before_generating() {
+        if crate::memory::host_available_bytes().is_none() {
+            return;
+        }
+        let spec = SbmSpec { nodes: 2_000_000_000, avg_degree: 1_000, ..SbmSpec::default() };
+        match sbm(&spec) {
+            Err(e @ AppError::TooLarge { .. }) => {
+                let e = e.to_string();
+                assert!(e.contains("sbm: --nodes 2000000000 --avg-degree 1000"), "{e}");
+            }
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_rmat_options_are_errors_not_overflows() {
+        let base = RmatSpec { nodes: 1000, edges: 10_000, a: 0.45, b: 0.22, c: 0.22, seed: 1 };
+        for nodes in [3_000_000_000usize, 2_147_483_648, usize::MAX] {
+            let e = config_error(rmat(&RmatSpec { nodes, ..base.clone() }));
+            assert!(e.contains(&format!("--nodes {nodes} is more than 2147483647")), "{e}");
+        }
+        let e = config_error(rmat(&RmatSpec { edges: 3_000_000_000, ..base.clone() }));
+        assert!(e.contains("--edges 3000000000 is more than 2147483647"), "{e}");
+        let e = config_error(rmat(&RmatSpec { a: f64::NAN, ..base.clone() }));
+        assert!(e.contains("--a NaN"), "{e}");
+        let e = config_error(rmat(&RmatSpec { edges: 1_000_000, ..base.clone() }));
+        assert!(e.contains("too dense"), "{e}");
+        // the largest node count 32-bit ids allow, with edges beyond the memory of most hosts
+        let big = RmatSpec { nodes: 2_147_483_647, edges: 2_000_000_000, ..base.clone() };
+        if crate::memory::host_available_bytes().is_some_and(|a| a < rmat_bytes(big.nodes, big.edges)) {
+            let e = rmat(&big).unwrap_err().to_string();
+            assert!(e.contains("rmat: --nodes 2147483647 --edges 2000000000 needs"), "{e}");
+        }
+        let adj = rmat(&base).unwrap();
+        let e = config_error(random_node_data(adj.clone(), "rmat", 8, 0, 1));
+        assert!(e.contains("--classes 0: needs at least 1"), "{e}");
+        assert!(check_node_data("rmat", 232_965, 602, 0).is_err());
+        let e = config_error(random_node_data(adj.clone(), "rmat", 8, 5_000, 1));
+        assert!(e.contains("--classes 5000 is more than 1000"), "{e}");
+        let d = random_node_data(adj, "rmat", 8, 3, 1).unwrap();
+        assert_eq!(d.num_classes(), 3);
+        let tiny = Csr::from_edges(2, &[0], &[1], None, BuildOptions::undirected()).unwrap();
+        let e = config_error(random_node_data(tiny, "rmat", 8, 2, 1));
+        assert!(e.contains("2 nodes are too few"), "{e}");
     }
 }

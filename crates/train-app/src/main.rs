@@ -646,6 +646,11 @@ fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Gen { kind }) => match kind {
             GenKind::Rmat { nodes, edges, a, b, c, seed, features, classes, out } => {
+                let name = out.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "rmat".into());
+                if features > 0 {
+                    // refuse impossible node data before spending minutes on the edges
+                    gen::check_node_data(&name, nodes, features, classes)?;
+                }
                 let start = std::time::Instant::now();
                 let adj = gen::rmat(&gen::RmatSpec { nodes, edges, a, b, c, seed })?;
                 let deg = adj.row_degrees();
@@ -662,8 +667,6 @@ fn run(cli: Cli) -> Result<()> {
                     npyio::write(&out.join("num_nodes.npy"), &[], &[nodes as i64])?;
                     datasets::npy::save_adjacency(&adj, &out)
                 } else {
-                    let name =
-                        out.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "rmat".into());
                     let d = gen::random_node_data(adj, &name, features, classes, seed)?;
                     datasets::npy::save(&d, &out)
                 }

@@ -1,6 +1,8 @@
 //! Host memory: what this machine can still give a request, so that a file or a flag that would
 //! need more is refused with an error instead of aborting the process.
 
+use crate::error::{AppError, Result};
+
 /// Bytes of memory available to new allocations (Linux: `MemAvailable` of `/proc/meminfo`),
 /// or `None` where the system does not say.
 pub fn host_available_bytes() -> Option<u64> {
@@ -12,6 +14,54 @@ pub fn host_available_bytes() -> Option<u64> {
     })
 }
 
+/// Refuses a request of `need` bytes that the host's available memory cannot hold, with a
+/// [`AppError::TooLarge`] naming `what` (built only when refused). Passes where the system does
+/// not say how much memory is available.
+pub fn check_fits(need: u64, what: impl FnOnce() -> String) -> Result<()> {
+    match host_available_bytes() {
+        Some(avail) if need > avail => Err(AppError::TooLarge {
+            what: what(),
+            need_bytes: need,
+            limit_bytes: avail,
+            limit: "the host's available memory".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Makes room for one more element of `v`, growing it (by doubling) only after checking the
+/// growth against the host's available memory: a vector filled from a stream of unknown
+/// length (a gzipped CSV, say) ends in an error, not in an aborted process.
+pub fn reserve_one<T>(v: &mut Vec<T>, what: impl FnOnce() -> String) -> Result<()> {
+    if v.len() < v.capacity() {
+        return Ok(());
+    }
+    let extra = v.capacity().max(1024);
+    let need = (extra as u64).saturating_mul(std::mem::size_of::<T>().max(1) as u64);
+    let avail = host_available_bytes();
+    if let Some(avail) = avail.filter(|&a| need > a) {
+        return Err(AppError::TooLarge {
+            what: what(),
+            need_bytes: need,
+            limit_bytes: avail,
+            limit: "the host's available memory".into(),
+        });
+    }
+    v.try_reserve(extra).map_err(|_| AppError::TooLarge {
+        what: what(),
+        need_bytes: need,
+        limit_bytes: avail.unwrap_or(0),
+        limit: "what the allocator could give".into(),
+    })
+}
+
+/// Pushes `value` onto `v` after [`reserve_one`].
+pub fn push_checked<T>(v: &mut Vec<T>, value: T, what: impl FnOnce() -> String) -> Result<()> {
+    reserve_one(v, what)?;
+    v.push(value);
+    Ok(())
+}
+
 /// `bytes` in GiB with two decimals, for messages.
 pub fn gib(bytes: u64) -> String {
     format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
@@ -19,6 +69,22 @@ pub fn gib(bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_beyond_the_available_memory_are_refused() {
+        if host_available_bytes().is_none() {
+            return;
+        }
+        let e = check_fits(u64::MAX, || "a test request".into()).unwrap_err().to_string();
+        assert!(e.contains("a test request needs") && e.contains("available memory"), "{e}");
+        assert!(check_fits(1, || unreachable!()).is_ok());
+        let mut v: Vec<u64> = Vec::new();
+        for i in 0..5000 {
+            push_checked(&mut v, i, || unreachable!()).unwrap();
+        }
+        assert_eq!(v.len(), 5000);
+    }
     #[test]
     fn available_memory_is_read_on_linux() {
         if cfg!(target_os = "linux") {

@@ -154,6 +154,16 @@ fn convert_floats<R: Read>(path: &Path, npy: NpyFile<R>) -> Result<Vec<f32>> {
     })
 }
 
+/// The first line of an error's text (npyz reports a malformed header with a multi-line
+/// excerpt of the header text).
+fn one_line(e: &impl std::fmt::Display) -> String {
+    let text = e.to_string();
+    match text.split_once('\n') {
+        Some((first, _)) => format!("{} (malformed header text)", first.trim_end()),
+        None => text,
+    }
+}
+
 /// Opens a regular file for reading (a FIFO, device or folder is refused: reading one could
 /// block forever or never end).
 pub fn open_regular(path: &Path, what: &str) -> Result<File> {
@@ -174,10 +184,36 @@ fn open(path: &Path, out_elem: usize) -> Result<(NpyFile<BufReader<File>>, usize
     let len = file.metadata().map_err(|e| AppError::io(path, e))?.len();
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let header = NpyHeader::from_reader(&mut reader)
-        .map_err(|e| AppError::Format { path: path.into(), msg: format!("not a valid .npy file: {e}") })?;
+        .map_err(|e| AppError::Format { path: path.into(), msg: format!("not a valid .npy file: {}", one_line(&e)) })?;
     let pos = reader.stream_position().map_err(|e| AppError::io(path, e))?;
     let count = check_header(path, &header, Some(len.saturating_sub(pos)), out_elem)?;
     Ok((NpyFile::with_header(header, reader), count))
+}
+
+/// Reads only the header of an `.npy` file and returns its shape: nothing of the data is read
+/// or allocated (used to check a declared size against the arrays that must match it).
+pub fn peek_shape(path: &Path) -> Result<Vec<usize>> {
+    peek_header(path).map(|h| shape_of(&h))
+}
+
+/// [`peek_shape`] of an array that [`read_ints`] must be able to read: a dtype that is not an
+/// integer (or bool) type is the same error as `read_ints` gives.
+pub fn peek_int_shape(path: &Path) -> Result<Vec<usize>> {
+    let header = peek_header(path)?;
+    let dtype = header.dtype();
+    let ints =
+        matches!(type_of(&dtype), Some((TypeChar::Int | TypeChar::Uint, 1 | 2 | 4 | 8)) | Some((TypeChar::Bool, 1)));
+    if !ints {
+        return Err(AppError::Dtype { path: path.into(), found: describe(&dtype), expected: "integers" });
+    }
+    Ok(shape_of(&header))
+}
+
+fn peek_header(path: &Path) -> Result<NpyHeader> {
+    let file = open_regular(path, "npy array")?;
+    let mut reader = BufReader::with_capacity(4096, file);
+    NpyHeader::from_reader(&mut reader)
+        .map_err(|e| AppError::Format { path: path.into(), msg: format!("not a valid .npy file: {}", one_line(&e)) })
 }
 
 fn shape_of(header: &NpyHeader) -> Vec<usize> {
@@ -211,8 +247,10 @@ fn floats_checked<R: Read>(path: &Path, npy: NpyFile<R>) -> Result<Array<f32>> {
 /// Parses the header of an npy stream whose data holds `stored` bytes (an archive entry's
 /// declared size, when known) and checks it.
 pub fn npy_from<R: Read>(path: &Path, mut reader: R, stored: Option<u64>, out_elem: usize) -> Result<NpyFile<R>> {
-    let header = NpyHeader::from_reader(&mut reader)
-        .map_err(|e| AppError::Format { path: path.into(), msg: format!("not a valid .npy array: {e}") })?;
+    let header = NpyHeader::from_reader(&mut reader).map_err(|e| AppError::Format {
+        path: path.into(),
+        msg: format!("not a valid .npy array: {}", one_line(&e)),
+    })?;
     let header_len = header_bytes(&header);
     check_header(path, &header, stored.map(|s| s.saturating_sub(header_len)), out_elem)?;
     Ok(NpyFile::with_header(header, reader))
@@ -333,6 +371,19 @@ mod tests {
         assert!(e.contains("truncated"), "{e}");
         std::fs::write(&p, raw_npy("<i8", &[4], false, &[0; 24])).unwrap();
         assert!(read_ints(&p).err().unwrap().to_string().contains("truncated"));
+    }
+
+    #[test]
+    fn peek_shape_reads_the_header_only() {
+        let p = tmp("peek").join("m.npy");
+        // declares 2e9 elements but holds none: the header alone is fine to read
+        std::fs::write(&p, raw_npy("<i8", &[2_000_000_000], false, &[])).unwrap();
+        assert_eq!(peek_shape(&p).unwrap(), vec![2_000_000_000]);
+        assert_eq!(peek_int_shape(&p).unwrap(), vec![2_000_000_000]);
+        std::fs::write(&p, raw_npy("<U3", &[1], false, &[])).unwrap();
+        assert!(peek_int_shape(&p).unwrap_err().to_string().contains("dtype <U3 cannot be read as integers"));
+        std::fs::write(&p, b"not npy").unwrap();
+        assert!(peek_shape(&p).unwrap_err().to_string().contains("not a valid .npy"));
     }
 
     #[test]

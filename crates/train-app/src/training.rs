@@ -45,7 +45,8 @@ use std::time::Instant;
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct TrainConfig {
-    /// Dataset: a path (npy folder, .npz, OGB or GraphSAINT folder) or `sbm`.
+    /// Dataset: a path (npy folder, .npz, OGB or GraphSAINT folder, edge-list folder; see
+    /// docs/DATASETS.md) or `sbm`.
     pub dataset: String,
     /// Split when the dataset has none, or to override it: `per-class:TRAIN,VALID`,
     /// `random:TRAIN_FRACTION,VALID_FRACTION`, or `mask:K` (heterophilous files' K-th split).
@@ -292,8 +293,11 @@ pub fn apply_split(data: GraphData, spec: Option<&str>, seed: u64) -> Result<Gra
         "random" => {
             let (t, v) = args.split_once(',').ok_or_else(bad)?;
             let (t, v): (f64, f64) = (t.parse().map_err(|_| bad())?, v.parse().map_err(|_| bad())?);
-            if !(t > 0.0 && v >= 0.0 && t + v < 1.0) {
-                return Err(bad());
+            if !(t > 0.0 && v > 0.0 && t + v < 1.0) {
+                return Err(AppError::Config(format!(
+                    "split `{spec}`: random:TRAIN,VALID needs TRAIN > 0, VALID > 0 and TRAIN + VALID < 1 \
+                     (the rest is the test split; no split may be empty)"
+                )));
             }
             crate::gen::random_split(data.labels(), t, v, seed)
         }
@@ -774,6 +778,10 @@ pub fn prepare(cfg: &TrainConfig, data: GraphData) -> Result<HostGraph> {
     } else {
         data
     };
+    let dense = data.features().dense_bytes();
+    crate::memory::check_fits(dense, || {
+        format!("{}: the dense [{}, {}] f32 feature matrix", data.name, data.num_nodes(), data.features().width())
+    })?;
     let mut x = data.features().to_dense();
     let d_in = data.features().width();
     if cfg.normalize_features && d_in > 0 {

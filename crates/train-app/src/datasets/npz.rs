@@ -1,8 +1,10 @@
 //! `.npz` datasets: gnn-benchmark (Shchur et al.: `adj_*`, `attr_*`, `labels`) and
 //! heterophilous (Platonov et al.: `node_features`, `node_labels`, `edges`, `*_masks`).
 
+use super::{check_declared_width, check_graph_memory, check_split, class_count};
 use crate::error::{AppError, Result};
 use crate::npyio::{expect_shape, floats_from, ints_from, Array};
+use burn_sparse_gnn::data::MAX_INDEX;
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
 use npyz::npz::NpzArchive;
 use std::fs::File;
@@ -35,8 +37,10 @@ macro_rules! read_entry {
             .zip_archive()
             .by_name(&npyz::npz::file_name_from_array_name(name))
             .map_err(|e| AppError::Format { path: path.into(), msg: format!("array `{name}`: {e}") })?;
+        // the entry's declared size bounds both the header's shape and what is inflated: an
+        // archive whose data inflates beyond it is cut there (and then fails as truncated)
         let size = entry.size();
-        let npy = crate::npyio::npy_from(&path.join(name), entry, Some(size), $out_elem)?;
+        let npy = crate::npyio::npy_from(&path.join(name), std::io::Read::take(entry, size), Some(size), $out_elem)?;
         $read(&path.join(name), npy)
     }};
 }
@@ -55,6 +59,20 @@ fn graph_err(path: &Path) -> impl Fn(burn_sparse_gnn::GraphError) -> AppError + 
     move |e| AppError::graph(path.display().to_string(), e)
 }
 
+/// A `shape` array of two non-negative sizes, as `(rows, cols)`.
+fn dims(path: &Path, name: &str, a: &Array<i64>) -> Result<(usize, usize)> {
+    let p = path.join(name);
+    expect_shape(&p, &a.shape, &[Some(2)])?;
+    let (r, c) = (a.data[0], a.data[1]);
+    if r < 0 || c < 0 || r as u64 > MAX_INDEX as u64 || c as u64 > MAX_INDEX as u64 {
+        return Err(AppError::Format {
+            path: p,
+            msg: format!("declares shape [{r}, {c}]: sizes must be in 0..={MAX_INDEX} (32-bit ids)"),
+        });
+    }
+    Ok((r as usize, c as usize))
+}
+
 fn stem(path: &Path) -> String {
     path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "npz".into())
 }
@@ -63,13 +81,18 @@ fn stem(path: &Path) -> String {
 /// convention (row = destination), symmetrised and deduplicated unless `opts` says otherwise.
 pub fn load_gnn_benchmark(path: &Path, opts: BuildOptions) -> Result<GraphData> {
     let mut a = open(path)?;
-    let shape = ints(&mut a, path, "adj_shape")?;
-    expect_shape(&path.join("adj_shape"), &shape.shape, &[Some(2)])?;
-    let n = shape.data[0].max(0) as usize;
+    let (n, cols) = dims(path, "adj_shape", &ints(&mut a, path, "adj_shape")?)?;
+    if cols != n {
+        return Err(AppError::Format {
+            path: path.join("adj_shape"),
+            msg: format!("declares a {n} x {cols} adjacency: a graph's adjacency is square"),
+        });
+    }
     let indptr = ints(&mut a, path, "adj_indptr")?;
+    expect_shape(&path.join("adj_indptr"), &indptr.shape, &[Some(n + 1)])?;
     let indices = ints(&mut a, path, "adj_indices")?;
-    let stored =
-        Csr::new(n, shape.data[1].max(0) as usize, &indptr.data, &indices.data, None).map_err(graph_err(path))?;
+    let stored = Csr::new(n, n, &indptr.data, &indices.data, None).map_err(graph_err(path))?;
+    check_graph_memory(path, n, stored.nnz(), opts)?;
     let (mut src, mut dst) = (Vec::with_capacity(stored.nnz()), Vec::with_capacity(stored.nnz()));
     for i in 0..n {
         for &j in &stored.col_idx()[stored.row_ptr()[i]..stored.row_ptr()[i + 1]] {
@@ -80,27 +103,34 @@ pub fn load_gnn_benchmark(path: &Path, opts: BuildOptions) -> Result<GraphData> 
     let adj = Csr::from_edges(n, &src, &dst, None, opts).map_err(graph_err(path))?;
     let names = names(&a);
     let features = if names.iter().any(|s| s == "attr_indptr") {
-        let fs = ints(&mut a, path, "attr_shape")?;
-        expect_shape(&path.join("attr_shape"), &fs.shape, &[Some(2)])?;
+        let (rows, width) = dims(path, "attr_shape", &ints(&mut a, path, "attr_shape")?)?;
+        if rows != n {
+            return Err(AppError::Format {
+                path: path.join("attr_shape"),
+                msg: format!("declares features for {rows} nodes, the adjacency has {n}"),
+            });
+        }
         let ip = ints(&mut a, path, "attr_indptr")?;
+        expect_shape(&path.join("attr_indptr"), &ip.shape, &[Some(n + 1)])?;
         let ix = ints(&mut a, path, "attr_indices")?;
         let dt = floats(&mut a, path, "attr_data")?;
-        Features::sparse(fs.data[0].max(0) as usize, fs.data[1].max(0) as usize, &ip.data, &ix.data, dt.data)
-            .map_err(graph_err(path))?
+        check_declared_width(&path.join("attr_shape"), n, width, &ix.data)?;
+        Features::sparse(n, width, &ip.data, &ix.data, dt.data).map_err(graph_err(path))?
     } else if names.iter().any(|s| s == "attr_matrix") {
         let m = floats(&mut a, path, "attr_matrix")?;
         expect_shape(&path.join("attr_matrix"), &m.shape, &[Some(n), None])?;
         Features::dense(n, m.shape[1], m.data).map_err(graph_err(path))?
     } else {
-        // no attributes (e.g. polblogs): one-hot node ids
+        // no attributes (e.g. polblogs): one-hot node ids, kept sparse (n = 200,000 would be
+        // 160 GB dense: `Features::dense_bytes` tells a trainer before it densifies)
         let ip: Vec<i64> = (0..=n as i64).collect();
         let ix: Vec<i64> = (0..n as i64).collect();
         Features::sparse(n, n, &ip, &ix, vec![1.0; n]).map_err(graph_err(path))?
     };
     let labels = ints(&mut a, path, "labels")?;
     expect_shape(&path.join("labels"), &labels.shape, &[Some(n)])?;
-    let classes = labels.data.iter().copied().max().unwrap_or(-1) + 1;
-    GraphData::new(stem(path), adj, features, labels.data, classes.max(0) as usize, None).map_err(graph_err(path))
+    let classes = class_count(&path.join("labels"), &labels.data)?;
+    GraphData::new(stem(path), adj, features, labels.data, classes, None).map_err(graph_err(path))
 }
 
 fn masks_to_splits(
@@ -127,7 +157,12 @@ fn masks_to_splits(
     let pick = |m: &Array<i64>, s: usize| -> Vec<u32> {
         (0..n).filter(|&i| m.data[s * n + i] != 0).map(|i| i as u32).collect()
     };
-    Ok((0..k).map(|s| Split { train: pick(train, s), valid: pick(valid, s), test: pick(test, s) }).collect())
+    let splits: Vec<Split> =
+        (0..k).map(|s| Split { train: pick(train, s), valid: pick(valid, s), test: pick(test, s) }).collect();
+    for (s, split) in splits.iter().enumerate() {
+        check_split(path, &format!("split {s} of train_masks / val_masks / test_masks"), split, n)?;
+    }
+    Ok(splits)
 }
 
 /// Whether a heterophilous file name marks a directed graph: `directed` as a word of the name
@@ -152,15 +187,16 @@ pub fn load_heterophilous(path: &Path, opts: BuildOptions) -> Result<GraphData> 
     let dst: Vec<i64> = e.data.iter().skip(1).step_by(2).copied().collect();
     let directed = is_directed_name(&stem(path));
     let opts = BuildOptions { symmetrize: opts.symmetrize || !directed, dedup: true, ..opts };
+    check_graph_memory(&path.join("edges"), n, src.len(), opts)?;
     let adj = Csr::from_edges(n, &src, &dst, None, opts).map_err(graph_err(path))?;
     let features = Features::dense(n, f, x.data).map_err(graph_err(path))?;
-    let classes = labels.data.iter().copied().max().unwrap_or(-1) + 1;
+    let classes = class_count(&path.join("node_labels"), &labels.data)?;
     let train = ints(&mut a, path, "train_masks")?;
     let valid = ints(&mut a, path, "val_masks")?;
     let test = ints(&mut a, path, "test_masks")?;
     let splits = masks_to_splits(path, &train, &valid, &test, n)?;
     let first = splits.first().cloned();
-    GraphData::new(stem(path), adj, features, labels.data, classes.max(0) as usize, first)
+    GraphData::new(stem(path), adj, features, labels.data, classes, first)
         .and_then(|d| d.with_alternative_splits(splits))
         .map_err(graph_err(path))
 }

@@ -2,13 +2,20 @@
 //! `raw/node-label.csv.gz`, `raw/num-node-list.csv.gz` (optional) and
 //! `split/<name>/{train,valid,test}.csv.gz`. Read with progress bars; the graph is symmetrised
 //! (the usual preprocessing of ogbn-arxiv / products).
+//!
+//! The files are gzipped, so their length says nothing of what they inflate to: lines are
+//! capped ([`text::MAX_LINE_BYTES`]) and every array grows only after a check against the
+//! host's available memory.
 
+use super::text::{self, for_each_record, Blank};
+use super::{check_graph_memory, check_split, class_count, folder_name};
 use crate::error::{AppError, Result};
-use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
+use crate::memory::push_checked;
+use crate::npyio::open_regular;
+use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData};
 use flate2::read::GzDecoder;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// Counts the compressed bytes read (for the progress bar).
@@ -25,51 +32,57 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-/// Reads a gzipped CSV of numbers, one row per line, calling `row` with the fields.
-fn read_csv_gz(path: &Path, mut row: impl FnMut(usize, &[&str]) -> Result<()>) -> Result<usize> {
-    let file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => AppError::Missing { path: path.into(), what: "OGB csv.gz file".into() },
-        _ => AppError::io(path, e),
-    })?;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+fn progress_bar(path: &Path, len: u64) -> ProgressBar {
     let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template("{msg:>24} [{bar:30}] {bytes}/{total_bytes}")
-            .expect("template")
-            .progress_chars("=> "),
-    );
+    if let Ok(style) = ProgressStyle::with_template("{msg:>24} [{bar:30}] {bytes}/{total_bytes}") {
+        bar.set_style(style.progress_chars("=> "));
+    }
     bar.set_message(path.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default());
     if len < (8 << 20) {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
+    bar
+}
+
+/// Reads a gzipped CSV of numbers, one row per line, calling `row` with the fields.
+fn read_csv_gz(path: &Path, blank: Blank, row: impl FnMut(usize, &[&str]) -> Result<()>) -> Result<usize> {
+    let file = open_regular(path, "OGB csv.gz file")?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let bar = progress_bar(path, len);
     let reader = BufReader::with_capacity(1 << 20, GzDecoder::new(Counting { inner: file, bar: bar.clone() }));
-    let mut n = 0;
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| AppError::Format { path: path.into(), msg: format!("line {}: {e}", i + 1) })?;
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let fields: Vec<&str> = line.split(',').map(|s| s.trim()).collect();
-        row(i + 1, &fields)?;
-        n += 1;
-    }
+    let n = for_each_record(path, reader, b',', blank, row)?;
     bar.finish_and_clear();
     Ok(n)
 }
 
-fn parse<T: std::str::FromStr>(path: &Path, line: usize, s: &str) -> Result<T> {
-    s.parse()
-        .map_err(|_| AppError::Format { path: path.into(), msg: format!("line {line}: `{s}` is not a valid number") })
+/// What a growing array of `path` is, for a memory error.
+fn growing(path: &Path, what: &str, len: usize) -> String {
+    format!("{}: {what} after {len} rows", path.display())
+}
+
+/// Reads a file of one integer per line (node ids, counts; labels with `labels`, which also
+/// reads `nan` as unlabeled).
+fn one_per_line(path: &Path, labels: bool) -> Result<Vec<i64>> {
+    let mut v = Vec::new();
+    read_csv_gz(path, if labels { Blank::AtEnd } else { Blank::Skip }, |line, f| {
+        if f.len() != 1 {
+            return Err(AppError::Format {
+                path: path.into(),
+                msg: format!(
+                    "line {line}: {} values, expected one per line (multi-label datasets are not supported)",
+                    f.len()
+                ),
+            });
+        }
+        let value = if labels { text::label(path, line, f[0])? } else { text::int(path, line, f[0], "value")? };
+        let len = v.len();
+        push_checked(&mut v, value, || growing(path, "values", len))
+    })?;
+    Ok(v)
 }
 
 fn ids(path: &Path) -> Result<Vec<i64>> {
-    let mut v = Vec::new();
-    read_csv_gz(path, |line, f| {
-        v.push(parse(path, line, f[0])?);
-        Ok(())
-    })?;
-    Ok(v)
+    one_per_line(path, false)
 }
 
 /// Whether `dir` looks like an OGB dataset folder.
@@ -88,53 +101,68 @@ fn split_dir(dir: &Path) -> Result<PathBuf> {
         .ok_or_else(|| AppError::Missing { path: base, what: "a split folder (e.g. split/time)".into() })
 }
 
-/// Loads an OGB node-property folder.
-pub fn load(dir: &Path, opts: BuildOptions) -> Result<GraphData> {
-    let raw = dir.join("raw");
-    let ep = raw.join("edge.csv.gz");
+/// Reads `raw/edge.csv.gz`: `src,dst` per line.
+fn read_edges(ep: &Path) -> Result<(Vec<i64>, Vec<i64>)> {
     let (mut src, mut dst) = (Vec::new(), Vec::new());
-    read_csv_gz(&ep, |line, f| {
+    read_csv_gz(ep, Blank::Skip, |line, f| {
         if f.len() != 2 {
             return Err(AppError::Format {
-                path: ep.clone(),
+                path: ep.into(),
                 msg: format!("line {line}: expected `src,dst`, got {} fields", f.len()),
             });
         }
-        src.push(parse(&ep, line, f[0])?);
-        dst.push(parse(&ep, line, f[1])?);
-        Ok(())
+        let len = src.len();
+        push_checked(&mut src, text::int(ep, line, f[0], "source node")?, || growing(ep, "edge sources", len))?;
+        push_checked(&mut dst, text::int(ep, line, f[1], "target node")?, || growing(ep, "edge targets", len))
     })?;
-    let fp = raw.join("node-feat.csv.gz");
+    Ok((src, dst))
+}
+
+/// Reads `raw/node-feat.csv.gz`: one row of `width` numbers per node. Returns the values,
+/// the width and the number of rows.
+fn read_features(fp: &Path) -> Result<(Vec<f32>, usize, usize)> {
     let mut x: Vec<f32> = Vec::new();
     let mut width = None;
-    let n = read_csv_gz(&fp, |line, f| {
+    let n = read_csv_gz(fp, Blank::AtEnd, |line, f| {
         match width {
             None => width = Some(f.len()),
             Some(w) if w != f.len() => {
                 return Err(AppError::Format {
-                    path: fp.clone(),
+                    path: fp.into(),
                     msg: format!("line {line}: {} features, earlier lines have {w}", f.len()),
                 })
             }
             _ => {}
         }
         for v in f {
-            x.push(parse(&fp, line, v)?);
+            let len = x.len();
+            push_checked(&mut x, text::float(fp, line, v, "feature")?, || growing(fp, "features", len))?;
         }
         Ok(())
     })?;
+    Ok((x, width.unwrap_or(0), n))
+}
+
+/// Loads an OGB node-property folder.
+pub fn load(dir: &Path, opts: BuildOptions) -> Result<GraphData> {
+    let raw = dir.join("raw");
+    let ep = raw.join("edge.csv.gz");
+    let (src, dst) = read_edges(&ep)?;
+    let fp = raw.join("node-feat.csv.gz");
+    let (x, width, n) = read_features(&fp)?;
     let nn = raw.join("num-node-list.csv.gz");
     if nn.exists() {
         let declared = ids(&nn)?;
         if declared.first().copied() != Some(n as i64) {
+            let said = declared.first().map_or("no".to_string(), |d| d.to_string());
             return Err(AppError::Format {
                 path: nn,
-                msg: format!("declares {:?} nodes but node-feat.csv.gz has {n} rows", declared.first()),
+                msg: format!("declares {said} nodes but node-feat.csv.gz has {n} rows"),
             });
         }
     }
     let lp = raw.join("node-label.csv.gz");
-    let labels = ids(&lp)?;
+    let labels = one_per_line(&lp, true)?;
     if labels.len() != n {
         return Err(AppError::Shape {
             path: lp,
@@ -142,16 +170,17 @@ pub fn load(dir: &Path, opts: BuildOptions) -> Result<GraphData> {
             expected: format!("[{n}] (one label per node)"),
         });
     }
+    let classes = class_count(&lp, &labels)?;
     let opts = BuildOptions { symmetrize: true, dedup: true, ..opts };
+    check_graph_memory(&ep, n, src.len(), opts)?;
     let adj = Csr::from_edges(n, &src, &dst, None, opts).map_err(|e| AppError::graph(ep.display().to_string(), e))?;
-    let features =
-        Features::dense(n, width.unwrap_or(0), x).map_err(|e| AppError::graph(fp.display().to_string(), e))?;
+    drop((src, dst));
+    let features = Features::dense(n, width, x).map_err(|e| AppError::graph(fp.display().to_string(), e))?;
     let sd = split_dir(dir)?;
     let part = |name: &str| -> Result<Vec<i64>> { ids(&sd.join(format!("{name}.csv.gz"))) };
-    let split: Split = GraphData::split_from_i64(&part("train")?, &part("valid")?, &part("test")?, n)
-        .map_err(|e| AppError::graph(sd.display().to_string(), e))?;
-    let classes = labels.iter().copied().max().unwrap_or(-1) + 1;
-    let name = dir.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "ogb".into());
-    GraphData::new(name, adj, features, labels, classes.max(0) as usize, Some(split))
+    let split = GraphData::split_from_i64(&part("train")?, &part("valid")?, &part("test")?, n)
+        .map_err(|e| AppError::graph(format!("{}/{{train,valid,test}}.csv.gz", sd.display()), e))?;
+    check_split(&sd, "train.csv.gz / valid.csv.gz / test.csv.gz", &split, n)?;
+    GraphData::new(folder_name(dir, "ogb"), adj, features, labels, classes, Some(split))
         .map_err(|e| AppError::graph(dir.display().to_string(), e))
 }

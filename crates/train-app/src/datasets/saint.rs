@@ -1,9 +1,11 @@
 //! GraphSAINT folders: `adj_full.npz` (scipy CSR), `feats.npy`, `class_map.json`
 //! (`{"node": label}`; multi-label maps are rejected) and `role.json` (`{"tr", "va", "te"}`).
 
-use crate::datasets::npz;
+use super::{check_graph_memory, check_split, class_count, folder_name, npz};
 use crate::error::{AppError, Result};
-use crate::npyio::{expect_shape, read_floats};
+use crate::memory::check_fits;
+use crate::npyio::{expect_shape, open_regular, read_floats};
+use burn_sparse_gnn::data::MAX_INDEX;
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData};
 use std::path::Path;
 
@@ -12,12 +14,18 @@ pub fn is_saint(dir: &Path) -> bool {
     dir.join("adj_full.npz").exists()
 }
 
+/// Bytes of memory a parsed JSON value takes per byte of text, at most (a map entry
+/// `"123": 4,` of 9 bytes becomes a key string, a number value and a tree node).
+const JSON_EXPANSION: u64 = 16;
+
+/// Reads a JSON file: a regular file (a FIFO or folder is refused) whose parsed value fits in
+/// the host's memory.
 fn read_json(path: &Path) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => AppError::Missing { path: path.into(), what: "GraphSAINT json file".into() },
-        _ => AppError::io(path, e),
-    })?;
-    serde_json::from_str(&text).map_err(|e| AppError::Format { path: path.into(), msg: format!("invalid JSON: {e}") })
+    let file = open_regular(path, "GraphSAINT json file")?;
+    let len = file.metadata().map_err(|e| AppError::io(path, e))?.len();
+    check_fits(len.saturating_mul(JSON_EXPANSION), || format!("{}: JSON of {len} bytes, parsed", path.display()))?;
+    serde_json::from_reader(std::io::BufReader::new(file))
+        .map_err(|e| AppError::Format { path: path.into(), msg: format!("invalid JSON: {e}") })
 }
 
 /// Loads a GraphSAINT folder.
@@ -26,15 +34,24 @@ pub fn load(dir: &Path, opts: BuildOptions) -> Result<GraphData> {
     let mut a = npz::open(&ap)?;
     let shape = npz::ints(&mut a, &ap, "shape")?;
     expect_shape(&ap.join("shape"), &shape.shape, &[Some(2)])?;
-    let n = shape.data[0].max(0) as usize;
+    let (n, cols) = (shape.data[0], shape.data[1]);
+    if n < 0 || n != cols || n as u64 > MAX_INDEX as u64 {
+        return Err(AppError::Format {
+            path: ap.join("shape"),
+            msg: format!("declares a {n} x {cols} adjacency, expected a square one of at most {MAX_INDEX} nodes"),
+        });
+    }
+    let n = n as usize;
     let indptr = npz::ints(&mut a, &ap, "indptr")?;
+    expect_shape(&ap.join("indptr"), &indptr.shape, &[Some(n + 1)])?;
     let indices = npz::ints(&mut a, &ap, "indices")?;
-    let stored = Csr::new(n, shape.data[1].max(0) as usize, &indptr.data, &indices.data, None)
-        .map_err(|e| AppError::graph(ap.display().to_string(), e))?;
+    let stored =
+        Csr::new(n, n, &indptr.data, &indices.data, None).map_err(|e| AppError::graph(ap.display().to_string(), e))?;
     let adj = if opts == BuildOptions::default() {
         // GraphSAINT stores symmetric adjacencies: the CSR is used as is
         stored
     } else {
+        check_graph_memory(&ap, n, stored.nnz(), opts)?;
         let (mut src, mut dst) = (Vec::new(), Vec::new());
         for i in 0..n {
             for &j in &stored.col_idx()[stored.row_ptr()[i]..stored.row_ptr()[i + 1]] {
@@ -92,8 +109,8 @@ pub fn load(dir: &Path, opts: BuildOptions) -> Result<GraphData> {
     };
     let split = GraphData::split_from_i64(&part("tr")?, &part("va")?, &part("te")?, n)
         .map_err(|e| AppError::graph(rp.display().to_string(), e))?;
-    let classes = labels.iter().copied().max().unwrap_or(-1) + 1;
-    let name = dir.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "saint".into());
-    GraphData::new(name, adj, features, labels, classes.max(0) as usize, Some(split))
+    check_split(&rp, "tr / va / te", &split, n)?;
+    let classes = class_count(&cp, &labels)?;
+    GraphData::new(folder_name(dir, "saint"), adj, features, labels, classes, Some(split))
         .map_err(|e| AppError::graph(dir.display().to_string(), e))
 }
