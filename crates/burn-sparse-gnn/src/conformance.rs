@@ -1,5 +1,5 @@
 //! The conformance suite, as a library function so that `cargo test` runs it on NdArray and
-//! wgpu, and `train-app selftest` on any device.
+//! wgpu, and `train-app selftest` on any device (compiled with the `testing` feature).
 //!
 //! For every operation and a grid of hard cases (random graphs with empty rows, a hub row of
 //! 10,000 edges, self-loops, duplicates, rectangular shapes; widths that are not multiples of
@@ -8,6 +8,9 @@
 //! - the gradients of every input, under `Autodiff`, against the f64 CPU backend
 //!   (`Autodiff<NdArray<f64>>`), whose own gradients [`finite_difference_checks`] verifies
 //!   against central finite differences.
+//!
+//! [`testgen`] generates one `#[test]` per [`OpKind`] and configuration (and plane use on a
+//! device) from it.
 
 use sparse_gnn_kernels::config::{Choice, KernelConfig};
 use crate::backend::{PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend, SparseGnnBackend};
@@ -26,6 +29,8 @@ use sparse_gnn_kernels::sddmm::reference as sddmm_ref;
 use sparse_gnn_kernels::softmax::reference as softmax_ref;
 use sparse_gnn_kernels::spmm::reference::{self as spmm_ref, EdgeWeights};
 use std::fmt::Write as _;
+
+pub mod testgen;
 
 /// The f64 CPU backend every gradient is compared with.
 pub type RefBackend = Autodiff<NdArray<f64, i64>>;
@@ -63,6 +68,85 @@ impl Op {
             Op::Maxpool { .. } => "maxpool",
             Op::CbsrSpgemm { .. } => "cbsr_spgemm",
         }
+    }
+
+    /// The kind of the operation (one generated test each).
+    pub fn kind(&self) -> OpKind {
+        match self {
+            Op::Spmm { reduce: Reduce::Sum, .. } => OpKind::SpmmSum,
+            Op::Spmm { reduce: Reduce::Mean, .. } => OpKind::SpmmMean,
+            Op::Spmm { reduce: Reduce::Max, .. } => OpKind::SpmmMax,
+            Op::Sddmm { .. } => OpKind::Sddmm,
+            Op::EdgeSoftmax { .. } => OpKind::EdgeSoftmax,
+            Op::Sampled { .. } => OpKind::SampledSpmm,
+            Op::Maxk { .. } => OpKind::Maxk,
+            Op::MaxkDense { .. } => OpKind::MaxkDense,
+            Op::Maxpool { .. } => OpKind::Maxpool,
+            Op::CbsrSpgemm { .. } => OpKind::CbsrSpgemm,
+        }
+    }
+}
+
+/// The operations of the suite as the generated tests divide them: SpMM by reduction, every
+/// other operation whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpKind {
+    /// SpMM sum, unweighted and weighted (one or more heads).
+    SpmmSum,
+    /// SpMM mean.
+    SpmmMean,
+    /// SpMM max (and its argmax backward).
+    SpmmMax,
+    /// SDDMM.
+    Sddmm,
+    /// Edge softmax.
+    EdgeSoftmax,
+    /// ES-SpMM (every sampling mode and reduction).
+    SampledSpmm,
+    /// MaxK values and indices.
+    Maxk,
+    /// MaxK then dense (scatter / gather).
+    MaxkDense,
+    /// k-max-pooling values and indices.
+    Maxpool,
+    /// MaxK then CBSR SpGEMM (gradients through SSpMM).
+    CbsrSpgemm,
+}
+
+impl OpKind {
+    /// Every kind.
+    pub const ALL: [OpKind; 10] = [
+        OpKind::SpmmSum,
+        OpKind::SpmmMean,
+        OpKind::SpmmMax,
+        OpKind::Sddmm,
+        OpKind::EdgeSoftmax,
+        OpKind::SampledSpmm,
+        OpKind::Maxk,
+        OpKind::MaxkDense,
+        OpKind::Maxpool,
+        OpKind::CbsrSpgemm,
+    ];
+
+    /// The name of the kind's generated tests (`spmm_sum`, `sddmm`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::SpmmSum => "spmm_sum",
+            OpKind::SpmmMean => "spmm_mean",
+            OpKind::SpmmMax => "spmm_max",
+            OpKind::Sddmm => "sddmm",
+            OpKind::EdgeSoftmax => "edge_softmax",
+            OpKind::SampledSpmm => "sampled_spmm",
+            OpKind::Maxk => "maxk",
+            OpKind::MaxkDense => "maxk_dense",
+            OpKind::Maxpool => "maxpool",
+            OpKind::CbsrSpgemm => "cbsr_spgemm",
+        }
+    }
+
+    /// The kind named `name` (see [`OpKind::name`]).
+    pub fn from_name(name: &str) -> Option<OpKind> {
+        OpKind::ALL.into_iter().find(|k| k.name() == name)
     }
 }
 
@@ -152,8 +236,12 @@ pub struct ConformanceConfig {
     pub tolerance: f64,
     /// Edge-group width of the device graphs (small values exercise split rows).
     pub group_width: usize,
-    /// Only run the cases whose op name contains this string.
+    /// Only run the cases whose op name contains this string (the cases are numbered, and
+    /// seeded, after this selection).
     pub filter: Option<String>,
+    /// Only run the cases of this kind, with the seeds they have without it (the cases are
+    /// numbered before this selection, so each check is the one the whole run makes).
+    pub only: Option<OpKind>,
     /// Kernel choices (e.g. the atomic SpGEMM / SSpMM variants).
     pub policy: KernelPolicy,
     /// Storage type of the op inputs (`None`: the backend's float type). With f16 / bf16 the
@@ -194,6 +282,7 @@ impl Default for ConformanceConfig {
             tolerance: 1e-4,
             group_width: 256,
             filter: None,
+            only: None,
             policy: KernelPolicy::default(),
             dtype: None,
             hot_cols: None,
@@ -555,6 +644,9 @@ pub fn run_with<B: SparseGnnAutodiffBackend>(
         (!B::supports_dtype(dev, dt)).then(|| format!("{dt:?} is not supported by this device"))
     });
     for (ci, (gi, op, f, tied)) in cases(cfg).into_iter().enumerate() {
+        if cfg.only.is_some_and(|kind| op.kind() != kind) {
+            continue;
+        }
         let g = &graphs[gi];
         let case = describe(g, &op, f, tied);
         let seed = cfg.seed.wrapping_mul(1000).wrapping_add(ci as u64);
@@ -614,6 +706,9 @@ pub fn finite_difference_checks(cfg: &ConformanceConfig, coords_per_input: usize
     for (ci, (gi, op, f, tied)) in cases(cfg).into_iter().enumerate() {
         if tied {
             continue; // ties make max / top-k non-differentiable
+        }
+        if cfg.only.is_some_and(|kind| op.kind() != kind) {
+            continue;
         }
         let g = &graphs[gi];
         let seed = cfg.seed.wrapping_mul(1000).wrapping_add(ci as u64);

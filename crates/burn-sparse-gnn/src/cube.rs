@@ -11,10 +11,10 @@ use burn_cubecl::ops::numeric::empty_device_contiguous_dtype;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
 use cubecl::prelude::{StorageType, TensorBinding};
-use sparse_gnn_kernels::cbsr::kernel::{
-    launch_gather, launch_pack, launch_scatter, launch_spgemm, launch_spgemm_grad_w, launch_sspmm_gather,
-    launch_sspmm_outer, launch_unpack, CbsrDev,
-};
+use sparse_gnn_kernels::cbsr::convert::{launch_gather, launch_pack, launch_scatter, launch_unpack};
+use sparse_gnn_kernels::cbsr::spgemm::{launch_spgemm, launch_spgemm_grad_w};
+use sparse_gnn_kernels::cbsr::sspmm::{launch_sspmm_gather, launch_sspmm_outer};
+use sparse_gnn_kernels::cbsr::CbsrDev;
 use sparse_gnn_kernels::config::KernelConfig;
 use sparse_gnn_kernels::device::CsrDev;
 use sparse_gnn_kernels::maxk::kernel::launch_maxk;

@@ -25,6 +25,7 @@
 
 pub mod autodiff;
 pub mod backend;
+#[cfg(feature = "testing")]
 pub mod conformance;
 mod cube;
 pub mod data;
