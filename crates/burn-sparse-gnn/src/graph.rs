@@ -380,7 +380,45 @@ impl<B: Backend> Graph<B> {
     /// Uploads `adj` and precomputes its transpose, degree norms and edge groups
     /// (O(N + E) host work, timed in [`Graph::setup_seconds`]).
     pub fn new(adj: &Csr, device: &B::Device, opts: GraphOptions) -> Self {
+        Self::build(adj, device, opts, adj.row_degrees(), adj.col_degrees(), Instant::now())
+    }
+
+    /// [`Graph::new`] with the degrees of a larger graph this one is a part of: `in_degree[i]`
+    /// for each row and `out_degree[j]` for each column. A part of a partitioned graph holds
+    /// whole rows, so its row degrees are its own, but its columns (own and halo nodes) see
+    /// only the edges into its rows: the normalisations (GCN's `1/sqrt(d_out)`, ...) need the
+    /// columns' global degrees to give the same result as the whole graph.
+    ///
+    /// Errors when the vectors do not have one entry per row / column.
+    pub fn with_degrees(
+        adj: &Csr,
+        device: &B::Device,
+        opts: GraphOptions,
+        in_degree: Vec<usize>,
+        out_degree: Vec<usize>,
+    ) -> Result<Self, crate::GraphError> {
         let start = Instant::now();
+        if in_degree.len() != adj.n_rows() {
+            return Err(crate::GraphError::NodeCount { what: "row degrees", got: in_degree.len(), nodes: adj.n_rows() });
+        }
+        if out_degree.len() != adj.n_cols() {
+            return Err(crate::GraphError::NodeCount {
+                what: "column degrees",
+                got: out_degree.len(),
+                nodes: adj.n_cols(),
+            });
+        }
+        Ok(Self::build(adj, device, opts, in_degree, out_degree, start))
+    }
+
+    fn build(
+        adj: &Csr,
+        device: &B::Device,
+        opts: GraphOptions,
+        in_deg: Vec<usize>,
+        out_deg: Vec<usize>,
+        start: Instant,
+    ) -> Self {
         let r = adj.as_ref();
         let t = transpose(&r);
         let tr = t.as_csr(&r);
@@ -390,7 +428,6 @@ impl<B: Backend> Graph<B> {
             t_perm: int_tensor::<B>(to_i32(&t.perm), device),
             policy: opts.policy,
         };
-        let (in_deg, out_deg) = (adj.row_degrees(), adj.col_degrees());
         let (in_inv, in_inv_sqrt) = norms(&in_deg);
         let (out_inv, out_inv_sqrt) = norms(&out_deg);
         let norms = DegreeNorms {

@@ -39,6 +39,7 @@ pub(crate) mod host;
 pub mod memory;
 mod ndarray;
 pub mod ops;
+pub mod partition;
 pub mod random;
 
 pub use backend::{
@@ -49,6 +50,9 @@ pub use error::{Error, GraphError, OpError};
 pub use graph::{Graph, GraphOptions, GraphShape, KernelPolicy, SspmmStrategy};
 pub use sparse_gnn_kernels::config::{Choice, KernelConfig, PlaneUse};
 pub use ops::Cbsr;
+pub use partition::{
+    partition, LocalPart, Partition, PartitionError, PartitionMethod, PartitionOptions, PartitionStats, PartitionedGraph,
+};
 /// The kernels and CPU references (re-exported for applications and benchmarks).
 pub use sparse_gnn_kernels as kernels;
 

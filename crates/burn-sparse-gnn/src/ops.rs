@@ -80,6 +80,46 @@ impl<B: SparseGnnBackend> Cbsr<B> {
     pub fn to_dense(&self) -> Tensor<B, 2> {
         wrap(B::ad_cbsr_to_dense(&self.prim))
     }
+    /// The rows `idx` (in that order; values stay differentiable).
+    pub fn select_rows(&self, idx: Tensor<B, 1, Int>) -> Self {
+        let n = idx.dims()[0];
+        let values = self.values().select(0, idx.clone());
+        let indices = Tensor::<B, 2, Int>::from_primitive(self.prim.indices.clone()).select(0, idx);
+        Self { prim: CbsrPrim { values: float(values), indices: indices.into_primitive(), n, ..self.prim.clone() } }
+    }
+    /// The first `n` rows.
+    pub fn head_rows(&self, n: usize) -> Self {
+        if n == self.prim.n {
+            return self.clone();
+        }
+        let values = self.values().slice(0..n);
+        let indices = Tensor::<B, 2, Int>::from_primitive(self.prim.indices.clone()).slice(0..n);
+        Self { prim: CbsrPrim { values: float(values), indices: indices.into_primitive(), n, ..self.prim.clone() } }
+    }
+    /// The same matrix on another device (differentiable: the gradient of the values returns).
+    pub fn to_device(&self, device: &B::Device) -> Self {
+        let values = self.values().to_device(device);
+        let indices = Tensor::<B, 2, Int>::from_primitive(self.prim.indices.clone()).to_device(device);
+        Self { prim: CbsrPrim { values: float(values), indices: indices.into_primitive(), ..self.prim.clone() } }
+    }
+    /// The rows of `parts` one after another (same `k`, `dim` and index packing; `None` when
+    /// they differ or `parts` is empty).
+    pub fn cat_rows(parts: Vec<Self>) -> Option<Self> {
+        let first = parts.first()?.prim.clone();
+        if parts.iter().any(|p| p.prim.k != first.k || p.prim.dim != first.dim || p.prim.packed != first.packed) {
+            return None;
+        }
+        if parts.len() == 1 {
+            return parts.into_iter().next();
+        }
+        let n = parts.iter().map(|p| p.prim.n).sum();
+        let values = Tensor::cat(parts.iter().map(|p| p.values()).collect(), 0);
+        let indices = Tensor::cat(
+            parts.iter().map(|p| Tensor::<B, 2, Int>::from_primitive(p.prim.indices.clone())).collect(),
+            0,
+        );
+        Some(Self { prim: CbsrPrim { values: float(values), indices: indices.into_primitive(), n, ..first } })
+    }
     /// The same pattern with other values (`[n, k]`), e.g. after an element-wise op.
     pub fn with_values(&self, values: Tensor<B, 2>) -> Self {
         let mut prim = self.prim.clone();

@@ -35,6 +35,48 @@ impl<B: SparseGnnBackend> Hidden<B> {
     }
 
     /// Multiplies every row by `scale[row]` (keeps the CBSR pattern).
+    /// The first `n` rows: a part's own nodes when the state also holds its halo rows (the
+    /// state itself when it has `n` rows, as on a whole graph).
+    pub fn head(&self, n: usize) -> Self {
+        match self {
+            Hidden::Dense(t) if t.dims()[0] != n => Hidden::Dense(t.clone().slice(0..n)),
+            Hidden::Dense(t) => Hidden::Dense(t.clone()),
+            Hidden::Sparse(c) => Hidden::Sparse(c.head_rows(n)),
+        }
+    }
+
+    /// The rows `idx`, in that order.
+    pub fn select_rows(&self, idx: Tensor<B, 1, burn::tensor::Int>) -> Self {
+        match self {
+            Hidden::Dense(t) => Hidden::Dense(t.clone().select(0, idx)),
+            Hidden::Sparse(c) => Hidden::Sparse(c.select_rows(idx)),
+        }
+    }
+
+    /// The same state on another device (differentiable).
+    pub fn to_device(&self, device: &B::Device) -> Self {
+        match self {
+            Hidden::Dense(t) => Hidden::Dense(t.clone().to_device(device)),
+            Hidden::Sparse(c) => Hidden::Sparse(c.to_device(device)),
+        }
+    }
+
+    /// The rows of `parts` one after another (all dense, or all CBSR of one shape).
+    pub fn cat_rows(parts: Vec<Self>) -> Option<Self> {
+        if parts.iter().all(|p| matches!(p, Hidden::Dense(_))) {
+            let ts: Vec<_> = parts.into_iter().map(|p| p.dense()).collect();
+            return (!ts.is_empty()).then(|| Hidden::Dense(if ts.len() == 1 { ts[0].clone() } else { Tensor::cat(ts, 0) }));
+        }
+        let cs: Option<Vec<_>> = parts
+            .into_iter()
+            .map(|p| match p {
+                Hidden::Sparse(c) => Some(c),
+                Hidden::Dense(_) => None,
+            })
+            .collect();
+        Cbsr::cat_rows(cs?).map(Hidden::Sparse)
+    }
+
     pub fn scale_rows(&self, scale: Tensor<B, 1>) -> Self {
         let s = scale.unsqueeze_dim::<2>(1);
         match self {

@@ -26,6 +26,7 @@
 
 pub mod activation;
 pub mod conv;
+pub mod distributed;
 pub mod hidden;
 pub mod linear;
 pub mod model;
@@ -37,3 +38,4 @@ pub use conv::gin::{GinConv, GinConvConfig};
 pub use conv::sage::{SageAggr, SageConv, SageConvConfig};
 pub use hidden::{aggregate, Hidden, Precision};
 pub use model::{Conv, ConvKind, GnnModel, GnnModelConfig, ModelError, NormKind};
+pub use distributed::{partitioned_loss, DistError, DistGraph, DropoutDraws, PartGraph};

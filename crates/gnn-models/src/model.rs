@@ -222,37 +222,81 @@ impl GnnModelConfig {
 }
 
 impl<B: SparseGnnBackend> GnnModel<B> {
-    /// Class logits `[n, classes]` of every node.
+    /// Logits `[n, classes]` of every node of `g` from its features `x` (`[n, d_in]`).
     pub fn forward(&self, g: &Graph<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
-        let x = crate::activation::dropout(&self.input_dropout, x);
-        let mut h = match &self.lin_in {
+        let drop = |d: &Dropout, t: Tensor<B, 2>| crate::activation::dropout(d, t);
+        let mut h = self.input(drop(&self.input_dropout, x));
+        for l in 0..self.convs.len() {
+            let a = self.activate(l, h, g.kernel_config()).map_values(|v| {
+                if self.reads_input(l) {
+                    v
+                } else {
+                    drop(&self.dropout, v)
+                }
+            });
+            h = self.convolve(l, g, &a);
+        }
+        self.output(h)
+    }
+
+    /// The input map (`lin_in`, or the features themselves in the classic stack), after the
+    /// input dropout.
+    pub fn input(&self, x: Tensor<B, 2>) -> Tensor<B, 2> {
+        match &self.lin_in {
             Some(lin) => linear(lin, x, self.precision.product_math()),
             None => x,
-        };
-        for (l, conv) in self.convs.iter().enumerate() {
-            // MaxK-GNN: every conv follows a nonlinearity; classic: the first conv reads the input
-            let a = if self.lin_in.is_none() && l == 0 {
-                Hidden::Dense(h)
-            } else {
-                self.nonlin.forward(h, g.kernel_config()).map_values(|v| crate::activation::dropout(&self.dropout, v))
-            };
-            h = match conv {
-                Conv::Gcn(c) => c.forward(g, &a, self.precision),
-                Conv::Sage(c) => c.forward(g, &a, self.precision),
-                Conv::Gin(c) => c.forward(g, &a, self.precision),
-                Conv::Gat(c) => c.forward(g, &a, self.precision),
-            };
-            if let Some(n) = self.norms.get(l) {
-                h = n.forward(h);
-            }
         }
+    }
+
+    /// Whether convolution `l` reads the input map directly (no nonlinearity, no dropout): the
+    /// first convolution of the classic stack.
+    pub fn reads_input(&self, l: usize) -> bool {
+        self.lin_in.is_none() && l == 0
+    }
+
+    /// The state convolution `l` reads, before its dropout: the nonlinearity of `h` (MaxK-GNN:
+    /// every convolution follows one), or `h` itself for the classic stack's first convolution.
+    pub fn activate(&self, l: usize, h: Tensor<B, 2>, kernels: &burn_sparse_gnn::KernelConfig) -> Hidden<B> {
+        if self.reads_input(l) {
+            Hidden::Dense(h)
+        } else {
+            self.nonlin.forward(h, kernels)
+        }
+    }
+
+    /// Convolution `l` (and its normalisation) on `a`. On a part of a partitioned graph `a`
+    /// holds the part's rows then its halo rows, and the result has the part's rows.
+    pub fn convolve(&self, l: usize, g: &Graph<B>, a: &Hidden<B>) -> Tensor<B, 2> {
+        let mut h = match &self.convs[l] {
+            Conv::Gcn(c) => c.forward(g, a, self.precision),
+            Conv::Sage(c) => c.forward(g, a, self.precision),
+            Conv::Gin(c) => c.forward(g, a, self.precision),
+            Conv::Gat(c) => c.forward(g, a, self.precision),
+        };
+        if let Some(n) = self.norms.get(l) {
+            h = n.forward(h);
+        }
+        h
+    }
+
+    /// The output map (`lin_out`, or the last convolution's output in the classic stack).
+    pub fn output(&self, h: Tensor<B, 2>) -> Tensor<B, 2> {
         match &self.lin_out {
             Some(lin) => self.precision.linear(lin, h),
             None => h,
         }
     }
 
-    /// The nonlinearity between layers.
+    /// Number of convolutions.
+    pub fn num_layers(&self) -> usize {
+        self.convs.len()
+    }
+
+    /// Dropout probability of the hidden states and of the input features.
+    pub fn dropout_probs(&self) -> (f64, f64) {
+        (self.dropout.prob, self.input_dropout.prob)
+    }
+
     pub fn nonlinearity(&self) -> Nonlinearity {
         self.nonlin
     }

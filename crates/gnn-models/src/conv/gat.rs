@@ -99,15 +99,19 @@ impl<B: SparseGnnBackend> GatConv<B> {
     /// `[n, d_in]` -> `[n, heads * d_head]` (concat) or `[n, d_head]` (mean of the heads).
     pub fn forward(&self, g: &Graph<B>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
         let x = precision.linear(&self.lin, h.dense());
-        let [n, _] = x.dims();
+        // on a part of a partitioned graph `x` holds the part's rows then its halo rows
+        let [n_cols, _] = x.dims();
+        let n = g.n_rows();
         let (hd, dd) = (self.heads, self.d_head);
-        let xr = x.clone().reshape([n, hd, dd]);
-        let s_src: Tensor<B, 2> = (xr.clone() * self.att_src.val().unsqueeze_dim::<3>(0)).sum_dim(2).reshape([n, hd]);
-        let s_dst: Tensor<B, 2> = (xr * self.att_dst.val().unsqueeze_dim::<3>(0)).sum_dim(2).reshape([n, hd]);
-        let ones = Tensor::<B, 2>::ones([n, hd], &x.device());
+        let xr = x.clone().reshape([n_cols, hd, dd]);
+        let s_src: Tensor<B, 2> =
+            (xr.clone() * self.att_src.val().unsqueeze_dim::<3>(0)).sum_dim(2).reshape([n_cols, hd]);
+        let xd = if n == n_cols { xr } else { xr.slice(0..n) };
+        let s_dst: Tensor<B, 2> = (xd * self.att_dst.val().unsqueeze_dim::<3>(0)).sum_dim(2).reshape([n, hd]);
         // per head: <[s_dst_i, 1], [1, s_src_j]> = s_dst_i + s_src_j
-        let a = Tensor::stack::<3>(vec![s_dst, ones.clone()], 2).reshape([n, 2 * hd]);
-        let b = Tensor::stack::<3>(vec![ones, s_src], 2).reshape([n, 2 * hd]);
+        let a = Tensor::stack::<3>(vec![s_dst, Tensor::<B, 2>::ones([n, hd], &x.device())], 2).reshape([n, 2 * hd]);
+        let b = Tensor::stack::<3>(vec![Tensor::<B, 2>::ones([n_cols, hd], &x.device()), s_src], 2)
+            .reshape([n_cols, 2 * hd]);
         let scores = leaky_relu(ops::sddmm_heads(g, a, b, hd), self.negative_slope);
         let alpha = crate::activation::dropout(&self.dropout, ops::edge_softmax(g, scores));
         let out = precision.up(ops::spmm_heads(g, precision.down(alpha), precision.down(x), Reduce::Sum));

@@ -137,7 +137,7 @@ impl<B: SparseGnnBackend> GcnConv<B> {
         };
         let mut agg = aggregate(g, &s, Reduce::Sum, precision);
         if self.self_loops {
-            agg = agg + s.dense();
+            agg = agg + s.head(g.n_rows()).dense();
         }
         if let Some(l) = left {
             agg = agg * l.unsqueeze_dim::<2>(1);

@@ -85,7 +85,8 @@ impl<B: SparseGnnBackend> GinConv<B> {
                 Some(l) => aggregate(g, &wh, Reduce::Mean, precision) * l,
                 None => aggregate(g, &wh, Reduce::Sum, precision),
             };
-            let mut z = w * one_plus_eps + agg;
+            let own = if w.dims()[0] == g.n_rows() { w } else { w.slice(0..g.n_rows()) };
+            let mut z = own * one_plus_eps + agg;
             if let Some(b) = &self.mlp_in.bias {
                 z = add_bias(z, b.val());
             }
@@ -95,7 +96,7 @@ impl<B: SparseGnnBackend> GinConv<B> {
             Some(l) => aggregate(g, h, Reduce::Mean, precision) * l,
             None => aggregate(g, h, Reduce::Sum, precision),
         };
-        let z = h.dense() * one_plus_eps + agg;
+        let z = h.head(g.n_rows()).dense() * one_plus_eps + agg;
         precision.linear(&self.mlp_out, relu(precision.linear(&self.mlp_in, z)))
     }
 }

@@ -78,6 +78,8 @@ impl SageConvConfig {
 
 impl<B: SparseGnnBackend> SageConv<B> {
     /// `[n, d_in]` -> `[n, d_out]`; CBSR input aggregates by the CBSR SpGEMM (mean / sum).
+    /// On a part of a partitioned graph `h` holds the part's rows then its halo rows
+    /// (`g.n_cols()` in all) and the output has the part's rows (`g.n_rows()`).
     pub fn forward(&self, g: &Graph<B>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
         // mean / sum commute with the linear map: transform first when that narrows dense input
         let [_, d_in] = h.dims();
@@ -91,7 +93,7 @@ impl<B: SparseGnnBackend> SageConv<B> {
                     out = add_bias(out, b.val());
                 }
                 return match &self.lin_root {
-                    Some(r) => out + precision.linear(r, x.clone()),
+                    Some(r) => out + precision.linear(r, h.head(g.n_rows()).dense()),
                     None => out,
                 };
             }
@@ -106,7 +108,7 @@ impl<B: SparseGnnBackend> SageConv<B> {
         };
         let out = precision.linear(&self.lin_neigh, neigh);
         match &self.lin_root {
-            Some(r) => out + precision.linear(r, h.dense()),
+            Some(r) => out + precision.linear(r, h.head(g.n_rows()).dense()),
             None => out,
         }
     }

@@ -1,0 +1,323 @@
+//! Exact full-graph training on a partitioned graph: each part's rows on a device of its own
+//! (or several parts on one device), a halo exchange before every convolution.
+//!
+//! A [`PartitionedGraph`] (from `burn_sparse_gnn::partition`) gives each part its rows (whole
+//! CSR rows, so every node's aggregation is complete on its part), a local CSR whose columns
+//! are the part's own nodes then its halo nodes, and the send lists. [`DistGraph`] uploads each
+//! part with the **global** degrees (normalisations equal the whole graph's) to its device.
+//! [`GnnModel::forward_partitioned`] then runs the model per part:
+//!
+//! ```text
+//! for each convolution l:
+//!     a_p   = nonlinearity(h_p) -> dropout            (per part, rows of the part)
+//!     full_p = [a_p ; a_q[send_q->p] for q != p]       (halo exchange: select + to_device)
+//!     h_p   = conv_l(local graph p, full_p)            (rows of the part)
+//! ```
+//!
+//! Every step is a Burn tensor op, so autodiff runs the backward exchange itself: the gradient
+//! of a halo row flows back through `to_device` and `select` and is added to the owner's rows.
+//! The parameters live on the leader device (the first of the list); each part's forward reads
+//! them through `to_device`, so their gradients are summed on the leader by autodiff and one
+//! optimizer step updates them: the same parameters, the same gradients as on one device. On
+//! CUDA, Burn's `to_device` between two GPUs goes through NCCL send / receive.
+//!
+//! Dropout draws its masks for the whole graph on the leader and hands each part its rows
+//! ([`DropoutDraws::Global`], the default): the masks, hence the loss, logits and gradients,
+//! equal the one-device model's for the same seed (within float summation order). With
+//! [`DropoutDraws::PerPart`] each part draws its own masks (same distribution, no global
+//! draw); GAT's attention dropout always draws per part.
+
+use crate::hidden::Hidden;
+use crate::model::GnnModel;
+use burn::module::Module;
+use burn::tensor::activation::log_softmax;
+use burn::tensor::backend::Backend;
+use burn::tensor::{BasicOps, Distribution, Int, Tensor, TensorData};
+use burn_sparse_gnn::partition::PartitionedGraph;
+use burn_sparse_gnn::{Csr, Graph, GraphError, GraphOptions, SparseGnnBackend};
+
+/// Why a partitioned graph cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum DistError {
+    /// No device was given.
+    #[error("a partitioned graph needs at least one device")]
+    NoDevices,
+    /// The partition does not belong to this graph.
+    #[error("the partition has {partition} nodes, the graph {graph}")]
+    NodeCount { partition: usize, graph: usize },
+    /// A part's local graph is invalid.
+    #[error("part {part}: {source}")]
+    Graph { part: usize, source: GraphError },
+}
+
+/// How a partitioned forward pass draws its dropout masks (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DropoutDraws {
+    /// Masks of the whole graph drawn on the leader, each part takes its rows: the same masks
+    /// as on one device.
+    #[default]
+    Global,
+    /// Each part draws its own masks on its device.
+    PerPart,
+}
+
+/// One part on its device.
+#[derive(Clone, Debug)]
+pub struct PartGraph<B: Backend> {
+    /// Device the part runs on.
+    pub device: B::Device,
+    /// The local graph: the part's rows, columns = own nodes then halo nodes.
+    pub graph: Graph<B>,
+    /// Number of own rows.
+    pub owned: usize,
+    /// Number of halo rows it receives per exchange.
+    pub halo: usize,
+    /// Per other part `q`: the local rows this part sends to `q` (on this part's device).
+    send: Vec<Option<Tensor<B, 1, Int>>>,
+    /// Global ids of the own rows, on the leader.
+    owned_ids: Tensor<B, 1, Int>,
+}
+
+/// A partitioned graph on one or more devices (see the module docs).
+#[derive(Clone, Debug)]
+pub struct DistGraph<B: Backend> {
+    parts: Vec<PartGraph<B>>,
+    leader: B::Device,
+    n_nodes: usize,
+    /// On the leader: the position of every global node in the concatenation of the parts'
+    /// own rows.
+    inverse: Tensor<B, 1, Int>,
+}
+
+fn int_tensor<B: Backend>(v: &[u32], device: &B::Device) -> Tensor<B, 1, Int> {
+    let data: Vec<i32> = v.iter().map(|&x| x as i32).collect();
+    let n = data.len();
+    Tensor::from_data(TensorData::new(data, [n]), device)
+}
+
+impl<B: SparseGnnBackend> DistGraph<B> {
+    /// Uploads every part of `partition` (of the graph `adj`) to `devices[p % devices.len()]`,
+    /// with the global degrees of `adj`. The first device is the leader (parameters, loss).
+    pub fn new(
+        adj: &Csr,
+        partition: &PartitionedGraph,
+        devices: &[B::Device],
+        opts: GraphOptions,
+    ) -> Result<Self, DistError> {
+        let leader = devices.first().ok_or(DistError::NoDevices)?.clone();
+        if partition.n_nodes != adj.n_rows() {
+            return Err(DistError::NodeCount { partition: partition.n_nodes, graph: adj.n_rows() });
+        }
+        let (in_deg, out_deg) = (adj.row_degrees(), adj.col_degrees());
+        let n_parts = partition.parts.len();
+        let mut parts = Vec::with_capacity(n_parts);
+        let mut order = Vec::with_capacity(adj.n_rows());
+        for (p, local) in partition.parts.iter().enumerate() {
+            let device = devices[p % devices.len()].clone();
+            let row_deg: Vec<usize> = local.owned.iter().map(|&g| in_deg[g as usize]).collect();
+            let col_deg: Vec<usize> =
+                local.owned.iter().chain(local.halo.iter()).map(|&g| out_deg[g as usize]).collect();
+            let graph = Graph::with_degrees(&local.adj, &device, opts, row_deg, col_deg)
+                .map_err(|source| DistError::Graph { part: p, source })?;
+            let send = (0..n_parts)
+                .map(|q| {
+                    let rows = local.send.get(q).map(|v| v.as_slice()).unwrap_or(&[]);
+                    (q != p && !rows.is_empty()).then(|| int_tensor::<B>(rows, &device))
+                })
+                .collect();
+            order.extend_from_slice(&local.owned);
+            parts.push(PartGraph {
+                owned_ids: int_tensor::<B>(&local.owned, &leader),
+                device,
+                graph,
+                owned: local.owned.len(),
+                halo: local.halo.len(),
+                send,
+            });
+        }
+        let mut inverse = vec![0u32; order.len()];
+        for (pos, &g) in order.iter().enumerate() {
+            inverse[g as usize] = pos as u32;
+        }
+        Ok(Self { inverse: int_tensor::<B>(&inverse, &leader), parts, leader, n_nodes: adj.n_rows() })
+    }
+
+    /// The parts.
+    pub fn parts(&self) -> &[PartGraph<B>] {
+        &self.parts
+    }
+
+    /// The leader device (parameters, loss, gathered outputs).
+    pub fn leader(&self) -> &B::Device {
+        &self.leader
+    }
+
+    /// Nodes of the whole graph.
+    pub fn num_nodes(&self) -> usize {
+        self.n_nodes
+    }
+
+    /// Rows received by all parts together in one exchange.
+    pub fn halo_rows(&self) -> usize {
+        self.parts.iter().map(|p| p.halo).sum()
+    }
+
+    /// Rows of a whole-graph tensor on the leader, split into the parts' rows on their devices.
+    pub fn scatter<const D: usize, K: BasicOps<B>>(&self, x: Tensor<B, D, K>) -> Vec<Tensor<B, D, K>> {
+        self.parts.iter().map(|p| x.clone().select(0, p.owned_ids.clone()).to_device(&p.device)).collect()
+    }
+
+    /// The parts' rows back in global node order, on the leader (differentiable).
+    pub fn gather<const D: usize, K: BasicOps<B>>(&self, parts: Vec<Tensor<B, D, K>>) -> Tensor<B, D, K> {
+        let on_leader: Vec<_> = parts.into_iter().map(|t| t.to_device(&self.leader)).collect();
+        Tensor::cat(on_leader, 0).select(0, self.inverse.clone())
+    }
+
+    /// The halo exchange: each part's state followed by the rows it reads from the others
+    /// (grouped by owner part in ascending order, as its local columns are).
+    pub fn exchange(&self, states: &[Hidden<B>]) -> Vec<Hidden<B>> {
+        self.parts
+            .iter()
+            .enumerate()
+            .map(|(p, part)| {
+                let mut pieces = vec![states[p].clone()];
+                for (q, other) in self.parts.iter().enumerate() {
+                    if let Some(rows) = other.send.get(p).and_then(|s| s.as_ref()) {
+                        pieces.push(states[q].select_rows(rows.clone()).to_device(&part.device));
+                    }
+                }
+                Hidden::cat_rows(pieces).expect("the parts of one layer share their representation")
+            })
+            .collect()
+    }
+
+    /// Dropout of the parts' values (`[rows, width]` each) with probability `prob`.
+    fn dropout(&self, values: Vec<Tensor<B, 2>>, prob: f64, draws: DropoutDraws) -> Vec<Tensor<B, 2>> {
+        if prob == 0.0 || values.is_empty() || !B::ad_enabled(&self.leader) {
+            return values;
+        }
+        let keep = 1.0 - prob;
+        match draws {
+            DropoutDraws::Global => {
+                let width = values[0].dims()[1];
+                // drawn as `random_like` draws on one device: the same shape and dtype
+                let draw = B::float_random(
+                    burn::tensor::Shape::new([self.n_nodes, width]),
+                    Distribution::Bernoulli(keep),
+                    &self.leader,
+                    values[0].dtype().into(),
+                );
+                let dropped =
+                    Tensor::<B, 2>::from_primitive(burn::tensor::TensorPrimitive::Float(draw)).lower_elem(0.5);
+                let masks = self.scatter(dropped);
+                values.into_iter().zip(masks).map(|(v, m)| v.mask_fill(m, 0.0) * (1.0 / keep)).collect()
+            }
+            DropoutDraws::PerPart => values
+                .into_iter()
+                .map(|v| {
+                    let dropped = v.random_like(Distribution::Bernoulli(keep)).lower_elem(0.5);
+                    v.mask_fill(dropped, 0.0) * (1.0 / keep)
+                })
+                .collect(),
+        }
+    }
+}
+
+impl<B: burn_sparse_gnn::SparseGnnAutodiffBackend> DistGraph<B> {
+    /// The same parts without autodiff (evaluation with the model's `valid()` copy).
+    pub fn inner(&self) -> DistGraph<B::InnerBackend> {
+        DistGraph {
+            parts: self
+                .parts
+                .iter()
+                .map(|p| PartGraph {
+                    device: p.device.clone(),
+                    graph: p.graph.inner(),
+                    owned: p.owned,
+                    halo: p.halo,
+                    send: p.send.iter().map(|s| s.as_ref().map(|t| t.clone().inner())).collect(),
+                    owned_ids: p.owned_ids.clone().inner(),
+                })
+                .collect(),
+            leader: self.leader.clone(),
+            n_nodes: self.n_nodes,
+            inverse: self.inverse.clone().inner(),
+        }
+    }
+}
+
+impl<B: SparseGnnBackend> GnnModel<B> {
+    /// The model on a partitioned graph: `xs[p]` holds part `p`'s input rows (on its device,
+    /// e.g. from [`DistGraph::scatter`]); returns each part's logits. Equals
+    /// [`GnnModel::forward`] on the whole graph, rows split by part (see the module docs).
+    pub fn forward_partitioned(&self, dg: &DistGraph<B>, xs: Vec<Tensor<B, 2>>, draws: DropoutDraws) -> Vec<Tensor<B, 2>> {
+        // parameters initialise lazily on first use, and a clone of an uninitialised parameter
+        // initialises its own copy: initialise them here, so every part reads the same tensors
+        // and their gradients reach this model's parameters
+        self.visit(&mut Initialise);
+        let models: Vec<GnnModel<B>> = dg
+            .parts
+            .iter()
+            .map(|p| if p.device == dg.leader { self.clone() } else { self.clone().to_device(&p.device) })
+            .collect();
+        let (p_hidden, p_input) = self.dropout_probs();
+        let xs = dg.dropout(xs, p_input, draws);
+        let mut hs: Vec<Tensor<B, 2>> = models.iter().zip(xs).map(|(m, x)| m.input(x)).collect();
+        for l in 0..self.num_layers() {
+            let mut states: Vec<Hidden<B>> = models
+                .iter()
+                .zip(&dg.parts)
+                .zip(hs)
+                .map(|((m, part), h)| m.activate(l, h, part.graph.kernel_config()))
+                .collect();
+            if !self.reads_input(l) {
+                let values: Vec<Tensor<B, 2>> = states.iter().map(value_tensor).collect();
+                let dropped = dg.dropout(values, p_hidden, draws);
+                states = states.iter().zip(dropped).map(|(s, v)| s.map_values(|_| v)).collect();
+            }
+            let full = dg.exchange(&states);
+            hs = models.iter().zip(&dg.parts).zip(&full).map(|((m, part), a)| m.convolve(l, &part.graph, a)).collect();
+        }
+        models.iter().zip(hs).map(|(m, h)| m.output(h)).collect()
+    }
+}
+
+/// Initialises every parameter of a module (see [`GnnModel::forward_partitioned`]).
+struct Initialise;
+
+impl<B: Backend> burn::module::ModuleVisitor<B> for Initialise {
+    fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<B, D>>) {
+        let _ = param.val();
+    }
+}
+
+/// The values a dropout acts on: the dense state, or a CBSR state's `[n, k]` values.
+fn value_tensor<B: SparseGnnBackend>(h: &Hidden<B>) -> Tensor<B, 2> {
+    match h {
+        Hidden::Dense(t) => t.clone(),
+        Hidden::Sparse(c) => c.values(),
+    }
+}
+
+/// Weighted cross-entropy of the parts, summed on the leader: `-sum_i w_i log p_i[y_i]` over
+/// all parts' rows (`weights[p]` 0 off the split). Equals the one-device loss of the same
+/// weights up to the order of the sum.
+pub fn partitioned_loss<B: Backend>(
+    dg_leader: &B::Device,
+    logits: &[Tensor<B, 2>],
+    labels: &[Tensor<B, 1, Int>],
+    weights: &[Tensor<B, 1>],
+) -> Tensor<B, 1> {
+    let terms: Vec<Tensor<B, 1>> = logits
+        .iter()
+        .zip(labels)
+        .zip(weights)
+        .map(|((z, y), w)| {
+            let logp = log_softmax(z.clone(), 1);
+            let picked = logp.gather(1, y.clone().unsqueeze_dim::<2>(1)).squeeze_dim::<1>(1);
+            (picked * w.clone()).sum().to_device(dg_leader)
+        })
+        .collect();
+    Tensor::cat(terms, 0).sum().neg()
+}

@@ -1,0 +1,202 @@
+//! A model on a partitioned graph (P logical parts on one CPU device, the halo exchange a
+//! copy) equals the model on the whole graph: loss, logits and every parameter gradient, with
+//! dropout drawn for the whole graph, for each convolution and activation and P = 1..8.
+
+use burn::backend::{Autodiff, NdArray};
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::tensor::backend::Backend;
+use burn::tensor::{Int, Tensor, TensorData};
+use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, PartitionedGraph};
+use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
+use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+use gnn_models::activation::Nonlinearity;
+use gnn_models::distributed::{partitioned_loss, DistGraph, DropoutDraws};
+use gnn_models::{ConvKind, GnnModel, GnnModelConfig, NormKind, SageAggr};
+
+type B = Autodiff<NdArray<f64, i64>>;
+
+/// The CPU backend's random generator is process-global: the tests take turns.
+static RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+const N: usize = 157;
+const D_IN: usize = 7;
+const CLASSES: usize = 4;
+
+/// A square graph with a hub, empty rows, self-loops and duplicates, made symmetric.
+fn graph(seed: u64) -> Csr {
+    let r = random_csr(&RandomGraphSpec {
+        n_rows: N,
+        n_cols: N,
+        avg_degree: 4,
+        hub_degree: 300,
+        empty_fraction: 0.1,
+        self_loops: true,
+        duplicates: true,
+        seed,
+    });
+    let (mut src, mut dst) = (Vec::new(), Vec::new());
+    for i in 0..N {
+        for &j in &r.col_idx()[r.row_ptr()[i]..r.row_ptr()[i + 1]] {
+            src.push(j as i64);
+            dst.push(i as i64);
+        }
+    }
+    Csr::from_edges(N, &src, &dst, None, BuildOptions { symmetrize: true, add_self_loops: false, dedup: false })
+        .expect("valid graph")
+}
+
+struct Grads<'a> {
+    grads: &'a <B as burn::tensor::backend::AutodiffBackend>::Gradients,
+    out: Vec<Vec<f64>>,
+}
+
+impl ModuleVisitor<B> for Grads<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        let g = param.val().grad(self.grads).map(|g| g.into_data().to_vec::<f64>().expect("f64")).unwrap_or_default();
+        self.out.push(g);
+    }
+}
+
+/// Initialises every parameter (they are drawn lazily on first use).
+struct Init;
+
+impl ModuleVisitor<B> for Init {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        let _ = param.val();
+    }
+}
+
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len(), "lengths differ");
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+struct Run {
+    loss: f64,
+    logits: Vec<f64>,
+    grads: Vec<Vec<f64>>,
+}
+
+fn inputs(dev: &burn::tensor::Device<B>) -> (Tensor<B, 2>, Tensor<B, 1, Int>, Tensor<B, 1>) {
+    let x = Tensor::<B, 2>::from_data(TensorData::new(random_values(N * D_IN, 3), [N, D_IN]), dev);
+    let labels: Vec<i64> = (0..N).map(|i| ((i * 7 + i / 3) % CLASSES) as i64).collect();
+    let train: Vec<f64> = (0..N).map(|i| if i % 3 == 0 { 1.0 } else { 0.0 }).collect();
+    let count: f64 = train.iter().sum();
+    let w: Vec<f64> = train.iter().map(|t| t / count).collect();
+    (
+        x,
+        Tensor::<B, 1, Int>::from_data(TensorData::new(labels, [N]), dev),
+        Tensor::<B, 1>::from_data(TensorData::new(w, [N]), dev),
+    )
+}
+
+fn whole(model: &GnnModel<B>, adj: &Csr, seed: u64) -> Run {
+    let dev = Default::default();
+    let (x, y, w) = inputs(&dev);
+    let g = Graph::<B>::new(adj, &dev, GraphOptions::default());
+    B::seed(&dev, seed);
+    let logits = model.forward(&g, x);
+    let logp = burn::tensor::activation::log_softmax(logits.clone(), 1);
+    let loss = (logp.gather(1, y.unsqueeze_dim::<2>(1)).squeeze_dim::<1>(1) * w).sum().neg();
+    let grads = loss.backward();
+    let mut v = Grads { grads: &grads, out: Vec::new() };
+    model.visit(&mut v);
+    Run {
+        loss: loss.into_scalar(),
+        logits: logits.into_data().to_vec::<f64>().expect("f64"),
+        grads: v.out,
+    }
+}
+
+fn parts(model: &GnnModel<B>, adj: &Csr, pg: &PartitionedGraph, seed: u64) -> Run {
+    let dev: burn::tensor::Device<B> = Default::default();
+    let (x, y, w) = inputs(&dev);
+    let dg = DistGraph::<B>::new(adj, pg, &[dev], GraphOptions::default()).expect("partitioned graph");
+    B::seed(&dev, seed);
+    let logits = model.forward_partitioned(&dg, dg.scatter(x), DropoutDraws::Global);
+    let loss = partitioned_loss(dg.leader(), &logits, &dg.scatter(y), &dg.scatter(w));
+    let grads = loss.backward();
+    let mut v = Grads { grads: &grads, out: Vec::new() };
+    model.visit(&mut v);
+    Run {
+        loss: loss.into_scalar(),
+        logits: dg.gather(logits).into_data().to_vec::<f64>().expect("f64"),
+        grads: v.out,
+    }
+}
+
+fn configs() -> Vec<(&'static str, GnnModelConfig)> {
+    let base = |conv| GnnModelConfig::new(conv, D_IN, 8, CLASSES).with_layers(3).with_dropout(0.4);
+    vec![
+        ("gcn classic", base(ConvKind::Gcn).with_linear_io(false).with_input_dropout(0.3)),
+        ("gcn maxk", base(ConvKind::Gcn).with_nonlin(Nonlinearity::Maxk { k: 3 })),
+        ("sage mean relu", base(ConvKind::Sage).with_norm(NormKind::LayerNorm)),
+        ("sage mean maxk", base(ConvKind::Sage).with_nonlin(Nonlinearity::Maxk { k: 3 })),
+        ("sage max-pool", base(ConvKind::Sage).with_sage_aggr(SageAggr::MaxPool)),
+        ("sage classic", base(ConvKind::Sage).with_linear_io(false)),
+        ("gin", base(ConvKind::Gin)),
+        ("gin classic", base(ConvKind::Gin).with_linear_io(false).with_gin_half_safe_lambda(Some(0.5))),
+        ("gat", base(ConvKind::Gat).with_gat_heads(2)),
+        ("gat classic", base(ConvKind::Gat).with_gat_heads(2).with_linear_io(false)),
+    ]
+}
+
+fn check(name: &str, cfg: &GnnModelConfig, adj: &Csr, pg: &PartitionedGraph, label: &str) {
+    let dev = Default::default();
+    B::seed(&dev, 11);
+    let model: GnnModel<B> = cfg.init(&dev).expect("valid model");
+    // parameters initialise lazily, on first use: draw them now, not inside the first forward
+    model.visit(&mut Init);
+    let want = whole(&model, adj, 5);
+    let got = parts(&model, adj, pg, 5);
+    let tol = 1e-9;
+    assert!((want.loss - got.loss).abs() < tol * want.loss.abs().max(1.0), "{name} {label}: loss {} vs {}", got.loss, want.loss);
+    let d = max_diff(&want.logits, &got.logits);
+    assert!(d < tol, "{name} {label}: logits differ by {d}");
+    assert_eq!(want.grads.len(), got.grads.len());
+    for (k, (a, b)) in want.grads.iter().zip(&got.grads).enumerate() {
+        assert!(!a.is_empty(), "{name}: parameter {k} has no gradient");
+        let d = max_diff(a, b);
+        assert!(d < tol, "{name} {label}: gradient of parameter {k} differs by {d}");
+    }
+}
+
+#[test]
+fn every_model_on_parts_equals_the_whole_graph() {
+    let _turn = RNG.lock().unwrap_or_else(|e| e.into_inner());
+    let adj = graph(1);
+    for (p, method) in [
+        (1, PartitionMethod::Contiguous),
+        (2, PartitionMethod::Metis),
+        (3, PartitionMethod::Greedy),
+        (4, PartitionMethod::Metis),
+        (8, PartitionMethod::Metis),
+    ] {
+        let part = partition(&adj, &PartitionOptions { parts: p, method, seed: 7 }).expect("partition");
+        let pg = PartitionedGraph::build(&adj, &part).expect("parts");
+        assert!(p == 1 || pg.parts.iter().any(|l| !l.halo.is_empty()), "P = {p} has no halo: nothing is exchanged");
+        for (name, cfg) in configs() {
+            check(name, &cfg, &adj, &pg, &format!("P = {p} ({method:?})"));
+        }
+    }
+}
+
+#[test]
+fn inference_is_exact_in_every_draw_mode() {
+    // without autodiff (inference), dropout is off and every draw mode gives the same logits
+    type I = NdArray<f64, i64>;
+    let _turn = RNG.lock().unwrap_or_else(|e| e.into_inner());
+    let adj = graph(2);
+    let dev = Default::default();
+    let cfg = GnnModelConfig::new(ConvKind::Sage, D_IN, 8, CLASSES).with_dropout(0.5);
+    let model: GnnModel<I> = cfg.init(&dev).expect("model");
+    let x = Tensor::<I, 2>::from_data(TensorData::new(random_values(N * D_IN, 3), [N, D_IN]), &dev);
+    let want = model.forward(&Graph::<I>::new(&adj, &dev, GraphOptions::default()), x.clone());
+    let part = partition(&adj, &PartitionOptions { parts: 3, method: PartitionMethod::Greedy, seed: 1 }).expect("p");
+    let pg = PartitionedGraph::build(&adj, &part).expect("parts");
+    let dg = DistGraph::<I>::new(&adj, &pg, &[dev], GraphOptions::default()).expect("dg");
+    for draws in [DropoutDraws::Global, DropoutDraws::PerPart] {
+        let got = dg.gather(model.forward_partitioned(&dg, dg.scatter(x.clone()), draws));
+        let d = max_diff(&want.clone().into_data().to_vec::<f64>().unwrap(), &got.into_data().to_vec::<f64>().unwrap());
+        assert!(d < 1e-9, "{draws:?}: inference logits differ by {d}");
+    }
+}
