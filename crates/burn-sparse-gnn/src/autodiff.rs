@@ -421,6 +421,10 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         B::device_memory(device)
     }
 
+    fn device_capacity(device: &Self::Device) -> Option<(u64, u64)> {
+        B::device_capacity(device)
+    }
+
     fn dense_product(
         a: FloatTensor<Self>,
         b: FloatTensor<Self>,

@@ -154,6 +154,13 @@ pub trait SparseGnnBackend: Backend {
         None
     }
 
+    /// The device's memory as its driver reports it: `(bytes free, bytes in all)`, where the
+    /// backend can tell (CUDA); `None` elsewhere. Memory this process's pools reserve counts
+    /// as used.
+    fn device_capacity(_device: &Self::Device) -> Option<(u64, u64)> {
+        None
+    }
+
     // ---- differentiable operations --------------------------------------------------------
 
     /// Differentiable [`SparseGnnBackend::spmm`] (gradients for `x` and `w`).

@@ -401,6 +401,18 @@ where
         let client = R::client(device);
         client.memory_usage().ok().map(|m| (m.bytes_reserved, m.bytes_in_use))
     }
+
+    fn device_capacity(device: &R::Device) -> Option<(u64, u64)> {
+        #[cfg(feature = "cuda")]
+        {
+            use std::any::Any;
+            if let Some(d) = (device as &dyn Any).downcast_ref::<cubecl::cuda::CudaDevice>() {
+                return crate::cublas::memory_info(d.index);
+            }
+        }
+        let _ = device;
+        None
+    }
     fn rows_to_half(x: Ft<R>, half: burn::tensor::FloatDType, config: &KernelConfig) -> (Ft<R>, Ft<R>) {
         let x = mat(x);
         let [n, f] = [x.shape()[0], x.shape()[1]];

@@ -180,3 +180,13 @@ pub(crate) fn gemm(
     debug_assert_eq!(out.shape().dims::<2>(), [m, n]);
     Ok(out)
 }
+
+/// `(free, total)` bytes of CUDA device `device` as the driver reports them (in the device's
+/// primary context, which CubeCL uses too); `None` when the driver does not answer.
+pub(crate) fn memory_info(device: usize) -> Option<(u64, u64)> {
+    let dev = drv::device::get(device as i32).ok()?;
+    let ctx = unsafe { drv::primary_ctx::retain(dev) }.ok()?;
+    unsafe { drv::ctx::set_current(ctx) }.ok()?;
+    let (free, total) = drv::mem_get_info().ok()?;
+    Some((free as u64, total as u64))
+}

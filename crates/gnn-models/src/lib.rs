@@ -29,6 +29,7 @@ pub mod conv;
 pub mod distributed;
 pub mod hidden;
 pub mod linear;
+pub mod memory;
 pub mod model;
 
 pub use activation::Nonlinearity;

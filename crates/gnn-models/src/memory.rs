@@ -1,0 +1,197 @@
+//! How much device memory full-graph training of a [`GnnModelConfig`] needs: an estimate from
+//! the graph's size, the model and the precision, counted per component, so that a run that
+//! will not fit can be refused before it starts.
+//!
+//! The count follows what a training epoch holds at its peak (the end of the forward pass and
+//! the start of the backward pass):
+//!
+//! - **graph**: the CSR and its transpose (row pointers, column ids, the edge permutation),
+//!   the edge groups of both directions, the degree norms, and, where the f32 SpMM splits off
+//!   its hot columns, the cold edges' columns a second time;
+//! - **node data**: the input features (f32), labels and loss weights;
+//! - **parameters**: weights, their gradients and Adam's two moments (f32);
+//! - **saved activations**: per convolution what autodiff keeps for the backward pass: the
+//!   one-byte ReLU and dropout masks, the linear maps' inputs (f32, or a half copy in mixed
+//!   precision), the aggregated rows, MaxK's CBSR values and column ids, GAT's per-edge scores;
+//! - **working set**: the tensors alive at the peak besides the saved ones: the current layer's
+//!   output and the gradient flowing back (two `[n, hidden]` f32 tensors), a half copy in
+//!   mixed precision, and the logits with their softmax and gradient.
+//!
+//! Measured against the live-tensor peak of `train-app bench-train` on CUDA (GraphSAGE 4x256,
+//! R-MAT graphs); `docs/PERFORMANCE.md` lists the comparison.
+
+use crate::activation::Nonlinearity;
+use crate::hidden::Precision;
+use crate::model::{ConvKind, GnnModelConfig};
+use serde::Serialize;
+
+/// The size of a graph and its node data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphSize {
+    /// Nodes.
+    pub nodes: usize,
+    /// Edges (CSR entries, self-loops included).
+    pub edges: usize,
+    /// Input feature width.
+    pub features: usize,
+    /// Whether the f32 SpMM keeps a hot-column split of the graph (a second copy of the cold
+    /// edges' columns per direction); `Graph::shape()` tells after upload.
+    pub hot_split: bool,
+}
+
+/// Estimated device bytes of training, per component (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MemoryEstimate {
+    pub graph: u64,
+    pub node_data: u64,
+    pub parameters: u64,
+    pub saved_activations: u64,
+    pub working_set: u64,
+    pub total: u64,
+}
+
+impl std::fmt::Display for MemoryEstimate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let g = |b: u64| b as f64 / (1u64 << 30) as f64;
+        write!(
+            f,
+            "{:.2} GiB (graph {:.2}, node data {:.2}, parameters and optimizer {:.2}, saved activations {:.2}, \
+             working set {:.2})",
+            g(self.total),
+            g(self.graph),
+            g(self.node_data),
+            g(self.parameters),
+            g(self.saved_activations),
+            g(self.working_set)
+        )
+    }
+}
+
+/// Bytes of the graph structure on the device.
+pub fn graph_bytes(nodes: usize, edges: usize, hot_split: bool) -> u64 {
+    let (n, e) = (nodes as u64, edges as u64);
+    // per direction: row pointer, column ids; the transpose's edge permutation; edge groups
+    // (pointer, row, slot per group: about one group per row plus one per 32 edges); six
+    // degree vectors
+    let per_direction = 4 * (n + 1) + 4 * e + 12 * (n + e / 32);
+    let hot = if hot_split { 2 * 4 * e } else { 0 };
+    2 * per_direction + 4 * e + 6 * 4 * n + hot
+}
+
+/// Number of parameters of the model.
+pub fn parameter_count(cfg: &GnnModelConfig) -> u64 {
+    let (d, h, c) = (cfg.d_in as u64, cfg.hidden as u64, cfg.classes as u64);
+    let lin = |a: u64, b: u64| a * b + b;
+    let mut total = 0;
+    let layers = cfg.layers as u64;
+    let dims: Vec<(u64, u64)> = (0..layers)
+        .map(|l| {
+            if cfg.linear_io {
+                (h, h)
+            } else {
+                (if l == 0 { d } else { h }, if l + 1 == layers { c } else { h })
+            }
+        })
+        .collect();
+    if cfg.linear_io {
+        total += lin(d, h) + lin(h, c);
+    }
+    for (a, b) in dims {
+        total += match cfg.conv {
+            ConvKind::Gcn => a * b + b,
+            ConvKind::Sage => 2 * a * b + b + if cfg.sage_aggr == crate::SageAggr::MaxPool { lin(a, a) } else { 0 },
+            ConvKind::Gin => lin(a, b.max(h)) + lin(b.max(h), b) + 1,
+            ConvKind::Gat => lin(a, b) + 2 * b,
+        };
+    }
+    total
+}
+
+/// The estimate for training `cfg` on a graph of `size` (see the module docs).
+pub fn estimate_training(size: &GraphSize, cfg: &GnnModelConfig) -> MemoryEstimate {
+    let n = size.nodes as u64;
+    let e = size.edges as u64;
+    let h = cfg.hidden as u64;
+    let half = cfg.precision.half().is_some();
+    // bytes per element of a saved linear input (a row-scaled half copy in mixed precision)
+    let saved = if half { 2 } else { 4 };
+    let dropout = if cfg.dropout > 0.0 { 1 } else { 0 };
+    let graph = graph_bytes(size.nodes, size.edges, size.hot_split && !half);
+    let node_data = n * size.features as u64 * 4 + n * 4 * 3;
+    let parameters = parameter_count(cfg) * 4 * 4;
+    let mut per_node = 0u64;
+    let mut per_edge = 0u64;
+    for l in 0..cfg.layers {
+        let classic_first = !cfg.linear_io && l == 0;
+        let width_in = if classic_first { size.features as u64 } else { h };
+        // the state the convolution reads: its activation mask, its dropout mask, and the dense
+        // input a linear map keeps
+        let state = match (classic_first, cfg.nonlin) {
+            // the classic stack's first convolution reads the features, already resident
+            (true, _) => 0,
+            (false, Nonlinearity::Relu) | (false, Nonlinearity::Maxpool { .. }) => h + dropout * h + saved * h,
+            // CBSR values and column ids (packed to bytes up to width 256) and their dropout
+            // mask; the dense copy a root / self term reads
+            (false, Nonlinearity::Maxk { k }) => {
+                let k = k as u64;
+                4 * k + if h <= 256 { k.div_ceil(4) * 4 } else { 4 * k } + dropout * k + saved * h
+            }
+        };
+        let conv = match cfg.conv {
+            // the aggregated rows the linear map reads
+            ConvKind::Sage | ConvKind::Gcn => saved * width_in.max(h),
+            // the MLP: its input, the inner ReLU mask and the inner activations
+            ConvKind::Gin => saved * width_in + h + saved * h,
+            // the projected rows, and per edge and head the scores, the softmax and its mask
+            ConvKind::Gat => {
+                per_edge += 3 * 4 * cfg.gat_heads as u64;
+                4 * h + 4 * 2 * cfg.gat_heads as u64
+            }
+        };
+        per_node += state + conv;
+    }
+    if cfg.norm == crate::NormKind::LayerNorm {
+        per_node += cfg.layers as u64 * 4 * h;
+    }
+    let saved_activations = n * per_node + e * per_edge + if cfg.linear_io { n * saved * h } else { 0 };
+    let classes = cfg.classes as u64;
+    let working_set = n * (2 * 4 * h + if half { 2 * h } else { 0 } + 3 * 4 * classes);
+    let total = graph + node_data + parameters + saved_activations + working_set;
+    MemoryEstimate { graph, node_data, parameters, saved_activations, working_set, total }
+}
+
+/// Whether `precision` keeps half copies (for callers that print what to change).
+pub fn is_mixed(precision: Precision) -> bool {
+    precision.half().is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sage(precision: Precision) -> GnnModelConfig {
+        GnnModelConfig::new(ConvKind::Sage, 602, 256, 41).with_layers(4).with_precision(precision)
+    }
+
+    #[test]
+    fn mixed_precision_and_narrower_models_need_less() {
+        let size = GraphSize { nodes: 232_965, edges: 114_615_892, features: 602, hot_split: true };
+        let f32 = estimate_training(&size, &sage(Precision::F32));
+        let mixed = estimate_training(&size, &sage(Precision::MixedF16));
+        assert!(mixed.total < f32.total, "{mixed} vs {f32}");
+        assert!(mixed.graph < f32.graph, "mixed precision keeps no hot-column split");
+        let mut narrow_cfg = sage(Precision::F32);
+        narrow_cfg.hidden = 64;
+        let narrow = estimate_training(&size, &narrow_cfg);
+        assert!(narrow.saved_activations * 3 < f32.saved_activations);
+        let sum = f32.graph + f32.node_data + f32.parameters + f32.saved_activations + f32.working_set;
+        assert_eq!(f32.total, sum);
+    }
+
+    #[test]
+    fn parameters_of_a_sage_model() {
+        // lin_in 602x256+256, 4 x (2 x 256x256 + 256), lin_out 256x41+41
+        let want = 602 * 256 + 256 + 4 * (2 * 256 * 256 + 256) + 256 * 41 + 41;
+        assert_eq!(parameter_count(&sage(Precision::F32)), want as u64);
+    }
+}
