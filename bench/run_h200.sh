@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The side-by-side comparison on a GPU machine, in one command (repository root):
 #   bench/run_h200.sh <train-app binary> <out dir> [<data dir>] [phases]
-# phases (comma-separated, default all): selftest, kernels, train, profile, products, accuracy (ours
-# against PyG), mixed (mixed precision against f32).
+# phases (comma-separated, default all): selftest, kernels, train, profile, products, proteins,
+# accuracy (ours against PyG), mixed (mixed precision against f32).
 # Our binary and the peer scripts (torch 2.11 / torch_geometric 2.8) run in the same session on
 # the same generated graph files. Writes <out dir>/<date>-h200.jsonl (results format of
 # bench/README.md), <date>-h200.md with charts/ (bench/report.py), selftest.log, profile-*.log
@@ -13,7 +13,7 @@ set -u
 BIN=${1:-.carry/train-app}
 OUT=${2:-${OUT:-/tmp/sgnn-out}}
 DATA=${3:-.carry/data}
-PHASES=${4:-selftest,kernels,train,profile,products,accuracy,mixed}
+PHASES=${4:-selftest,kernels,train,profile,products,proteins,accuracy,mixed}
 G=/tmp/reddit-rmat-feat
 P=/tmp/products-rmat
 mkdir -p "$OUT"
@@ -82,6 +82,16 @@ if has products; then
     --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
   PYTHONUNBUFFERED=1 timeout 60 python3 bench/peers_train.py --graph "$P" --out "$RES" --models sage --paths adj_t --epochs 5 --warmup 2 >> "$LOG" 2>&1
   rm -rf "$P"
+fi
+if has proteins; then
+  # ogbn-proteins' size (132,534 nodes, 79.1M edges: the densest of the three scales)
+  PR=/tmp/proteins-rmat
+  step "gen proteins-scale"
+  timeout 120 "$BIN" gen rmat --nodes 132534 --edges 79122504 --features 8 --classes 112 --out "$PR" >> "$LOG" 2>&1
+  timeout 80 "$BIN" bench-train --backend cuda --dataset "$PR" --models sage --nonlins relu,maxk:32 --precisions f32,mixedf16 --epochs 5 --warmup 2 \
+    --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  PYTHONUNBUFFERED=1 timeout 60 python3 bench/peers_train.py --graph "$PR" --out "$RES" --models sage --paths adj_t --epochs 5 --warmup 2 >> "$LOG" 2>&1
+  rm -rf "$PR"
 fi
 if has accuracy; then
   step "accuracy"

@@ -10,15 +10,15 @@
 
 use gnn_models::{ConvKind, NormKind};
 use gnn_tests::{datasets, train_cpu};
-use train_app::training::{ModelSelection, TrainConfig};
+use train_app::training::{Architecture, ModelSelection, TrainConfig};
 
-fn cora(conv: ConvKind, tag: &str) -> TrainConfig {
+fn cora(model: ConvKind, tag: &str) -> TrainConfig {
     TrainConfig {
         dataset: datasets().join("npy/cora").to_string_lossy().to_string(),
-        conv,
+        model,
         hidden: 64,
         layers: 2,
-        linear_io: false,
+        architecture: Architecture::Classic,
         dropout: 0.5,
         input_dropout: 0.5,
         normalize_features: true,
@@ -30,7 +30,7 @@ fn cora(conv: ConvKind, tag: &str) -> TrainConfig {
         checkpoints: false,
         select: ModelSelection::BestValid,
         log_every: 50,
-        artifact_dir: std::env::temp_dir().join(format!("sgnn-cora-{tag}-{}", std::process::id())),
+        out: std::env::temp_dir().join(format!("sgnn-cora-{tag}-{}", std::process::id())),
         ..Default::default()
     }
 }
@@ -39,7 +39,7 @@ fn test_accuracy(cfg: &TrainConfig) -> f64 {
     let r = train_cpu(cfg);
     println!(
         "{} {} seed {} on cora: test accuracy {:.4} (epoch {:?}, best valid {:.4})",
-        cfg.conv.name(),
+        cfg.model.name(),
         cfg.nonlin,
         cfg.seed,
         r.final_accuracy.test,
@@ -63,10 +63,10 @@ fn graphsage_reaches_78_percent() {
 #[test]
 fn gat_reaches_80_percent() {
     let cfg = TrainConfig {
-        gat_heads: 8,
+        heads: 8,
         dropout: 0.6,
         input_dropout: 0.6,
-        gat_attention_dropout: 0.6,
+        attention_dropout: 0.6,
         ..cora(ConvKind::Gat, "gat")
     };
     assert!(test_accuracy(&cfg) >= 0.80);
@@ -80,7 +80,7 @@ fn gin_reaches_75_percent() {
 
 #[test]
 fn graphsage_maxk_32_is_within_1_5_points_of_its_relu_twin() {
-    let base = TrainConfig { hidden: 256, linear_io: true, ..cora(ConvKind::Sage, "twin") };
+    let base = TrainConfig { hidden: 256, architecture: Architecture::LinearIo, ..cora(ConvKind::Sage, "twin") };
     let mean = |nonlin: &str| {
         let seeds = [42, 1];
         let total: f64 = seeds
@@ -89,7 +89,7 @@ fn graphsage_maxk_32_is_within_1_5_points_of_its_relu_twin() {
                 test_accuracy(&TrainConfig {
                     nonlin: nonlin.into(),
                     seed,
-                    artifact_dir: base.artifact_dir.join(format!("{}-{seed}", nonlin.replace(':', ""))),
+                    out: base.out.join(format!("{}-{seed}", nonlin.replace(':', ""))),
                     ..base.clone()
                 })
             })

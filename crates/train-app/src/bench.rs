@@ -64,6 +64,16 @@ pub struct Record {
     /// hot-column split ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shape: Option<Shape>,
+    /// Training epochs on a partitioned graph: the number of devices (absent: one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub devices: Option<usize>,
+    /// Training epochs on a partitioned graph: parts, cut edges, halo rows, bytes exchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<serde_json::Value>,
+    /// Training epochs: the device memory estimate of the run (`gnn_models::memory`), to compare
+    /// with `peak_in_use_bytes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<gnn_models::memory::MemoryEstimate>,
 }
 
 /// The launch shape of a record (see [`Record::shape`]).
@@ -252,6 +262,9 @@ impl Bench {
             peak_in_use_bytes: None,
             hot_stats: None,
             shape: None,
+            devices: None,
+            partition: None,
+            estimate: None,
         }
     }
 

@@ -31,6 +31,14 @@ pub enum AppError {
     /// A request needs more memory than a limit allows (checked before anything is allocated).
     #[error("{what} needs {} but {limit} is {}", crate::memory::gib(*need_bytes), crate::memory::gib(*limit_bytes))]
     TooLarge { what: String, need_bytes: u64, limit_bytes: u64, limit: String },
+    /// A training run would need more device memory than it has (checked before training).
+    #[error(
+        "{what} needs an estimated {} of device memory but {budget_name} is {}: {estimate}; to fit, \
+         {advice}",
+        crate::memory::gib(*need_bytes),
+        crate::memory::gib(*budget_bytes)
+    )]
+    WillNotFit { what: String, estimate: String, need_bytes: u64, budget_bytes: u64, budget_name: String, advice: String },
     /// A flag or configuration value is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -40,9 +48,28 @@ pub enum AppError {
     /// A self test failed.
     #[error("self test failed: {0}")]
     SelfTest(String),
+    /// Checkpoints cannot be written or a resume has no complete checkpoint.
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
+    /// A saved model and a dataset (or a record and a model) do not fit each other.
+    #[error("model and data do not match: {0}")]
+    Mismatch(String),
     /// Training produced a non-finite loss (results and charts are still written).
     #[error("training diverged: {0}")]
     Diverged(String),
+}
+
+impl From<gnn_train::TrainError> for AppError {
+    fn from(e: gnn_train::TrainError) -> Self {
+        use gnn_train::TrainError as T;
+        match e {
+            T::Data(m) => AppError::Config(m),
+            T::Mismatch { path, msg } => AppError::Mismatch(format!("{}: {msg}", path.display())),
+            T::Load { path, msg } => AppError::Format { path, msg: format!("cannot load the record: {msg}") },
+            T::Write { path, msg } => AppError::Format { path, msg: format!("cannot write: {msg}") },
+            T::Model(m) => AppError::Config(m.to_string()),
+        }
+    }
 }
 
 impl AppError {

@@ -11,6 +11,7 @@ pub mod fsutil;
 pub mod gen;
 pub mod memory;
 pub mod npyio;
+pub mod partitioned;
 pub mod selftest;
 pub mod trainbench;
 pub mod training;

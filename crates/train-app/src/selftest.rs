@@ -17,6 +17,16 @@ use gnn_models::{Nonlinearity, Precision, SageConv, SageConvConfig};
 /// or kernel error shows as an error of order 1.
 pub const LAYER_TOLERANCE: f64 = 1e-3;
 
+/// Bound of the normwise difference between a model on a partitioned graph and on the whole
+/// graph (f32): the parts sum the same terms in another order (the loss over parts, the edge
+/// groups of smaller graphs), so the difference is rounding, ~1e-7 relative; a wrong halo row
+/// or degree shows as order 1e-2 or more.
+pub const PARTITION_TOLERANCE: f64 = 1e-4;
+
+/// [`PARTITION_TOLERANCE`] for mixed precision: half-precision rounding of the aggregated rows
+/// can differ where the summation order differs.
+pub const PARTITION_TOLERANCE_HALF: f64 = 5e-3;
+
 /// Normwise error bound of each dense product arithmetic against f64 in [`product_checks`]
 /// (sums of 300 products of values in [-1, 1]): f32 rounds at 2^-24, TF32 inputs at 2^-11, f16
 /// at 2^-11 and bf16 at 2^-8, with f32 accumulation.
@@ -318,6 +328,28 @@ impl Job for SelfTest {
                 failed += usize::from(!ok && diff.is_some());
             }
             total += checks.iter().filter(|(_, d)| d.is_some()).count();
+        }
+        if self.filter.is_none() {
+            use burn::tensor::backend::Device as _;
+            let count = B::device_count(device.to_id().type_id).max(1);
+            let indices: Vec<usize> = (0..count.min(2)).collect();
+            let devices = crate::partitioned::devices_of::<B>(&device, &indices);
+            for parts in [2, 4] {
+                let start = std::time::Instant::now();
+                let checks = crate::partitioned::equality_checks::<B>(&devices, parts)?;
+                println!(
+                    "== {backend}: {parts} parts on {} device(s) against the whole graph ({:.1} s)",
+                    devices.len(),
+                    start.elapsed().as_secs_f64()
+                );
+                for (what, err) in &checks {
+                    let tol = if what.contains("mixed") { PARTITION_TOLERANCE_HALF } else { PARTITION_TOLERANCE };
+                    let ok = *err <= tol;
+                    println!("{} {what}: difference {err:.2e} (bound {tol:.0e})", if ok { "ok  " } else { "FAIL" });
+                    failed += usize::from(!ok);
+                }
+                total += checks.len();
+            }
         }
         if failed > 0 {
             return Err(AppError::SelfTest(format!("{failed} of {total} checks failed on {backend}")));

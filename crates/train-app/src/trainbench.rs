@@ -86,8 +86,16 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     }
     times.sort_by(|a, b| a.total_cmp(b));
     let q = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    let graph_shape = batch.graph.shape();
+    let size = gnn_models::memory::GraphSize {
+        nodes,
+        edges,
+        features: host.d_in,
+        hot_split: graph_shape.hot_cols > 0 || graph_shape.hot_cols_transpose > 0,
+    };
+    let estimate = gnn_models::memory::estimate_training(&size, &model_cfg);
     let shape = crate::bench::Shape {
-        graph: Some(batch.graph.shape().into()),
+        graph: Some(graph_shape.into()),
         kernels: *batch.graph.kernel_config(),
         spmm_tile_features: None,
         hot_split: None,
@@ -108,7 +116,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
             gnn_models::Precision::MixedBf16 => "bf16",
         }
         .into(),
-        model: Some(cfg.conv.name().into()),
+        model: Some(cfg.model.name().into()),
         nonlin: Some(cfg.nonlin.replace(':', "")),
         median_ms: q(0.5),
         runs: times.len(),
@@ -126,7 +134,11 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         peak_in_use_bytes: (peak_in_use > 0).then_some(peak_in_use),
         hot_stats: None,
         shape: Some(shape),
+        devices: None,
+        partition: None,
+        estimate: Some(estimate),
     })
 }
 
 use burn::tensor::ElementConversion;
+

@@ -142,9 +142,9 @@ fn k_larger_than_hidden() {
 #[test]
 fn bad_nonlinearity_split_and_model() {
     let dir = tiny("strings");
-    fails_with(train_on(&dir, &["--nonlin", "tanh"]), "nonlinearity `tanh`");
+    fails_with(train_on(&dir, &["--nonlin", "tanh"]), "--nonlin `tanh`");
     fails_with(train_on(&dir, &["--split", "per-class:x"]), "split `per-class:x`");
-    fails_with(train_on(&dir, &["--model", "transformer"]), "unknown model");
+    fails_with(train_on(&dir, &["--model", "transformer"]), "[possible values: gcn, sage, gin, gat]");
     fails_with(train_on(&dir, &["--epochs", "0"]), "epochs must be >= 1");
 }
 
@@ -168,7 +168,9 @@ fn cuda_without_a_gpu_is_a_clear_error() {
 #[test]
 fn resume_without_checkpoint_and_bad_config_file() {
     let dir = tiny("resume");
-    fails_with(train_on(&dir, &["--resume", "7"]), "checkpoint to resume from");
+    let (code, text) = train_on(&dir, &[]);
+    assert_eq!(code, 0, "{text}");
+    fails_with(train_on(&dir, &["--resume", "7", "--epochs", "9"]), "checkpoint to resume from");
     let cfg = dir.join("bad.toml");
     std::fs::write(&cfg, "epochs = 3\nlearning_rate = 0.1\n").unwrap();
     fails_with(train_on(&dir, &["--config", cfg.to_str().unwrap()]), "unknown field `learning_rate`");
@@ -204,7 +206,7 @@ fn half_precision_on_the_cpu_backend_is_a_clear_error() {
     let (code, text) = train_on(&dir, &["--select", "best-valid", "--epochs", "3"]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("(best valid)"), "{text}");
-    fails_with(train_on(&dir, &["--select", "best"]), "unknown model selection `best`");
+    fails_with(train_on(&dir, &["--select", "best"]), "[possible values: last, best-valid]");
 }
 
 #[test]
@@ -214,6 +216,46 @@ fn gin_lambda_selects_the_half_safe_aggregation() {
     assert_eq!(code, 0, "{text}");
     let res: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("run").join("results.json")).unwrap()).unwrap();
-    assert_eq!(res["config"]["gin_half_safe_lambda"], serde_json::json!(0.1), "{res}");
+    assert_eq!(res["config"]["gin_lambda"], serde_json::json!(0.1), "{res}");
     fails_with(train_on(&dir, &["--model", "gin", "--gin-lambda", "x"]), "invalid value");
+}
+
+#[test]
+fn bad_numbers_and_lists_name_the_option() {
+    let dir = tiny("numbers");
+    fails_with(train_on(&dir, &["--weight-decay", "nan"]), "--weight-decay must be a number >= 0, got NaN");
+    fails_with(train_on(&dir, &["--layers", "100000"]), "--layers must be in 1..=64, got 100000");
+    fails_with(train_on(&dir, &["--hidden", "100000000"]), "--hidden must be in 1..=65536, got 100000000");
+    fails_with(train_on(&dir, &["--dropout", "1.5"]), "--dropout must be in [0, 1), got 1.5");
+    let g = dir.to_str().unwrap();
+    let bench = |extra: &[&str]| {
+        let mut args = vec!["bench", "--backend", "cpu", "--graph", g, "--runs", "1", "--warmup", "0"];
+        args.extend_from_slice(extra);
+        app(&args)
+    };
+    fails_with(bench(&["--ops", "foo"]), "invalid value 'foo' for '--ops");
+    fails_with(bench(&["--dtypes", "f64"]), "[possible values: f32, f16, bf16]");
+    fails_with(bench(&["--ks", "0"]), "invalid value '0' for '--ks");
+    fails_with(bench(&["--ks", "100000"]), "100000 is not in 1..=256");
+    fails_with(bench(&["--samples", "0"]), "invalid value '0' for '--samples");
+    fails_with(bench(&["--widths", "1000000000"]), "1000000000 is not in 1..=1048576");
+    let bench_train = |extra: &[&str]| {
+        let mut args = vec!["bench-train", "--backend", "cpu", "--dataset", g, "--models", "gcn", "--nonlins", "relu"];
+        args.extend_from_slice(extra);
+        app(&args)
+    };
+    fails_with(bench_train(&["--precisions", "mixedf16"]), "--precision mixedf16 needs f16 storage");
+    fails_with(bench_train(&["--epochs", "0"]), "invalid value '0' for '--epochs");
+    fails_with(bench_train(&["--models", "mlp"]), "[possible values: gcn, sage, gin, gat]");
+}
+
+#[test]
+fn errors_use_the_names_users_type() {
+    let dir = tiny("names");
+    let (code, text) = train_on(&dir, &["--precision", "mixedf16"]);
+    assert_ne!(code, 0);
+    assert!(!text.contains("MixedF16") && !text.contains("Some("), "{text}");
+    let (code, text) = app(&["export", "--dataset", dir.to_str().unwrap(), "--out", dir.join("exported").to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("split train 2, valid 2, test 2"), "{text}");
 }

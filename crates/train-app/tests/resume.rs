@@ -14,7 +14,7 @@ fn config(dir: &std::path::Path, epochs: usize) -> TrainConfig {
         hidden: 32,
         epochs,
         dropout: 0.5,
-        artifact_dir: dir.to_path_buf(),
+        out: dir.to_path_buf(),
         log_every: 0,
         ..Default::default()
     }

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Training on several GPUs of one host (repository root, a machine with >= 2 GPUs):
+#   bench/multi_gpu.sh <train-app binary> <out dir> [partition cache prefix]
+# Runs the self test (its partitioned-model checks use two GPUs when there are two), then the
+# products-scale R-MAT GraphSAGE 4x256 epoch on one GPU and on two (f32 and mixed f16, the
+# same binary and graph), and a wider model whose memory estimate exceeds one GPU on two.
+# The cache prefix names METIS partitions written by `train-app partition --cache PREFIX`
+# (PREFIX-2.part), so the run does not spend minutes partitioning. Lines go to
+# <out dir>/multi-gpu.jsonl (results format of bench/README.md, `devices` on multi-GPU lines).
+set -u
+BIN=${1:-.carry/train-app}
+OUT=${2:-${OUT:-/tmp/sgnn-out}}
+CACHE=${3:-.carry/products}
+export NCCL_NVLS_ENABLE=0
+mkdir -p "$OUT"
+RES="$OUT/multi-gpu.jsonl"
+LOG="$OUT/multi-gpu.log"
+DEV="NVIDIA H200"
+P=/tmp/products-rmat
+step() { echo "== $1 ($(date +%T))" | tee -a "$LOG"; }
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee -a "$LOG"
+step selftest
+( time timeout 200 "$BIN" selftest --backend cuda ) > "$OUT/selftest-multi-gpu.log" 2>&1
+grep -E "^== |parts|checks|selftest|FAIL" "$OUT/selftest-multi-gpu.log" | tail -n 40 | tee -a "$LOG"
+step "gen products-scale"
+[ -d "$P" ] || timeout 150 "$BIN" gen rmat --nodes 2449029 --edges 123718280 --features 100 --classes 47 --out "$P" >> "$LOG" 2>&1
+for prec in f32 mixedf16; do
+  step "products $prec: one GPU"
+  timeout 120 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions $prec --epochs 5 --warmup 2 \
+    --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: one GPU $prec" | tee -a "$LOG"
+  step "products $prec: two GPUs"
+  timeout 150 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions $prec --epochs 5 --warmup 2 \
+    --devices 0,1 --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
+    || echo "FAILED: two GPUs $prec" | tee -a "$LOG"
+done
+step "wide model: estimate on one GPU and on two"
+timeout 100 "$BIN" train --backend cuda --dataset "$P" --model sage --architecture linear-io --layers 4 --hidden 1280 --nonlin relu \
+  --dry-run --out /tmp/wide-1 >> "$LOG" 2>&1; echo "one GPU dry run exit $?" | tee -a "$LOG"
+timeout 200 "$BIN" train --backend cuda --dataset "$P" --model sage --architecture linear-io --layers 4 --hidden 1280 --nonlin relu \
+  --devices 0,1 --dry-run --out /tmp/wide-2 >> "$LOG" 2>&1; echo "two GPUs dry run exit $?" | tee -a "$LOG"
+step "wide model on two GPUs"
+timeout 200 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --hidden 1280 --epochs 2 --warmup 1 \
+  --devices 0,1 --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
+  || echo "FAILED: wide model on two GPUs" | tee -a "$LOG"
+step done
+grep -c . "$RES" | tee -a "$LOG"

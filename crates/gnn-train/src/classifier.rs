@@ -1,0 +1,85 @@
+//! Node classification as burn-train's `TrainStep` / `InferenceStep`.
+
+use crate::batch::GraphBatch;
+use burn::module::Module;
+use burn::prelude::Backend;
+use burn::tensor::activation::log_softmax;
+use burn::tensor::Tensor;
+use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
+use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
+use gnn_models::GnnModel;
+use std::sync::Mutex;
+
+/// Scores logits `[n, classes]` of every node on the batch's split: the mean cross-entropy
+/// over the split's nodes, and the split's logits and labels for burn-train's accuracy metric.
+///
+/// The loss is computed over all rows with a per-node weight (`1 / |split|` on the split, 0
+/// elsewhere): its backward is then a gather's scatter instead of the scatter-add of a row
+/// selection, which is much slower on large graphs.
+pub fn classification_output<B: Backend>(logits: Tensor<B, 2>, batch: &GraphBatch<B>) -> ClassificationOutput<B> {
+    let logp = log_softmax(logits.clone(), 1);
+    let picked = logp.gather(1, batch.labels.clone().unsqueeze_dim::<2>(1)).squeeze_dim::<1>(1);
+    let loss = (picked * batch.weight.clone()).sum().neg();
+    let out = logits.detach().select(0, batch.idx.clone());
+    let targets = batch.labels.clone().select(0, batch.idx.clone());
+    ClassificationOutput::new(loss, out, targets)
+}
+
+/// A [`GnnModel`] scored on the nodes of a split (what burn-train trains).
+#[derive(Module, Debug)]
+pub struct NodeClassifier<B: Backend> {
+    pub model: GnnModel<B>,
+    seed: u64,
+}
+
+impl<B: SparseGnnBackend> NodeClassifier<B> {
+    /// Wraps a model; `seed` seeds each epoch's dropout draws together with the epoch number.
+    pub fn new(model: GnnModel<B>, seed: u64) -> Self {
+        Self { model, seed }
+    }
+
+    /// Loss and logits on the batch's split (see [`classification_output`]).
+    pub fn classify(&self, batch: &GraphBatch<B>) -> ClassificationOutput<B> {
+        classification_output(self.model.forward(&batch.graph, batch.x.clone()), batch)
+    }
+}
+
+/// Device memory `(reserved, in use)` read on the training thread after the last backward pass
+/// (CubeCL memory pools are per stream, i.e. per thread: a renderer cannot read them itself).
+static LAST_MEMORY: Mutex<Option<(u64, u64)>> = Mutex::new(None);
+
+/// The device memory `(reserved, in use)` after the last training step, where the backend tells.
+pub fn last_device_memory() -> Option<(u64, u64)> {
+    *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Forgets the last reading (before a new run).
+pub fn reset_device_memory() {
+    *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+impl<B: SparseGnnAutodiffBackend> TrainStep for NodeClassifier<B> {
+    type Input = GraphBatch<B>;
+    type Output = ClassificationOutput<B>;
+
+    fn step(&self, batch: GraphBatch<B>) -> TrainOutput<ClassificationOutput<B>> {
+        let device = batch.x.device();
+        // dropout draws depend on (seed, epoch) only: a resumed run repeats them
+        B::seed(&device, self.seed.wrapping_mul(1_000_003).wrapping_add(batch.epoch as u64));
+        let item = self.classify(&batch);
+        let grads = item.loss.backward();
+        if let Some(m) = B::device_memory(&device) {
+            *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner()) = Some(m);
+        }
+        TrainOutput::new(self, grads, item)
+    }
+}
+
+impl<B: SparseGnnBackend> InferenceStep for NodeClassifier<B> {
+    type Input = GraphBatch<B>;
+    type Output = ClassificationOutput<B>;
+
+    fn step(&self, batch: GraphBatch<B>) -> ClassificationOutput<B> {
+        self.classify(&batch)
+    }
+}

@@ -1,0 +1,171 @@
+//! `bench` (kernels) and `bench-train` (training epochs): options checked, then the timings.
+
+use crate::cli::{BenchArgs, BenchTrainArgs};
+use burn_sparse_gnn::{BuildOptions, SparseGnnAutodiffBackend};
+use std::collections::HashMap;
+use std::sync::Arc;
+use train_app::backend::{dispatch, Job};
+use train_app::error::{AppError, Result};
+use train_app::training::{Architecture, FullGraphBatcher, TrainConfig};
+use train_app::{bench, datasets, gen};
+
+fn parse_rmat(s: &str) -> Result<(usize, usize)> {
+    let bad = || AppError::Config(format!("--rmat expects NODES:EDGES, got `{s}`"));
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    Ok((a.trim().replace('_', "").parse().map_err(|_| bad())?, b.trim().replace('_', "").parse().map_err(|_| bad())?))
+}
+
+pub fn bench(a: BenchArgs) -> Result<()> {
+    let (graph_name, adj) = match (&a.graph, &a.rmat) {
+        (Some(dir), _) => {
+            let n = datasets::npy::read_num_nodes(dir)?;
+            let name = dir.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "graph".into());
+            (name, datasets::npy::read_adjacency(dir, n, BuildOptions::default())?)
+        }
+        (None, Some(spec)) => {
+            let (nodes, edges) = parse_rmat(spec)?;
+            (format!("rmat-{nodes}-{edges}"), gen::rmat(&gen::RmatSpec { nodes, edges, ..gen::RmatSpec::reddit_scale() })?)
+        }
+        (None, None) => return Err(AppError::Config("bench needs --graph DIR or --rmat NODES:EDGES".into())),
+    };
+    // a feature matrix of every width is held on the host and on the device, with its output
+    // and a reference copy: refuse widths whose matrices cannot fit before any is allocated
+    let rows = adj.n_rows().max(adj.n_cols()) as u64;
+    for &w in &a.widths {
+        let need = rows.saturating_mul(w as u64).saturating_mul(4 * 4);
+        train_app::memory::check_fits(need, || format!("--widths {w}: the [{rows}, {w}] f32 feature matrices"))?;
+    }
+    let job = bench::Bench {
+        graph_name,
+        adj,
+        ops: a.ops,
+        widths: a.widths,
+        ks: a.ks,
+        samples: a.samples,
+        runs: a.runs.max(1),
+        warmup: a.warmup,
+        out: a.out,
+        options: a.kernels.graph_options()?,
+        device_name: a.device_name,
+        dtypes: a.dtypes,
+    };
+    dispatch(a.backend, job).map(|_| ())
+}
+
+struct BenchTrainJob(BenchTrainArgs);
+
+/// The name as a serde value of a `gnn-models` option type (names listed by the parser).
+fn named<T: serde::de::DeserializeOwned>(what: &str, v: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(v.to_string()))
+        .map_err(|_| AppError::Config(format!("unknown {what} `{v}`")))
+}
+
+impl Job for BenchTrainJob {
+    type Output = ();
+    fn run<B: SparseGnnAutodiffBackend>(self, device: B::Device, backend: &str) -> Result<()> {
+        let a = self.0;
+        // every configuration is checked before the first one runs
+        let mut configs = Vec::new();
+        for m in &a.models {
+            for nl in &a.nonlins {
+                for p in &a.precisions {
+                    let mut cfg = TrainConfig {
+                        dataset: a.dataset.clone(),
+                        model: named("model", m)?,
+                        architecture: Architecture::LinearIo,
+                        hidden: a.hidden,
+                        layers: a.layers,
+                        nonlin: nl.clone(),
+                        precision: named("precision", p)?,
+                        dropout: 0.5,
+                        input_dropout: 0.0,
+                        normalize_features: false,
+                        atomic: a.atomic,
+                        checkpoints: false,
+                        ..Default::default()
+                    };
+                    if let Some(w) = a.group_width {
+                        cfg.group_width = Some(w);
+                    }
+                    cfg.check()?;
+                    cfg.check_device::<B>(&device, backend)?;
+                    configs.push((m, nl, p, cfg));
+                }
+            }
+        }
+        let data = datasets::load(&a.dataset, BuildOptions::default())?;
+        let name = a.device_name.clone().unwrap_or_else(|| backend.to_string());
+        let mut file = match &a.out {
+            Some(p) => {
+                Some(std::fs::OpenOptions::new().create(true).append(true).open(p).map_err(|e| AppError::io(p, e))?)
+            }
+            None => None,
+        };
+        if a.devices.is_some() || a.parts.is_some() {
+            let devices = a.devices.clone().unwrap_or_else(|| vec![0]);
+            let spread = train_app::partitioned::Spread {
+                parts: a.parts.unwrap_or(devices.len()),
+                devices,
+                method: a.partition.parse().map_err(|e| AppError::Config(format!("--partition: {e}")))?,
+                draws: named("dropout draws", &a.dropout_draws)?,
+            };
+            spread.check()?;
+            for (m, nl, p, cfg) in configs {
+                let host = train_app::training::prepare(&cfg, data.clone())?;
+                cfg.check_size(host.data.num_nodes(), host.d_in, host.data.num_classes())?;
+                let tb = train_app::trainbench::TrainBench { cfg, epochs: a.epochs, warmup: a.warmup };
+                let rec = match train_app::partitioned::bench::<B>(&tb, &host, &spread, a.partition_cache.as_deref(), &device, &name) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        eprintln!("{m} {nl} {p}: {e}");
+                        continue;
+                    }
+                };
+                let line = serde_json::to_string(&rec).map_err(|e| AppError::Config(e.to_string()))?;
+                println!("{line}");
+                if let (Some(f), Some(path)) = (file.as_mut(), a.out.as_ref()) {
+                    use std::io::Write;
+                    writeln!(f, "{line}").map_err(|e| AppError::io(path, e))?;
+                }
+            }
+            return Ok(());
+        }
+        // one prepared graph (and device upload) per graph option set
+        let mut batchers: HashMap<(bool, Option<usize>, bool, bool), FullGraphBatcher> = Default::default();
+        for (m, nl, p, cfg) in configs {
+            // graph options differ by self-loops, group width, atomic kernels and precision (no
+            // hot-column split for half-precision aggregation)
+            let key = (
+                cfg.model == gnn_models::ConvKind::Gat || cfg.self_loops,
+                cfg.group_width,
+                cfg.atomic,
+                cfg.precision.half().is_some(),
+            );
+            if !batchers.contains_key(&key) {
+                let host = train_app::training::prepare(&cfg, data.clone())?;
+                cfg.check_size(host.data.num_nodes(), host.d_in, host.data.num_classes())?;
+                batchers.insert(key, FullGraphBatcher::new(Arc::new(host), 0));
+            }
+            let Some(batcher) = batchers.get(&key) else { continue };
+            let tb = train_app::trainbench::TrainBench { cfg, epochs: a.epochs, warmup: a.warmup };
+            let rec = match train_app::trainbench::run::<B>(&tb, batcher, &device, &name) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("{m} {nl} {p}: {e}");
+                    continue;
+                }
+            };
+            let line = serde_json::to_string(&rec).map_err(|e| AppError::Config(e.to_string()))?;
+            println!("{line}");
+            if let (Some(f), Some(path)) = (file.as_mut(), a.out.as_ref()) {
+                use std::io::Write;
+                writeln!(f, "{line}").map_err(|e| AppError::io(path, e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn bench_train(a: BenchTrainArgs) -> Result<()> {
+    dispatch(a.backend, BenchTrainJob(a))
+}

@@ -1,0 +1,268 @@
+//! `train`: the options from flags, a config file or the resumed run; the run on a backend.
+
+use crate::cli::TrainArgs;
+use burn_sparse_gnn::{BuildOptions, SparseGnnAutodiffBackend};
+use clap::parser::ValueSource;
+use clap::ArgMatches;
+use train_app::backend::{dispatch, Job};
+use train_app::datasets;
+use train_app::error::{AppError, Result};
+use train_app::training::config::{config_keys, name_of};
+use train_app::training::{ModelSelection, TrainConfig};
+
+/// The config keys given on the command line (not defaults).
+fn given_keys(matches: Option<&ArgMatches>) -> Vec<String> {
+    let Some(m) = matches else { return Vec::new() };
+    config_keys()
+        .into_iter()
+        .filter(|k| m.try_contains_id(k).unwrap_or(false) && m.value_source(k) == Some(ValueSource::CommandLine))
+        .collect()
+}
+
+/// The run's configuration: defaults, a `--config` file, or the resumed run's `config.json`,
+/// with the flags given on the command line.
+pub fn config(a: &TrainArgs, matches: Option<&ArgMatches>) -> Result<TrainConfig> {
+    let given = given_keys(matches);
+    let file = match &a.config {
+        Some(p) => {
+            let v = TrainConfig::file_value(p)?;
+            // unknown or mistyped keys are reported against the file
+            serde_json::from_value::<TrainConfig>(v.clone())
+                .map_err(|e| AppError::Format { path: p.clone(), msg: e.to_string() })?;
+            Some(v)
+        }
+        None => None,
+    };
+    match a.resume {
+        Some(_) => {
+            let run = a.cfg.out.join("config.json");
+            if !run.exists() {
+                return Err(AppError::Missing {
+                    path: run,
+                    what: "the configuration of the run to resume (--out names a folder written by train)".into(),
+                });
+            }
+            let base = TrainConfig::file_value(&run)?;
+            let mut cfg = TrainConfig::merged(&a.cfg, &given, Some(base), file, Some(&run))?;
+            cfg.out = a.cfg.out.clone();
+            Ok(cfg)
+        }
+        None => TrainConfig::merged(&a.cfg, &given, file, None, None),
+    }
+}
+
+pub struct TrainJob {
+    pub cfg: TrainConfig,
+    pub resume: Option<usize>,
+    pub spread: Option<train_app::partitioned::Spread>,
+    pub memory_budget: Option<u64>,
+    pub dry_run: bool,
+    pub partition_cache: Option<std::path::PathBuf>,
+}
+
+/// Parses a byte size: a number with an optional unit (B, KB, MB, GB, KiB, MiB, GiB, TiB).
+pub fn parse_bytes(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = || AppError::Config(format!("--memory-budget: `{s}` is not a size like 20GiB or 512MB"));
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => (1u64 << 30) as f64,
+        "tib" => (1u64 << 40) as f64,
+        _ => return Err(bad()),
+    };
+    if !(v.is_finite() && v > 0.0) {
+        return Err(bad());
+    }
+    Ok((v * scale) as u64)
+}
+
+/// The device memory estimate of a run: the whole graph on one device, or the largest part
+/// (its rows and edges, plus the halo rows it receives for every convolution) of a spread run.
+fn estimate(
+    cfg: &TrainConfig,
+    host: &train_app::training::HostGraph,
+    parts: Option<&burn_sparse_gnn::partition::PartitionedGraph>,
+) -> Result<gnn_models::memory::MemoryEstimate> {
+    use gnn_models::memory::{estimate_training, GraphSize};
+    let model = cfg.model_config(host.d_in, host.data.num_classes())?;
+    // whether the graph upload will keep a hot-column split (the heuristic of `Graph::new`)
+    let hot = match host.opts.hot_cols {
+        burn_sparse_gnn::Choice::Forced(n) => n > 0,
+        burn_sparse_gnn::Choice::Auto => {
+            use burn_sparse_gnn::kernels::{csr::HotStats, heuristics};
+            let adj = host.data.adjacency().as_ref();
+            adj.nnz() >= heuristics::HOT_MIN_EDGES
+                && heuristics::hot_split_pays(&HotStats::new(&adj, heuristics::HOT_COLS))
+        }
+    };
+    match parts {
+        None => Ok(estimate_training(
+            &GraphSize { nodes: host.data.num_nodes(), edges: host.data.adjacency().nnz(), features: host.d_in, hot_split: hot },
+            &model,
+        )),
+        Some(pg) => {
+            let mut worst = gnn_models::memory::MemoryEstimate::default();
+            for p in &pg.parts {
+                let size = GraphSize { nodes: p.owned.len(), edges: p.adj.nnz(), features: host.d_in, hot_split: hot };
+                let mut e = estimate_training(&size, &model);
+                // the halo rows of every convolution's input state, kept for its backward pass
+                let halo = (p.halo.len() * cfg.hidden * 4 * cfg.layers) as u64;
+                e.saved_activations += halo;
+                e.total += halo;
+                if e.total > worst.total {
+                    worst = e;
+                }
+            }
+            Ok(worst)
+        }
+    }
+}
+
+impl Job for TrainJob {
+    type Output = ();
+    fn run<B: SparseGnnAutodiffBackend>(self, device: B::Device, backend: &str) -> Result<()> {
+        let data = datasets::load(&self.cfg.dataset, BuildOptions::default())?;
+        let stats = data.stats();
+        eprintln!(
+            "dataset {}: {} nodes, {} edges, {} features, {} classes",
+            stats.name, stats.nodes, stats.edges, stats.features, stats.classes
+        );
+        let host = train_app::training::prepare(&self.cfg, data)?;
+        let cache = self.partition_cache.clone().unwrap_or_else(|| match &self.spread {
+            Some(sp) => self.cfg.out.join(format!("partition-{}-{}.part", sp.parts, sp.method.as_str())),
+            None => self.cfg.out.join("partition.part"),
+        });
+        let pg = match &self.spread {
+            Some(spread) => {
+                spread.check()?;
+                if let Some(dir) = cache.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(|e| AppError::io(dir, e))?;
+                }
+                let (p, _) = train_app::partitioned::load_or_partition(host.data.adjacency(), spread, Some(&cache))?;
+                Some(
+                    burn_sparse_gnn::partition::PartitionedGraph::build(host.data.adjacency(), &p)
+                        .map_err(|e| AppError::Config(format!("partition: {e}")))?,
+                )
+            }
+            None => None,
+        };
+        let est = estimate(&self.cfg, &host, pg.as_ref())?;
+        let capacity = B::device_capacity(&device);
+        let (budget, budget_name) = match (self.memory_budget, capacity) {
+            (Some(b), _) => (Some(b), "--memory-budget".to_string()),
+            (None, Some((free, _))) => (Some(free), format!("the device's free memory ({backend})")),
+            (None, None) => (None, String::new()),
+        };
+        let per = if pg.is_some() { " per device (largest part)" } else { "" };
+        eprintln!(
+            "device memory estimate{per}: {est}{}",
+            budget.map(|b| format!("; {budget_name}: {:.2} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or_default()
+        );
+        if let Some(b) = budget.filter(|&b| est.total > b) {
+            let mut advice = Vec::new();
+            if self.cfg.precision.half().is_none() {
+                advice.push("--precision mixedf16 (half-precision activations)".to_string());
+            }
+            if self.cfg.hidden > 16 {
+                advice.push(format!("a smaller --hidden (now {})", self.cfg.hidden));
+            }
+            if self.cfg.layers > 1 {
+                advice.push(format!("fewer --layers (now {})", self.cfg.layers));
+            }
+            advice.push("more GPUs (--devices 0,1,...)".into());
+            return Err(AppError::WillNotFit {
+                what: format!("training {} {}x{} on {}", self.cfg.model.name(), self.cfg.layers, self.cfg.hidden, host.data.name),
+                estimate: est.to_string(),
+                need_bytes: est.total,
+                budget_bytes: b,
+                budget_name,
+                advice: format!("try {}", advice.join(", or ")),
+            });
+        }
+        if self.dry_run {
+            println!("{}", serde_json::to_string(&est).map_err(|e| AppError::Config(e.to_string()))?);
+            return Ok(());
+        }
+        if let Some(spread) = &self.spread {
+            if self.resume.is_some() {
+                return Err(AppError::Config("--resume is not available with --devices / --parts".into()));
+            }
+            let report = train_app::partitioned::train::<B>(&self.cfg, &host, spread, &cache, &device, backend)?;
+            let [tr, va, te] = report.final_accuracy;
+            println!(
+                "{} {} on {} ({backend}, {} parts on {} device(s)): {} epochs in {:.1} s; accuracy train {tr:.4} valid {va:.4} test {te:.4}",
+                self.cfg.model.name(),
+                self.cfg.nonlin,
+                host.data.name,
+                spread.parts,
+                spread.devices.len(),
+                report.epochs.len(),
+                report.train_seconds,
+            );
+            println!("results: {}", self.cfg.out.join("results.json").display());
+            return Ok(());
+        }
+        let report = train_app::training::train::<B>(&self.cfg, host, &device, backend, self.resume)?;
+        let a = &report.final_accuracy;
+        let last = report.epochs.last();
+        println!(
+            "{} {} on {} ({backend}, {}): {} epochs in {:.1} s{}{}; accuracy{} train {:.4} valid {:.4} test {:.4}",
+            report.config.model.name(),
+            report.config.nonlin,
+            report.dataset.name,
+            name_of(&report.config.precision),
+            report.epochs.len(),
+            report.train_seconds,
+            report.resumed_from.map(|e| format!(" (resumed after epoch {e})")).unwrap_or_default(),
+            last.and_then(|e| e.device_bytes_reserved)
+                .map(|b| format!(", device memory {:.2} GiB", b as f64 / (1u64 << 30) as f64))
+                .unwrap_or_default(),
+            match (report.config.select, report.selected_epoch) {
+                (ModelSelection::BestValid, Some(e)) => format!(" of epoch {e} (best valid)"),
+                _ => String::new(),
+            },
+            a.train,
+            a.valid,
+            a.test
+        );
+        println!("results: {}", report.config.out.join("results.json").display());
+        Ok(())
+    }
+}
+
+pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
+    let cfg = config(&a, matches)?;
+    let spread = match (&a.devices, a.parts) {
+        (None, None) => None,
+        (devices, parts) => {
+            let devices = devices.clone().unwrap_or_else(|| vec![0]);
+            Some(train_app::partitioned::Spread {
+                parts: parts.unwrap_or(devices.len()),
+                devices,
+                method: a.partition.parse().map_err(|e| AppError::Config(format!("--partition: {e}")))?,
+                draws: gnn_models::DropoutDraws::Global,
+            })
+        }
+    };
+    let memory_budget = a.memory_budget.as_deref().map(parse_bytes).transpose()?;
+    dispatch(
+        a.backend,
+        TrainJob {
+            cfg,
+            resume: a.resume,
+            spread,
+            memory_budget,
+            dry_run: a.dry_run,
+            partition_cache: a.partition_cache.clone(),
+        },
+    )
+}

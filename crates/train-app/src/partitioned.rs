@@ -1,0 +1,588 @@
+//! Full-graph training on a partitioned graph: P parts on one or more devices of the backend
+//! (several GPUs of a host through NCCL on CUDA; logical parts on one device elsewhere), the
+//! exact model of `gnn_models::distributed`. Used by `train --devices` / `--parts` and
+//! `bench-train --devices` / `--parts`.
+
+use crate::bench::{commit, Record};
+use crate::error::{AppError, Result};
+use crate::training::{HostGraph, TrainConfig, ADAM_EPSILON};
+use burn::optim::decay::WeightDecayConfig;
+use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::tensor::backend::Backend;
+use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
+use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, PartitionStats, PartitionedGraph};
+use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
+use burn::tensor::backend::Device as _;
+use gnn_models::distributed::{partitioned_loss, DistGraph, DropoutDraws};
+use gnn_models::{GnnModel, Hidden, Nonlinearity};
+use serde::Serialize;
+use std::path::Path;
+use std::time::Instant;
+
+/// How a run spreads over devices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spread {
+    /// Device indices of the backend (`[0, 1]`: the first two GPUs); parts go round-robin.
+    pub devices: Vec<usize>,
+    /// Number of parts (at least the number of devices).
+    pub parts: usize,
+    /// Partitioner.
+    pub method: PartitionMethod,
+    /// Dropout draws (global: exact; per part: no global draw).
+    pub draws: DropoutDraws,
+}
+
+impl Spread {
+    /// Checks the numbers: at least one device, parts >= devices, no repeated device.
+    pub fn check(&self) -> Result<()> {
+        if self.devices.is_empty() {
+            return Err(AppError::Config("--devices needs at least one device index".into()));
+        }
+        let mut d = self.devices.clone();
+        d.sort_unstable();
+        d.dedup();
+        if d.len() != self.devices.len() {
+            return Err(AppError::Config(format!("--devices lists a device twice: {:?}", self.devices)));
+        }
+        if self.parts < self.devices.len() {
+            return Err(AppError::Config(format!(
+                "--parts {} is fewer than the {} devices: every device needs a part",
+                self.parts,
+                self.devices.len()
+            )));
+        }
+        if self.devices.iter().any(|&i| i > u16::MAX as usize) {
+            return Err(AppError::Config(format!("--devices: index out of range in {:?}", self.devices)));
+        }
+        Ok(())
+    }
+}
+
+/// The backend's devices of the given indices (the same kind as `like`).
+pub fn devices_of<B: Backend>(like: &B::Device, indices: &[usize]) -> Vec<B::Device> {
+    indices
+        .iter()
+        .map(|&i| {
+            let mut id = like.to_id();
+            id.index_id = i as u16;
+            B::Device::from_id(id)
+        })
+        .collect()
+}
+
+/// What a partitioned run reports about its partition.
+#[derive(Clone, Debug, Serialize)]
+pub struct PartitionReport {
+    pub parts: usize,
+    pub devices: usize,
+    pub method: String,
+    pub dropout_draws: DropoutDraws,
+    pub stats: PartitionStats,
+    /// Bytes sent between parts per training epoch (forward halo rows and their gradients).
+    pub exchanged_bytes_per_epoch: u64,
+    /// Seconds to partition (or read the cached partition) and to build the parts.
+    pub partition_seconds: f64,
+    pub setup_seconds: f64,
+    /// Whether the partition came from the cache file.
+    pub cached: bool,
+}
+
+/// A partitioned graph on its devices with the node data split by part.
+pub struct PartitionedData<B: Backend> {
+    pub dg: DistGraph<B>,
+    pub xs: Vec<Tensor<B, 2>>,
+    pub labels: Vec<Tensor<B, 1, Int>>,
+    /// Per split (train, valid, test): per part the loss weights (`1 / |split|` on the split).
+    pub weights: [Vec<Tensor<B, 1>>; 3],
+    pub report: PartitionReport,
+}
+
+/// The partition of `adj` that `spread` asks for: read from `cache` when it holds one of this
+/// graph with the same parts and method, computed (and written to `cache`) otherwise. Returns
+/// whether it came from the cache.
+pub fn load_or_partition(adj: &burn_sparse_gnn::Csr, spread: &Spread, cache: Option<&Path>) -> Result<(burn_sparse_gnn::partition::Partition, bool)> {
+    let cached = cache.filter(|p| p.exists()).and_then(|p| match burn_sparse_gnn::partition::Partition::load(p, adj) {
+        Ok(part) if part.parts == spread.parts && part.method == spread.method => Some(part),
+        Ok(_) => None,
+        Err(e) => {
+            eprintln!("partition cache {} not used: {e}", p.display());
+            None
+        }
+    });
+    if let Some(p) = cached {
+        return Ok((p, true));
+    }
+    let opts = PartitionOptions { parts: spread.parts, method: spread.method, seed: 1 };
+    let p = partition(adj, &opts).map_err(|e| AppError::Config(format!("partition: {e}")))?;
+    if let Some(path) = cache {
+        p.save(adj, path).map_err(|e| AppError::Config(format!("partition cache: {e}")))?;
+    }
+    Ok((p, false))
+}
+
+/// Partitions `host`'s graph (or reads `cache` when it holds a partition of this graph with
+/// the same parts and method) and uploads the parts to `devices`.
+pub fn setup<B: SparseGnnBackend>(
+    host: &HostGraph,
+    spread: &Spread,
+    devices: &[B::Device],
+    cache: Option<&Path>,
+) -> Result<PartitionedData<B>> {
+    spread.check()?;
+    let adj = host.data.adjacency();
+    let n = host.data.num_nodes();
+    let start = Instant::now();
+    let (part, was_cached) = load_or_partition(adj, spread, cache)?;
+    let pg = PartitionedGraph::build(adj, &part).map_err(|e| AppError::Config(format!("partition: {e}")))?;
+    let partition_seconds = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let dg = DistGraph::<B>::new(adj, &pg, devices, host.opts).map_err(|e| AppError::Config(e.to_string()))?;
+    let leader = dg.leader().clone();
+    let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
+    let x = Tensor::<B, 2>::from_data(TensorData::new(host.x.clone(), [n, host.d_in]).convert_dtype(dtype), (&leader, dtype));
+    let labels: Vec<i64> = host.data.labels().iter().map(|&l| l.max(0)).collect();
+    let labels = Tensor::<B, 1, Int>::from_data(TensorData::new(labels, [n]), &leader);
+    let split = host.data.split().ok_or_else(|| AppError::Config("a split is needed to train".into()))?;
+    let weights = [&split.train, &split.valid, &split.test].map(|ids| {
+        let mut w = vec![0.0f32; n];
+        let share = 1.0 / ids.len().max(1) as f32;
+        for &i in ids {
+            w[i as usize] += share;
+        }
+        dg.scatter(Tensor::<B, 1>::from_data(TensorData::new(w, [n]).convert_dtype(dtype), (&leader, dtype)))
+    });
+    let report = PartitionReport {
+        parts: spread.parts,
+        devices: devices.len(),
+        method: format!("{:?}", spread.method).to_lowercase(),
+        dropout_draws: spread.draws,
+        stats: pg.stats(),
+        exchanged_bytes_per_epoch: 0,
+        partition_seconds,
+        setup_seconds: start.elapsed().as_secs_f64(),
+        cached: was_cached,
+    };
+    Ok(PartitionedData { xs: dg.scatter(x), labels: dg.scatter(labels), weights, dg, report })
+}
+
+/// Bytes one training epoch sends between parts: per convolution, the halo rows of the state
+/// it reads (f32 values; MaxK / max-pool states also their column ids) forward, and the
+/// gradient of the values backward.
+pub fn exchanged_bytes_per_epoch(cfg: &TrainConfig, model: &GnnModel<impl SparseGnnBackend>, d_in: usize, halo_rows: usize) -> u64 {
+    let mut total = 0u64;
+    for l in 0..model.num_layers() {
+        let (values, ids) = if model.reads_input(l) {
+            (d_in * 4, 0)
+        } else {
+            match model.nonlinearity() {
+                Nonlinearity::Relu => (cfg.hidden * 4, 0),
+                Nonlinearity::Maxk { k } => (k * 4, if cfg.hidden <= 256 { k.div_ceil(4) * 4 } else { k * 4 }),
+                Nonlinearity::Maxpool { .. } => (cfg.hidden * 4, 0),
+            }
+        };
+        total += (halo_rows * (2 * values + ids)) as u64;
+    }
+    total
+}
+
+/// One training step on the parts; returns the loss.
+pub fn train_step<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>>(
+    model: GnnModel<B>,
+    optim: &mut O,
+    data: &PartitionedData<B>,
+    lr: f64,
+) -> (GnnModel<B>, Tensor<B, 1>) {
+    let logits = model.forward_partitioned(&data.dg, data.xs.clone(), data.report.dropout_draws);
+    let loss = partitioned_loss(data.dg.leader(), &logits, &data.labels, &data.weights[0]);
+    let grads = GradientsParams::from_grads(loss.backward(), &model);
+    (optim.step(lr, model, grads), loss.detach())
+}
+
+/// Accuracy of `model` (no autodiff) on train, valid and test.
+pub fn accuracies<B: SparseGnnBackend>(model: &GnnModel<B>, data: &PartitionedData<B>, host: &HostGraph) -> [f64; 3] {
+    let logits = data.dg.gather(model.forward_partitioned(&data.dg, data.xs.clone(), DropoutDraws::Global));
+    let pred: Vec<i64> = logits.argmax(1).into_data().convert::<i64>().to_vec().unwrap_or_default();
+    let labels = host.data.labels();
+    let Some(split) = host.data.split() else { return [f64::NAN; 3] };
+    [&split.train, &split.valid, &split.test].map(|ids| {
+        let hit = ids.iter().filter(|&&i| pred.get(i as usize) == labels.get(i as usize)).count();
+        hit as f64 / ids.len().max(1) as f64
+    })
+}
+
+/// Synchronises every device of the run.
+pub fn sync_all<B: SparseGnnBackend>(dg: &DistGraph<B>) -> Result<()> {
+    for p in dg.parts() {
+        B::sync(&p.device).map_err(|e| AppError::Backend { backend: "device".into(), msg: e.to_string() })?;
+    }
+    Ok(())
+}
+
+/// Seconds of one halo exchange of a dense `[rows, width]` f32 state (no autodiff), the
+/// median of `runs`: the achieved exchange bandwidth is the halo bytes over this time.
+pub fn time_exchange<B: SparseGnnBackend>(dg: &DistGraph<B>, width: usize, runs: usize) -> Result<f64> {
+    let states: Vec<Hidden<B>> =
+        dg.parts().iter().map(|p| Hidden::Dense(Tensor::<B, 2>::ones([p.owned, width], &p.device))).collect();
+    let mut times = Vec::new();
+    for _ in 0..runs + 1 {
+        sync_all(dg)?;
+        let start = Instant::now();
+        let full = dg.exchange(&states);
+        sync_all(dg)?;
+        times.push(start.elapsed().as_secs_f64());
+        drop(full);
+    }
+    times.remove(0);
+    times.sort_by(|a, b| a.total_cmp(b));
+    Ok(times[times.len() / 2])
+}
+
+/// The loss as a float.
+pub fn scalar<B: Backend>(loss: Tensor<B, 1>) -> f64 {
+    loss.into_scalar().elem()
+}
+
+/// Adam as `train` configures it.
+pub fn adam(cfg: &TrainConfig) -> AdamConfig {
+    AdamConfig::new()
+        .with_epsilon(ADAM_EPSILON)
+        .with_weight_decay((cfg.weight_decay > 0.0).then(|| WeightDecayConfig::new(cfg.weight_decay as f32)))
+}
+
+/// Times training epochs of `tb.cfg` on a partitioned graph (`spread`): the same epoch as
+/// [`crate::trainbench::run`] with a halo exchange before every convolution. The record carries `devices` and
+/// `partition` (cut edges, halo rows, bytes exchanged per epoch, the achieved exchange rate).
+pub fn bench<B: SparseGnnAutodiffBackend>(
+    tb: &crate::trainbench::TrainBench,
+    host: &crate::training::HostGraph,
+    spread: &crate::partitioned::Spread,
+    cache: Option<&Path>,
+    device: &B::Device,
+    device_name: &str,
+) -> Result<Record> {
+    use crate::partitioned as part;
+    let cfg = &tb.cfg;
+    let devices = part::devices_of::<B>(device, &spread.devices);
+    let mut data = part::setup::<B>(host, spread, &devices, cache)?;
+    let leader = data.dg.leader().clone();
+    let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
+    B::seed(&leader, cfg.seed);
+    let mut model = model_cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
+    data.report.exchanged_bytes_per_epoch =
+        part::exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows());
+    let mut optim = part::adam(cfg).init();
+    let mut times = Vec::new();
+    let (mut peak, mut peak_in_use) = (0u64, 0u64);
+    let total = tb.warmup + tb.epochs;
+    for epoch in 0..total {
+        part::sync_all(&data.dg)?;
+        let start = Instant::now();
+        B::seed(&leader, cfg.seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64 + 1));
+        let (next, loss) = part::train_step(model, &mut optim, &data, cfg.lr);
+        model = next;
+        part::sync_all(&data.dg)?;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        let l = part::scalar(loss);
+        if !l.is_finite() {
+            return Err(AppError::Diverged(format!("loss {l} at epoch {epoch}{}", cfg.divergence_hint())));
+        }
+        if epoch == 0 {
+            for p in data.dg.parts() {
+                B::memory_cleanup(&p.device);
+            }
+        }
+        if epoch >= tb.warmup {
+            times.push(ms);
+        }
+        for p in data.dg.parts() {
+            if let Some((reserved, in_use)) = B::device_memory(&p.device) {
+                peak = peak.max(reserved);
+                peak_in_use = peak_in_use.max(in_use);
+            }
+        }
+    }
+    let exchange_s = part::time_exchange(&data.dg.inner(), cfg.hidden, 5)?;
+    let exchange_bytes = (data.dg.halo_rows() * cfg.hidden * 4) as f64;
+    times.sort_by(|a, b| a.total_cmp(b));
+    let q = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    let mut partition = serde_json::to_value(&data.report).unwrap_or_default();
+    if let Some(obj) = partition.as_object_mut() {
+        obj.insert("exchange_ms_dense_f32".into(), serde_json::json!(exchange_s * 1e3));
+        obj.insert("exchange_gbps_dense_f32".into(), serde_json::json!(exchange_bytes / exchange_s / 1e9));
+    }
+    let shape = crate::bench::Shape {
+        graph: None,
+        kernels: *data.dg.parts()[0].graph.kernel_config(),
+        spmm_tile_features: None,
+        hot_split: None,
+        pools: crate::bench::pools_name(),
+    };
+    Ok(Record {
+        op: "train_epoch".into(),
+        implementation: "ours".into(),
+        graph: host.data.name.clone(),
+        nodes: host.data.num_nodes(),
+        edges: host.data.adjacency().nnz(),
+        width: cfg.hidden,
+        k: None,
+        dtype: match cfg.precision {
+            gnn_models::Precision::F32 => "f32",
+            gnn_models::Precision::Tf32 => "tf32",
+            gnn_models::Precision::MixedF16 => "f16",
+            gnn_models::Precision::MixedBf16 => "bf16",
+        }
+        .into(),
+        model: Some(cfg.model.name().into()),
+        nonlin: Some(cfg.nonlin.replace(':', "")),
+        median_ms: q(0.5),
+        runs: times.len(),
+        peak_bytes: (peak > 0).then_some(peak),
+        commit: commit(),
+        device: device_name.into(),
+        variant: Some(format!("{} layers, {} parts", cfg.layers, spread.parts)),
+        min_ms: q(0.0),
+        p90_ms: q(0.9),
+        bytes: None,
+        gbps: None,
+        check_error: None,
+        kept_fraction: None,
+        tuning: crate::bench::tuning_string(&shape),
+        peak_in_use_bytes: (peak_in_use > 0).then_some(peak_in_use),
+        hot_stats: None,
+        shape: Some(shape),
+        devices: Some(spread.devices.len()),
+        partition: Some(partition),
+        estimate: None,
+    })
+}
+
+/// Normwise differences between a model on the whole graph (first device) and the same
+/// model on `parts` parts spread over `devices`: loss, logits and all parameter gradients,
+/// for each convolution, MaxK and mixed precision: `(what, difference)`. On one device the
+/// parts share it (the exchange is a copy); on several, the exchange crosses devices.
+pub fn equality_checks<B: SparseGnnAutodiffBackend>(devices: &[B::Device], parts: usize) -> Result<Vec<(String, f64)>> {
+    use burn::module::{Module, ModuleVisitor, Param};
+    use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
+    use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+    use gnn_models::{ConvKind, GnnModelConfig, Precision};
+
+    struct Grads<'a, B: burn::tensor::backend::AutodiffBackend> {
+        grads: &'a B::Gradients,
+        out: Vec<f64>,
+    }
+    impl<B: burn::tensor::backend::AutodiffBackend> ModuleVisitor<B> for Grads<'_, B> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            if let Some(g) = param.val().grad(self.grads) {
+                self.out.extend(g.into_data().convert::<f64>().to_vec::<f64>().unwrap_or_default());
+            }
+        }
+    }
+    struct Touch;
+    impl<B: burn::tensor::backend::Backend> ModuleVisitor<B> for Touch {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            let _ = param.val();
+        }
+    }
+    fn normwise(a: &[f64], b: &[f64]) -> f64 {
+        if a.len() != b.len() {
+            return f64::INFINITY;
+        }
+        let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+        let den: f64 = b.iter().map(|y| y * y).sum();
+        (num / den.max(1e-30)).sqrt()
+    }
+
+    let leader = devices.first().ok_or_else(|| AppError::Config("no device".into()))?.clone();
+    let (n, d_in, classes) = (3_001usize, 24usize, 5usize);
+    let r = random_csr(&RandomGraphSpec {
+        n_rows: n,
+        n_cols: n,
+        avg_degree: 8,
+        hub_degree: 1_500,
+        empty_fraction: 0.05,
+        self_loops: true,
+        duplicates: false,
+        seed: 3,
+    });
+    let (mut src, mut dst) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        for &j in &r.col_idx()[r.row_ptr()[i]..r.row_ptr()[i + 1]] {
+            src.push(j as i64);
+            dst.push(i as i64);
+        }
+    }
+    let adj = Csr::from_edges(n, &src, &dst, None, BuildOptions::undirected())
+        .map_err(|e| AppError::Config(format!("equality graph: {e}")))?;
+    let part = partition(&adj, &PartitionOptions { parts, method: PartitionMethod::Metis, seed: 1 })
+        .or_else(|_| partition(&adj, &PartitionOptions { parts, method: PartitionMethod::Greedy, seed: 1 }))
+        .map_err(|e| AppError::Config(format!("partition: {e}")))?;
+    let pg = PartitionedGraph::build(&adj, &part).map_err(|e| AppError::Config(format!("partition: {e}")))?;
+    let dg = DistGraph::<B>::new(&adj, &pg, devices, GraphOptions::default()).map_err(|e| AppError::Config(e.to_string()))?;
+    let g = Graph::<B>::new(&adj, &leader, GraphOptions::default());
+    let xv: Vec<f32> = random_values(n * d_in, 5).into_iter().map(|v| v as f32).collect();
+    let x = Tensor::<B, 2>::from_data(TensorData::new(xv, [n, d_in]), &leader);
+    let y: Vec<i64> = (0..n).map(|i| ((i * 13 + i / 7) % classes) as i64).collect();
+    let y = Tensor::<B, 1, Int>::from_data(TensorData::new(y, [n]), &leader);
+    let train = n.div_ceil(2);
+    let w: Vec<f32> = (0..n).map(|i| if i % 2 == 0 { 1.0 / train as f32 } else { 0.0 }).collect();
+    let w = Tensor::<B, 1>::from_data(TensorData::new(w, [n]), &leader);
+    let half_ok = B::supports_dtype(&leader, burn::tensor::DType::F16);
+    let base = |conv| GnnModelConfig::new(conv, d_in, 32, classes).with_layers(3).with_dropout(0.3);
+    let mut models = vec![
+        ("sage relu", base(ConvKind::Sage)),
+        ("sage maxk:8", base(ConvKind::Sage).with_nonlin(Nonlinearity::Maxk { k: 8 })),
+        ("gcn classic", base(ConvKind::Gcn).with_linear_io(false).with_input_dropout(0.2)),
+        ("gin", base(ConvKind::Gin)),
+        ("gat 4 heads", base(ConvKind::Gat).with_gat_heads(4)),
+    ];
+    if half_ok {
+        models.push(("sage relu, mixed f16", base(ConvKind::Sage).with_precision(Precision::MixedF16)));
+        models.push((
+            "sage maxk:8, mixed f16",
+            base(ConvKind::Sage).with_nonlin(Nonlinearity::Maxk { k: 8 }).with_precision(Precision::MixedF16),
+        ));
+    }
+    let (xs, ys, ws) = (dg.scatter(x.clone()), dg.scatter(y.clone()), dg.scatter(w.clone()));
+    let mut out = Vec::new();
+    for (name, cfg) in models {
+        B::seed(&leader, 17);
+        let model = cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
+        // parameters initialise lazily: draw them before the dropout draws of both passes
+        model.visit(&mut Touch);
+        // whole graph
+        B::seed(&leader, 23);
+        let logits = model.forward(&g, x.clone());
+        let logp = burn::tensor::activation::log_softmax(logits.clone(), 1);
+        let loss = (logp.gather(1, y.clone().unsqueeze_dim::<2>(1)).squeeze_dim::<1>(1) * w.clone()).sum().neg();
+        let grads = loss.backward();
+        let mut gw = Grads::<B> { grads: &grads, out: Vec::new() };
+        model.visit(&mut gw);
+        let want_logits: Vec<f64> = logits.into_data().convert::<f64>().to_vec().unwrap_or_default();
+        let want_loss = scalar(loss);
+        // parts
+        B::seed(&leader, 23);
+        let plogits = model.forward_partitioned(&dg, xs.clone(), DropoutDraws::Global);
+        let ploss = partitioned_loss(dg.leader(), &plogits, &ys, &ws);
+        let pgrads = ploss.backward();
+        let mut gp = Grads::<B> { grads: &pgrads, out: Vec::new() };
+        model.visit(&mut gp);
+        let got_logits: Vec<f64> = dg.gather(plogits).into_data().convert::<f64>().to_vec().unwrap_or_default();
+        let got_loss = scalar(ploss);
+        out.push((format!("{name}: loss"), (got_loss - want_loss).abs() / want_loss.abs().max(1e-12)));
+        out.push((format!("{name}: logits"), normwise(&got_logits, &want_logits)));
+        out.push((format!("{name}: gradients"), normwise(&gp.out, &gw.out)));
+    }
+    Ok(out)
+}
+
+/// What `train --devices` / `--parts` writes to `results.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct PartitionedReport {
+    pub config: TrainConfig,
+    pub backend: String,
+    pub commit: String,
+    pub partition: PartitionReport,
+    /// Per epoch: loss, accuracies (train, valid, test) and seconds.
+    pub epochs: Vec<PartitionedEpoch>,
+    pub train_seconds: f64,
+    /// Accuracy of the last epoch's model.
+    pub final_accuracy: [f64; 3],
+}
+
+/// One epoch of a partitioned run.
+#[derive(Clone, Debug, Serialize)]
+pub struct PartitionedEpoch {
+    pub epoch: usize,
+    pub loss: f64,
+    pub train: f64,
+    pub valid: f64,
+    pub test: f64,
+    pub seconds: f64,
+}
+
+/// Trains `cfg` on the partitioned graph (`spread`), evaluating every epoch, with a progress
+/// bar that shows the exchange; writes `results.json` into `cfg.out` (atomically). The
+/// partition is read from or written to `cache`.
+pub fn train<B: SparseGnnAutodiffBackend>(
+    cfg: &TrainConfig,
+    host: &HostGraph,
+    spread: &Spread,
+    cache: &Path,
+    device: &B::Device,
+    backend: &str,
+) -> Result<PartitionedReport> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    std::fs::create_dir_all(&cfg.out).map_err(|e| AppError::io(&cfg.out, e))?;
+    let devices = devices_of::<B>(device, &spread.devices);
+    let mut data = setup::<B>(host, spread, &devices, Some(cache))?;
+    let leader = data.dg.leader().clone();
+    let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
+    B::seed(&leader, cfg.seed);
+    let mut model = model_cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
+    data.report.exchanged_bytes_per_epoch = exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows());
+    let st = &data.report.stats;
+    eprintln!(
+        "partition: {} parts ({}) on {} device(s): cut edges {} ({:.1} %), halo rows {}, {:.1} MB exchanged per epoch{}",
+        st.parts,
+        spread.method.as_str(),
+        devices.len(),
+        st.cut_edges,
+        100.0 * st.cut_fraction,
+        st.halo_total,
+        data.report.exchanged_bytes_per_epoch as f64 / 1e6,
+        if data.report.cached { " (cached partition)" } else { "" }
+    );
+    let mut optim = adam(cfg).init();
+    let bar = ProgressBar::new(cfg.epochs as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let exchanged_mb = data.report.exchanged_bytes_per_epoch as f64 / 1e6;
+    let mut epochs = Vec::new();
+    let start = Instant::now();
+    for epoch in 1..=cfg.epochs {
+        let t = Instant::now();
+        B::seed(&leader, cfg.seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64));
+        let (next, loss) = train_step(model, &mut optim, &data, cfg.lr);
+        model = next;
+        let loss = scalar(loss);
+        if !loss.is_finite() {
+            bar.abandon();
+            return Err(AppError::Diverged(format!("loss {loss} at epoch {epoch}{}", cfg.divergence_hint())));
+        }
+        let [train, valid, test] = accuracies(&burn::module::AutodiffModule::valid(&model), &inner(&data), host);
+        let seconds = t.elapsed().as_secs_f64();
+        bar.set_message(format!(
+            "loss {loss:.4} valid {valid:.4} ({:.0} ms, {exchanged_mb:.1} MB exchanged)",
+            seconds * 1e3
+        ));
+        bar.inc(1);
+        epochs.push(PartitionedEpoch { epoch, loss, train, valid, test, seconds });
+    }
+    bar.finish();
+    let train_seconds = start.elapsed().as_secs_f64();
+    let final_accuracy = epochs.last().map(|e| [e.train, e.valid, e.test]).unwrap_or([f64::NAN; 3]);
+    let report = PartitionedReport {
+        config: cfg.clone(),
+        backend: backend.to_string(),
+        commit: commit(),
+        partition: data.report.clone(),
+        epochs,
+        train_seconds,
+        final_accuracy,
+    };
+    let text = serde_json::to_string_pretty(&report).map_err(|e| AppError::Config(e.to_string()))?;
+    crate::fsutil::write_atomic(&cfg.out.join("results.json"), text.as_bytes())?;
+    Ok(report)
+}
+
+/// The node data of `data` without autodiff (evaluation).
+fn inner<B: SparseGnnAutodiffBackend>(data: &PartitionedData<B>) -> PartitionedData<B::InnerBackend> {
+    PartitionedData {
+        dg: data.dg.inner(),
+        xs: data.xs.iter().map(|t| t.clone().inner()).collect(),
+        labels: data.labels.iter().map(|t| t.clone().inner()).collect(),
+        weights: [0, 1, 2].map(|s| data.weights[s].iter().map(|t| t.clone().inner()).collect()),
+        report: data.report.clone(),
+    }
+}

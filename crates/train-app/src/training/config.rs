@@ -1,0 +1,566 @@
+//! The training options: one struct that is at once the `train` command's flags (clap), the
+//! keys of a `--config` TOML / JSON file and the run's `config.json` (serde), with one default
+//! per option.
+
+use crate::error::{AppError, Result};
+use burn::prelude::Backend;
+use crate::gen::per_class_split;
+use burn_sparse_gnn::{Choice, GraphData, GraphOptions, KernelPolicy, SspmmStrategy};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use gnn_models::{ConvKind, GcnNorm, GnnModelConfig, Nonlinearity, NormKind, Precision, SageAggr};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A clap parser accepting exactly `names` (listed in errors and help) and deserialising the
+/// chosen name with serde, for the option types of `gnn-models`.
+fn named<T>(names: &'static [&'static str]) -> impl TypedValueParser<Value = T>
+where
+    T: serde::de::DeserializeOwned + Clone + Send + Sync + 'static,
+{
+    PossibleValuesParser::new(names).try_map(|s| serde_json::from_value::<T>(serde_json::Value::String(s)))
+}
+
+/// The user-facing name of a value of a `gnn-models` option type (its serde name).
+pub fn name_of<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => "?".into(),
+    }
+}
+
+/// Which epoch's model a run ends with.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelSelection {
+    /// The model after the last epoch.
+    #[default]
+    Last,
+    /// The model of the epoch with the highest validation accuracy (the earliest on ties), as
+    /// the usual Planetoid protocol reports; checkpoints of that epoch are written even with
+    /// `checkpoints: false` and removed after the run in that case.
+    BestValid,
+}
+
+/// How the convolutions are stacked.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Architecture {
+    /// Kipf & Welling / PyG's examples: convolutions `d_in -> hidden -> ... -> classes`.
+    #[default]
+    Classic,
+    /// MaxK-GNN's: `lin_in -> [nonlinearity -> dropout -> conv] x layers -> lin_out`, every
+    /// convolution hidden-to-hidden.
+    LinearIo,
+}
+
+/// Everything a training run is configured by. Each field is a `train` flag of the same name
+/// (`--weight-decay` for `weight_decay`) and a key of `--config` files and `config.json`.
+/// The defaults are Kipf & Welling's two-layer GCN on Planetoid (PyG's `gcn.py` example).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, clap::Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainConfig {
+    /// Dataset: a path (npy folder, .npz, OGB or GraphSAINT folder, edge-list folder; see
+    /// docs/DATASETS.md) or `sbm` (the built-in stochastic block model).
+    #[arg(long, default_value = "sbm")]
+    pub dataset: String,
+    /// Split to apply: `per-class:TRAIN,VALID` (nodes per class), `random:TRAIN,VALID`
+    /// (fractions; the rest is the test split) or `mask:K` (the K-th of a file's splits).
+    /// [default: the dataset's own split, else per-class:20,30]
+    #[arg(long)]
+    pub split: Option<String>,
+    /// Convolution.
+    #[arg(long, value_parser = named::<ConvKind>(&["gcn", "sage", "gin", "gat"]), default_value = "gcn")]
+    #[serde(alias = "conv")]
+    pub model: ConvKind,
+    /// How the convolutions are stacked.
+    #[arg(long, value_enum, default_value_t = Architecture::Classic)]
+    pub architecture: Architecture,
+    /// Hidden width.
+    #[arg(long, default_value_t = 16)]
+    pub hidden: usize,
+    /// Convolution layers.
+    #[arg(long, default_value_t = 2)]
+    pub layers: usize,
+    /// Nonlinearity between layers: `relu`, `maxk:K` (the K largest of each row) or
+    /// `maxpool:WINDOWS[xCHANNELS][:2d]` (k-max pooling).
+    #[arg(long, default_value = "relu")]
+    pub nonlin: String,
+    /// Dropout before each hidden convolution.
+    #[arg(long, default_value_t = 0.5)]
+    pub dropout: f64,
+    /// Dropout on the input features.
+    #[arg(long, default_value_t = 0.5)]
+    pub input_dropout: f64,
+    /// Normalisation after each hidden convolution.
+    #[arg(long, value_parser = named::<NormKind>(&["none", "layernorm"]), default_value = "none")]
+    pub norm: NormKind,
+    /// Storage precision of the sparse aggregations (mixed precision needs CUDA or wgpu; bf16 CUDA).
+    #[arg(long, value_parser = named::<Precision>(&["f32", "tf32", "mixedf16", "mixedbf16"]), default_value = "f32")]
+    pub precision: Precision,
+    /// GCN normalisation of the adjacency.
+    #[arg(long, value_parser = named::<GcnNorm>(&["symmetric", "left", "right", "none"]), default_value = "symmetric")]
+    pub gcn_norm: GcnNorm,
+    /// GraphSAGE neighbour aggregation.
+    #[arg(long, value_parser = named::<SageAggr>(&["mean", "sum", "maxpool"]), default_value = "mean")]
+    pub sage_aggr: SageAggr,
+    /// GAT attention heads (they split the hidden width).
+    #[arg(long, default_value_t = 4)]
+    #[serde(alias = "gat_heads")]
+    pub heads: usize,
+    /// GAT attention dropout.
+    #[arg(long, default_value_t = 0.0)]
+    #[serde(alias = "gat_attention_dropout")]
+    pub attention_dropout: f64,
+    /// GIN's half-safe aggregation `(1 + eps) x + LAMBDA * mean` instead of the sum (HalfGNN:
+    /// the sum of a high-degree row overflows f16), e.g. 0.1. [default: none, the sum]
+    #[arg(long)]
+    #[serde(alias = "gin_half_safe_lambda")]
+    pub gin_lambda: Option<f64>,
+    /// Divide every feature row by its sum clamped to >= 1 (PyG's `NormalizeFeatures`).
+    #[arg(long, num_args = 0..=1, default_value_t = true, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub normalize_features: bool,
+    /// Training epochs.
+    #[arg(long, default_value_t = 200)]
+    pub epochs: usize,
+    /// Adam's learning rate.
+    #[arg(long, default_value_t = 0.01)]
+    pub lr: f64,
+    /// L2 weight decay (added to the gradients, as PyTorch's Adam does).
+    #[arg(long, default_value_t = 5e-4)]
+    pub weight_decay: f64,
+    /// Stop when the validation loss has not improved for this many epochs. [default: none]
+    #[arg(long)]
+    pub patience: Option<usize>,
+    /// Seed of the initialisation, the dropout draws and generated splits.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Add self-loops to the graph (GAT always gets them).
+    #[arg(long, num_args = 0..=1, default_value_t = false, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub self_loops: bool,
+    /// Symmetrise the graph.
+    #[arg(long, num_args = 0..=1, default_value_t = false, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub symmetrize: bool,
+    /// Edge-group width of the SpMM-family kernels. [default: chosen from the graph's average degree]
+    #[arg(long)]
+    pub group_width: Option<usize>,
+    /// Edge-group width of the CBSR kernels (MaxK / max-pooling aggregation).
+    #[arg(long, default_value_t = 256)]
+    pub cbsr_group_width: usize,
+    /// Non-deterministic atomic CBSR kernels (faster MaxK backward).
+    #[arg(long, num_args = 0..=1, default_value_t = false, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub atomic: bool,
+    /// Run folder: config.json, checkpoints, model.mpk, model.safetensors, results.json, curves.png.
+    #[arg(long, default_value = "artifacts/train")]
+    #[serde(alias = "artifact_dir")]
+    pub out: PathBuf,
+    /// Write a checkpoint every epoch (needed for `--resume`).
+    #[arg(long, num_args = 0..=1, default_value_t = true, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub checkpoints: bool,
+    /// Print one line every this many epochs (plain log; 0: none).
+    #[arg(long, default_value_t = 1)]
+    pub log_every: usize,
+    /// Which model the run keeps, saves and reports: the last epoch's, or the one of the epoch
+    /// with the highest validation accuracy.
+    #[arg(long, value_enum, default_value_t = ModelSelection::Last)]
+    pub select: ModelSelection,
+}
+
+/// The flags of [`TrainConfig`] alone (its defaults come from here).
+#[derive(clap::Parser)]
+#[command(no_binary_name = true)]
+struct Defaults {
+    #[command(flatten)]
+    cfg: TrainConfig,
+}
+
+impl Default for TrainConfig {
+    /// The flags' defaults.
+    fn default() -> Self {
+        use clap::Parser;
+        match Defaults::try_parse_from(std::iter::empty::<String>()) {
+            Ok(d) => d.cfg,
+            // the defaults are constants of this file; a unit test parses them
+            Err(e) => unreachable!("the default training flags do not parse: {e}"),
+        }
+    }
+}
+
+/// The config keys, in declaration order (the clap ids of the flags).
+pub fn config_keys() -> Vec<String> {
+    use clap::Args;
+    TrainConfig::augment_args(clap::Command::new("train")).get_arguments().map(|a| a.get_id().to_string()).collect()
+}
+
+/// Parses `relu`, `maxk:K`, `maxpool:W`, `maxpool:WxC`, `maxpool:WxC:2d`.
+pub fn parse_nonlin(s: &str) -> Result<Nonlinearity> {
+    let bad = || AppError::Config(format!("--nonlin `{s}`: expected relu, maxk:K or maxpool:W[xC][:2d]"));
+    let mut parts = s.split(':');
+    match parts.next() {
+        Some("relu") if parts.next().is_none() => Ok(Nonlinearity::Relu),
+        Some("maxk") => {
+            let k = parts.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
+            if parts.next().is_some() {
+                return Err(bad());
+            }
+            Ok(Nonlinearity::Maxk { k })
+        }
+        Some("maxpool") => {
+            let wc = parts.next().ok_or_else(bad)?;
+            let (w, c) = match wc.split_once('x') {
+                Some((w, c)) => (w.parse().map_err(|_| bad())?, c.parse().map_err(|_| bad())?),
+                None => (wc.parse().map_err(|_| bad())?, 1),
+            };
+            let two_d = match parts.next() {
+                None => false,
+                Some("2d") => true,
+                Some(_) => return Err(bad()),
+            };
+            Ok(Nonlinearity::Maxpool { windows: w, channels: c, two_d })
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// Most convolution layers a run may stack.
+pub const MAX_LAYERS: usize = 64;
+
+/// Widest hidden layer a run may ask for.
+pub const MAX_HIDDEN: usize = 1 << 16;
+
+/// A JSON value as a user reads it (`none` for null, strings unquoted).
+fn shown(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "none".into(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl TrainConfig {
+    /// Reads a TOML or JSON config file (by extension). Files of older runs are read too:
+    /// `conv`, `gat_heads`, `gat_attention_dropout`, `gin_half_safe_lambda`, `artifact_dir` and
+    /// `linear_io` (as `architecture`) are accepted.
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let value = Self::file_value(path)?;
+        serde_json::from_value(value).map_err(|e| AppError::Format { path: path.into(), msg: e.to_string() })
+    }
+
+    /// A config file's keys and values, older keys translated.
+    pub fn file_value(path: &Path) -> Result<serde_json::Value> {
+        let mut text = String::new();
+        // a regular file of at most 1 MiB (a FIFO or a huge file is refused, not read forever)
+        let file = crate::npyio::open_regular(path, "a TOML or JSON config file")?;
+        std::io::Read::read_to_string(&mut std::io::Read::take(file, 1 << 20), &mut text)
+            .map_err(|e| AppError::io(path, e))?;
+        let fmt = |msg: String| AppError::Format { path: path.into(), msg };
+        let mut value: serde_json::Value = match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => serde_json::from_str(&text).map_err(|e| fmt(e.to_string()))?,
+            Some("toml") => toml::from_str(&text).map_err(|e| fmt(e.to_string()))?,
+            _ => return Err(fmt("config files must end in .toml or .json".into())),
+        };
+        let map = value.as_object_mut().ok_or_else(|| fmt("expected a table of options".into()))?;
+        if let Some(v) = map.remove("linear_io") {
+            let arch = if v.as_bool() == Some(true) { "linear-io" } else { "classic" };
+            map.insert("architecture".into(), arch.into());
+        }
+        for (old, new) in [
+            ("conv", "model"),
+            ("gat_heads", "heads"),
+            ("gat_attention_dropout", "attention_dropout"),
+            ("gin_half_safe_lambda", "gin_lambda"),
+            ("artifact_dir", "out"),
+        ] {
+            if let Some(v) = map.remove(old) {
+                map.insert(new.into(), v);
+            }
+        }
+        Ok(value)
+    }
+
+    /// The configuration of a `train` command: the defaults, or `base` (a `--config` file's or
+    /// the resumed run's keys), with the flags given on the command line (`given`, config keys)
+    /// taken from `flags`.
+    ///
+    /// When resuming (`resumed_from` is the run's config.json), a flag or file key that
+    /// contradicts the run is an error naming the flag and both values; `--epochs` may grow,
+    /// `--out` and `--log-every` may differ.
+    pub fn merged(
+        flags: &TrainConfig,
+        given: &[String],
+        base: Option<serde_json::Value>,
+        file_keys: Option<serde_json::Value>,
+        resumed_from: Option<&Path>,
+    ) -> Result<TrainConfig> {
+        // flag values are checked first: NaN has no JSON form, and a bad value is the clearer error
+        flags.check()?;
+        let flags_v = serde_json::to_value(flags).map_err(|e| AppError::Config(e.to_string()))?;
+        let mut out = match base {
+            Some(b) => b,
+            None => serde_json::to_value(TrainConfig::default()).map_err(|e| AppError::Config(e.to_string()))?,
+        };
+        // check the base parses before comparing keys
+        let base_cfg: TrainConfig = serde_json::from_value(out.clone()).map_err(|e| match resumed_from {
+            Some(p) => AppError::Format { path: p.into(), msg: e.to_string() },
+            None => AppError::Config(e.to_string()),
+        })?;
+        let mut base_full = serde_json::to_value(&base_cfg).map_err(|e| AppError::Config(e.to_string()))?;
+        let mut overrides: Vec<(String, serde_json::Value, String)> = Vec::new();
+        if let Some(serde_json::Value::Object(m)) = file_keys {
+            for (k, v) in m {
+                overrides.push((k.clone(), v, format!("`{k}` of the config file")));
+            }
+        }
+        for k in given {
+            if let Some(v) = flags_v.get(k) {
+                overrides.push((k.clone(), v.clone(), format!("--{}", k.replace('_', "-"))));
+            }
+        }
+        let map = base_full.as_object_mut().ok_or_else(|| AppError::Config("config is not a table".into()))?;
+        for (k, v, what) in overrides {
+            if let Some(run) = resumed_from {
+                let old = map.get(&k).cloned().unwrap_or(serde_json::Value::Null);
+                let differs = old != v;
+                let allowed = match k.as_str() {
+                    "out" | "log_every" => true,
+                    "epochs" => v.as_u64() >= old.as_u64(),
+                    _ => !differs,
+                };
+                if differs && !allowed {
+                    let extra = if k == "epochs" { " (a resumed run may only train for more epochs)" } else { "" };
+                    return Err(AppError::Config(format!(
+                        "{what} {} contradicts the resumed run's {k} = {} in {}{extra}; leave it out to keep the run's value",
+                        shown(&v),
+                        shown(&old),
+                        run.display()
+                    )));
+                }
+            }
+            map.insert(k, v);
+        }
+        out = base_full;
+        let cfg: TrainConfig = serde_json::from_value(out).map_err(|e| AppError::Config(e.to_string()))?;
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    /// Whether the configuration asks for MaxK-GNN's `lin_in` / `lin_out` architecture.
+    pub fn linear_io(&self) -> bool {
+        self.architecture == Architecture::LinearIo
+    }
+
+    /// The model configuration for a dataset of `d_in` features and `classes` classes.
+    pub fn model_config(&self, d_in: usize, classes: usize) -> Result<GnnModelConfig> {
+        let cfg = GnnModelConfig::new(self.model, d_in, self.hidden, classes)
+            .with_layers(self.layers)
+            .with_nonlin(parse_nonlin(&self.nonlin)?)
+            .with_dropout(self.dropout)
+            .with_norm(self.norm)
+            .with_precision(self.precision)
+            .with_gcn_norm(self.gcn_norm)
+            .with_sage_aggr(self.sage_aggr)
+            .with_gat_heads(self.heads)
+            .with_gat_attention_dropout(self.attention_dropout)
+            .with_gin_half_safe_lambda(self.gin_lambda)
+            .with_linear_io(self.linear_io())
+            .with_input_dropout(self.input_dropout);
+        cfg.check().map_err(|e| AppError::Config(e.to_string()))?;
+        Ok(cfg)
+    }
+
+    /// A hint appended to a divergence error where the configuration explains it: GIN's sum
+    /// aggregation in f16 overflows past 65,504 on deep or dense graphs (HalfGNN).
+    pub fn divergence_hint(&self) -> String {
+        if self.model == ConvKind::Gin && self.gin_lambda.is_none() && self.precision == Precision::MixedF16 {
+            "; GIN's sum aggregation can overflow f16: use the half-safe aggregation (--gin-lambda 0.1), \
+             mixed bf16 or f32"
+                .into()
+        } else {
+            String::new()
+        }
+    }
+
+    /// Checks the values that do not depend on the dataset.
+    pub fn check(&self) -> Result<()> {
+        let bad = |m: String| Err(AppError::Config(m));
+        if self.epochs == 0 {
+            return bad("--epochs must be >= 1".into());
+        }
+        if !(self.lr > 0.0 && self.lr.is_finite()) {
+            return bad(format!("--lr must be a positive number, got {}", self.lr));
+        }
+        if !(self.weight_decay >= 0.0 && self.weight_decay.is_finite()) {
+            return bad(format!("--weight-decay must be a number >= 0, got {}", self.weight_decay));
+        }
+        for (flag, p) in
+            [("--dropout", self.dropout), ("--input-dropout", self.input_dropout), ("--attention-dropout", self.attention_dropout)]
+        {
+            if !(0.0..1.0).contains(&p) {
+                return bad(format!("{flag} must be in [0, 1), got {p}"));
+            }
+        }
+        if let Some(l) = self.gin_lambda {
+            if !(l.is_finite() && l > 0.0) {
+                return bad(format!("--gin-lambda must be a positive number, got {l}"));
+            }
+        }
+        if self.layers == 0 || self.layers > MAX_LAYERS {
+            return bad(format!("--layers must be in 1..={MAX_LAYERS}, got {}", self.layers));
+        }
+        if self.hidden == 0 || self.hidden > MAX_HIDDEN {
+            return bad(format!("--hidden must be in 1..={MAX_HIDDEN}, got {}", self.hidden));
+        }
+        if self.group_width == Some(0) {
+            return bad("--group-width must be >= 1".into());
+        }
+        if self.cbsr_group_width == 0 {
+            return bad("--cbsr-group-width must be >= 1".into());
+        }
+        parse_nonlin(&self.nonlin).map(|_| ())
+    }
+
+    /// Refuses a model whose parameters and activations cannot fit in the host's memory
+    /// (`--hidden 100000000`), before anything is allocated. Counts the dense activations the
+    /// forward and backward passes keep (about six `[nodes, hidden]` tensors per layer) and the
+    /// parameters with their gradients and Adam's two moments.
+    pub fn check_size(&self, nodes: usize, d_in: usize, classes: usize) -> Result<()> {
+        let h = self.hidden as u64;
+        let layers = self.layers as u64;
+        // hidden-to-hidden convolutions, two linear maps each at most (SAGE, GIN)
+        let square = if self.linear_io() { layers } else { layers.saturating_sub(2) };
+        let params = (d_in as u64 + classes as u64)
+            .saturating_mul(h)
+            .saturating_add(square.saturating_mul(2).saturating_mul(h).saturating_mul(h));
+        let activations = (nodes as u64).saturating_mul(h).saturating_mul(6).saturating_mul(layers);
+        let need = params.saturating_mul(4).saturating_add(activations).saturating_mul(4);
+        crate::memory::check_fits(need, || {
+            format!(
+                "a {}-layer {} of hidden width {} on {nodes} nodes ({d_in} features, {classes} classes)",
+                self.layers,
+                self.model.name(),
+                self.hidden
+            )
+        })
+    }
+
+    /// Checks that the device stores the precision's half type (the CPU backend has no f16 /
+    /// bf16; lavapipe has no bf16).
+    pub fn check_device<B: Backend>(&self, device: &B::Device, backend: &str) -> Result<()> {
+        match self.precision.half() {
+            Some(h) if !B::supports_dtype(device, h.into()) => {
+                let half = if name_of(&self.precision).contains("bf16") { "bf16" } else { "f16" };
+                Err(AppError::Config(format!(
+                    "--precision {} needs {half} storage, which the {backend} backend does not support; \
+                     use --precision f32 or another backend (cuda supports f16 and bf16, wgpu f16)",
+                    name_of(&self.precision)
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The graph options of the run.
+    pub fn graph_options(&self) -> GraphOptions {
+        let policy = if self.atomic {
+            KernelPolicy { sspmm: SspmmStrategy::OuterAtomic, spgemm_atomic: false }
+        } else {
+            KernelPolicy::default()
+        };
+        let defaults = GraphOptions::default();
+        GraphOptions {
+            group_width: self.group_width.map_or(Choice::Auto, Choice::Forced),
+            cbsr_group_width: self.cbsr_group_width,
+            policy,
+            // the hot-column split serves only f32 aggregation; in mixed precision the SpMM runs
+            // on half tensors and the split would only hold memory
+            hot_cols: if self.precision.half().is_some() { Choice::Forced(0) } else { defaults.hot_cols },
+            ..defaults
+        }
+    }
+}
+
+/// Applies a split specification (see [`TrainConfig::split`]).
+pub fn apply_split(data: GraphData, spec: Option<&str>, seed: u64) -> Result<GraphData> {
+    let spec = match spec {
+        Some(s) => s.to_string(),
+        None if data.split().is_some() => return Ok(data),
+        None => "per-class:20,30".to_string(),
+    };
+    let bad =
+        || AppError::Config(format!("split `{spec}`: expected per-class:TRAIN,VALID, random:TRAIN,VALID or mask:K"));
+    let (kind, args) = spec.split_once(':').ok_or_else(bad)?;
+    let split = match kind {
+        "per-class" => {
+            let (t, v) = args.split_once(',').ok_or_else(bad)?;
+            let (t, v): (usize, usize) = (t.parse().map_err(|_| bad())?, v.parse().map_err(|_| bad())?);
+            per_class_split(data.labels(), data.num_classes(), t, v, seed)
+        }
+        "random" => {
+            let (t, v) = args.split_once(',').ok_or_else(bad)?;
+            let (t, v): (f64, f64) = (t.parse().map_err(|_| bad())?, v.parse().map_err(|_| bad())?);
+            if !(t > 0.0 && v > 0.0 && t + v < 1.0) {
+                return Err(AppError::Config(format!(
+                    "split `{spec}`: random:TRAIN,VALID needs TRAIN > 0, VALID > 0 and TRAIN + VALID < 1 \
+                     (the rest is the test split; no split may be empty)"
+                )));
+            }
+            crate::gen::random_split(data.labels(), t, v, seed)
+        }
+        "mask" => {
+            let k: usize = args.parse().map_err(|_| bad())?;
+            crate::datasets::mask_split(&data, k)?
+        }
+        _ => return Err(bad()),
+    };
+    let name = data.name.clone();
+    data.with_split(split).map_err(|e| AppError::graph(name, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_kipf_and_wellings_gcn() {
+        let c = TrainConfig::default();
+        assert_eq!((c.model, c.architecture, c.hidden, c.layers), (ConvKind::Gcn, Architecture::Classic, 16, 2));
+        assert_eq!((c.dropout, c.lr, c.weight_decay, c.epochs), (0.5, 0.01, 5e-4, 200));
+        assert_eq!(c.gcn_norm, GcnNorm::Symmetric);
+        assert!(!c.linear_io());
+    }
+
+    #[test]
+    fn the_hot_column_split_is_built_for_f32_training_only() {
+        let f32_cfg = TrainConfig::default();
+        assert_eq!(f32_cfg.graph_options().hot_cols, GraphOptions::default().hot_cols);
+        let mixed = TrainConfig { precision: Precision::MixedF16, ..TrainConfig::default() };
+        assert_eq!(mixed.graph_options().hot_cols, Choice::Forced(0));
+        assert_eq!(mixed.graph_options().group_width, Choice::Auto);
+    }
+
+    #[test]
+    fn every_config_key_is_a_flag() {
+        let keys = config_keys();
+        let json = serde_json::to_value(TrainConfig::default()).unwrap();
+        let fields: Vec<String> = json.as_object().unwrap().keys().cloned().collect();
+        for f in &fields {
+            assert!(keys.contains(f), "config key {f} has no flag");
+        }
+        assert_eq!(keys.len(), fields.len(), "{keys:?} vs {fields:?}");
+    }
+
+    #[test]
+    fn a_resumed_run_refuses_contradicting_flags() {
+        let run = TrainConfig { hidden: 32, epochs: 10, ..TrainConfig::default() };
+        let base = serde_json::to_value(&run).unwrap();
+        let path = Path::new("RUN/config.json");
+        let flags = TrainConfig { hidden: 64, epochs: 20, ..TrainConfig::default() };
+        let e = TrainConfig::merged(&flags, &["hidden".into()], Some(base.clone()), None, Some(path)).unwrap_err();
+        assert!(e.to_string().contains("--hidden 64 contradicts the resumed run's hidden = 32"), "{e}");
+        let ok = TrainConfig::merged(&flags, &["epochs".into()], Some(base.clone()), None, Some(path)).unwrap();
+        assert_eq!((ok.hidden, ok.epochs), (32, 20));
+        let fewer = TrainConfig { epochs: 5, ..flags };
+        let e = TrainConfig::merged(&fewer, &["epochs".into()], Some(base), None, Some(path)).unwrap_err();
+        assert!(e.to_string().contains("--epochs 5 contradicts"), "{e}");
+    }
+}

@@ -1,0 +1,24 @@
+//! Full-batch node-classification training through burn-train, by concern:
+//!
+//! - [`config`]: [`TrainConfig`], the options (flags, config-file keys and `config.json` in one).
+//! - [`train`](mod@train): a run (`SupervisedTraining` + `Learner`), resume, the saved model.
+//! - [`checkpoints`]: the best-validation strategy and the choice of a complete checkpoint.
+//! - [`renderer`]: the plain / TUI metrics renderer that records every epoch.
+//! - [`report`]: `results.json` and `history.json`.
+//! - [`eval`]: `eval` and `predict` on a trained run.
+//!
+//! The batcher, the classifier with its train / inference steps and the evaluation live in the
+//! `gnn-train` library (re-exported here).
+
+pub mod checkpoints;
+pub mod config;
+pub mod eval;
+pub mod renderer;
+pub mod report;
+pub mod train;
+
+pub use config::{apply_split, parse_nonlin, Architecture, ModelSelection, TrainConfig};
+pub use eval::{eval, load_run, predict, PredictOutput};
+pub use gnn_train::{evaluate, Accuracies, FullGraphBatcher, GraphBatch, HostGraph, NodeClassifier, SplitKind};
+pub use report::{DatasetSummary, EpochMetrics, TrainReport};
+pub use train::{model_path, prepare, safetensors_path, train, ADAM_EPSILON};

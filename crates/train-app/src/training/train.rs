@@ -1,0 +1,244 @@
+//! A training run through burn-train (`SupervisedTraining` + `Learner`): TUI dashboard in a
+//! terminal, one plain line per epoch otherwise; checkpoints written atomically; resume from a
+//! verified checkpoint; the selected model saved as `model.mpk` and `model.safetensors`; the
+//! report as `results.json` and `curves.png`.
+
+use crate::error::{AppError, Result};
+use crate::training::checkpoints::{best_checkpoint, checkpoint_dir, resumable_epoch, verify, BestValidCheckpoints};
+use crate::training::config::{apply_split, ModelSelection, TrainConfig};
+use crate::training::renderer::RecordingRenderer;
+use crate::training::report::{earlier_epochs, history_path, results_path, write_json, DatasetSummary, TrainReport};
+use burn::data::dataloader::DataLoaderBuilder;
+use burn::data::dataset::InMemDataset;
+use burn::module::Module;
+use burn::optim::decay::WeightDecayConfig;
+use burn::optim::AdamConfig;
+use burn::train::metric::store::{Aggregate, Direction, Split as MetricSplit};
+use burn::train::metric::{AccuracyMetric, LossMetric};
+use burn::train::renderer::MetricsRenderer;
+use burn::train::{Learner, MetricEarlyStoppingStrategy, StoppingCondition, SupervisedTraining};
+use burn_sparse_gnn::{GraphData, SparseGnnAutodiffBackend};
+use gnn_models::ConvKind;
+use gnn_train::{evaluate, AtomicFileRecorder, FullGraphBatcher, HostGraph, NodeClassifier, SplitKind};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Adam's epsilon: PyTorch's default. Burn's default (1e-5) damps the updates of parameters
+/// with small gradients, e.g. the first layer over row-normalised bag-of-words features.
+pub const ADAM_EPSILON: f32 = 1e-8;
+
+/// `<out>/model` (Burn record, `.mpk`).
+pub fn model_path(dir: &Path) -> PathBuf {
+    dir.join("model")
+}
+
+/// `<out>/model.safetensors`.
+pub fn safetensors_path(dir: &Path) -> PathBuf {
+    dir.join("model.safetensors")
+}
+
+/// Prepares the host data of a run: options applied to the graph, split, dense features.
+pub fn prepare(cfg: &TrainConfig, data: GraphData) -> Result<HostGraph> {
+    let data = apply_split(data, cfg.split.as_deref(), cfg.seed)?;
+    let needs_loops = cfg.self_loops || cfg.model == ConvKind::Gat;
+    let data = if needs_loops || cfg.symmetrize {
+        let opts =
+            burn_sparse_gnn::BuildOptions { symmetrize: cfg.symmetrize, add_self_loops: needs_loops, dedup: true };
+        crate::datasets::rebuild(data, opts)?
+    } else {
+        data
+    };
+    let dense = data.features().dense_bytes();
+    crate::memory::check_fits(dense, || {
+        format!("{}: the dense [{}, {}] f32 feature matrix", data.name, data.num_nodes(), data.features().width())
+    })?;
+    let mut x = data.features().to_dense();
+    let d_in = data.features().width();
+    if cfg.normalize_features && d_in > 0 {
+        for row in x.chunks_mut(d_in) {
+            // as PyG's NormalizeFeatures: divide by the row sum clamped to >= 1
+            let sum = row.iter().sum::<f32>().max(1.0);
+            row.iter_mut().for_each(|v| *v /= sum);
+        }
+    }
+    HostGraph::with_features(data, x, d_in, cfg.graph_options()).map_err(AppError::from)
+}
+
+/// Trains on backend `B`; `resume` continues from a checkpoint epoch of `cfg.out` (the latest
+/// complete one at or before it).
+pub fn train<B: SparseGnnAutodiffBackend>(
+    cfg: &TrainConfig,
+    host: HostGraph,
+    device: &B::Device,
+    backend: &str,
+    resume: Option<usize>,
+) -> Result<TrainReport> {
+    cfg.check()?;
+    cfg.check_device::<B>(device, backend)?;
+    let stats = host.data.stats();
+    cfg.check_size(host.data.num_nodes(), host.d_in, host.data.num_classes())?;
+    let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
+    let out = &cfg.out;
+    std::fs::create_dir_all(out).map_err(|e| AppError::io(out, e))?;
+    B::seed(device, cfg.seed);
+    let model =
+        NodeClassifier::new(model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?, cfg.seed);
+    let parameters = model.num_params();
+    let optim = AdamConfig::new()
+        .with_epsilon(ADAM_EPSILON)
+        .with_weight_decay((cfg.weight_decay > 0.0).then(|| WeightDecayConfig::new(cfg.weight_decay as f32)))
+        .init();
+    let checkpoints = checkpoint_dir(out);
+    let start = match resume {
+        Some(n) => Some(resumable_epoch(&checkpoints, n, |e| verify::<B, _, _>(&checkpoints, e, &model, &optim, device))?),
+        None => None,
+    };
+    if let Some(s) = start {
+        if s >= cfg.epochs {
+            return Err(AppError::Config(format!(
+                "the run already trained {s} epochs; pass --epochs with more than {s} to train on"
+            )));
+        }
+    }
+    write_json(&out.join("config.json"), cfg)?;
+    let earlier = start.map(|s| earlier_epochs(out, s)).unwrap_or_default();
+
+    let host = Arc::new(host);
+    let batcher = FullGraphBatcher::new(host.clone(), start.unwrap_or(0));
+    let setup = Instant::now();
+    let _ = batcher.resident::<B>(device);
+    let graph_setup_seconds = setup.elapsed().as_secs_f64();
+    let train_loader = DataLoaderBuilder::new(batcher.clone())
+        .batch_size(1)
+        .set_device(device.clone())
+        .build(InMemDataset::new(vec![SplitKind::Train]));
+    let valid_loader = DataLoaderBuilder::new(batcher.clone())
+        .batch_size(1)
+        .set_device(device.clone())
+        .build(InMemDataset::new(vec![SplitKind::Valid]));
+
+    let log = Arc::new(Mutex::new(Vec::new()));
+    gnn_train::reset_device_memory();
+    let use_tui = std::io::IsTerminal::is_terminal(&std::io::stdout()) && std::env::var("SGNN_PLAIN_LOG").is_err();
+    let mut training = SupervisedTraining::new(out, train_loader, valid_loader)
+        .metrics((AccuracyMetric::new(), LossMetric::new()))
+        .num_epochs(cfg.epochs)
+        .with_application_logger(None);
+    let interrupter = training.interrupter();
+    let tui = use_tui.then(|| {
+        Box::new(burn::train::renderer::tui::TuiMetricsRendererWrapper::new(interrupter, start))
+            as Box<dyn MetricsRenderer>
+    });
+    let mut renderer = RecordingRenderer::new(tui, log.clone(), cfg.epochs, cfg.log_every);
+    if cfg.checkpoints {
+        renderer.history = Some(history_path(out));
+        renderer.earlier = earlier.clone();
+    }
+    let history_error = renderer.history_error.clone();
+    training = training.renderer(renderer);
+    let keep_best = cfg.select == ModelSelection::BestValid;
+    let recorder = AtomicFileRecorder::new();
+    if cfg.checkpoints || keep_best {
+        training = training.with_file_checkpointer(recorder.clone());
+    }
+    if keep_best {
+        training = training.with_checkpointing_strategy(BestValidCheckpoints {
+            log: log.clone(),
+            saved: Vec::new(),
+            keep_last: if cfg.checkpoints { 2 } else { 1 },
+        });
+    }
+    if let Some(epoch) = start {
+        training = training.checkpoint(epoch);
+    }
+    if let Some(p) = cfg.patience {
+        training = training.early_stopping(MetricEarlyStoppingStrategy::new(
+            &LossMetric::<B>::new(),
+            Aggregate::Mean,
+            Direction::Lowest,
+            MetricSplit::Valid,
+            StoppingCondition::NoImprovementSince { n_epochs: p },
+        ));
+    }
+    let started = Instant::now();
+    let result = training.launch(Learner::new(model, optim, cfg.lr));
+    let train_seconds = started.elapsed().as_secs_f64();
+    // burn-train stops quietly when a checkpoint cannot be written: the run fails here instead
+    if let Some(e) = recorder.errors().first() {
+        return Err(AppError::Checkpoint(format!(
+            "cannot write checkpoints to {} ({e}); training stopped; fix the folder or pass --checkpoints false",
+            checkpoints.display()
+        )));
+    }
+    if let Some(e) = history_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        eprintln!("warning: the epoch history was not written: {e}");
+    }
+    let mut epochs = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    epochs.sort_by_key(|e| e.epoch);
+    let mut trained = result.model;
+    let mut selected_epoch = epochs.last().map(|e| e.epoch);
+    if keep_best {
+        if let Some(best) = best_checkpoint(&epochs, &checkpoints) {
+            trained = gnn_train::load_checked(trained, &checkpoints.join(format!("model-{best}")), device)?;
+            selected_epoch = Some(best);
+        }
+        if !cfg.checkpoints {
+            // remove what this run wrote, not checkpoints an earlier run left in the folder
+            for e in &epochs {
+                for kind in ["model", "optim", "scheduler"] {
+                    let f = checkpoints.join(format!("{kind}-{}.mpk", e.epoch));
+                    if f.exists() {
+                        std::fs::remove_file(&f).map_err(|err| AppError::io(&f, err))?;
+                    }
+                }
+            }
+            let _ = std::fs::remove_dir(&checkpoints); // only if now empty
+        }
+    }
+    let final_accuracy = evaluate(&trained, &batcher, device);
+    trained
+        .clone()
+        .save_file(model_path(out), &AtomicFileRecorder::new())
+        .map_err(|e| AppError::Format { path: model_path(out).with_extension("mpk"), msg: e.to_string() })?;
+    gnn_train::write_safetensors(&trained.model, &safetensors_path(out))?;
+    // the whole history: the epochs before the resumed checkpoint, then this run's
+    let mut all = earlier;
+    all.retain(|e| !epochs.iter().any(|n| n.epoch == e.epoch));
+    all.extend(epochs);
+    all.sort_by_key(|e| e.epoch);
+    let report = TrainReport {
+        config: cfg.clone(),
+        dataset: DatasetSummary::from(&stats),
+        backend: backend.to_string(),
+        commit: crate::bench::commit(),
+        epochs: all,
+        final_accuracy,
+        selected_epoch,
+        resumed_from: start,
+        train_seconds,
+        graph_setup_seconds,
+        parameters,
+    };
+    let path = results_path(out);
+    write_json(&path, &report)?;
+    let chart = out.join("curves.png");
+    if let Err(e) = crate::charts::write_curves(&chart, &report.epochs) {
+        eprintln!("warning: no chart written to {}: {e}", chart.display());
+    }
+    let finite = |v: Option<f64>| v.is_none_or(f64::is_finite);
+    let hint = cfg.divergence_hint();
+    if let Some(e) = report.epochs.iter().find(|e| !finite(e.train_loss) || !finite(e.valid_loss)) {
+        return Err(AppError::Diverged(format!(
+            "loss train {:?} / valid {:?} at epoch {} (see {}){hint}",
+            e.train_loss,
+            e.valid_loss,
+            e.epoch,
+            path.display()
+        )));
+    }
+    if !report.final_accuracy.test_loss.is_finite() {
+        return Err(AppError::Diverged(format!("test loss {}{hint}", report.final_accuracy.test_loss)));
+    }
+    Ok(report)
+}
