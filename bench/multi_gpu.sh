@@ -37,7 +37,7 @@ step "wide model: estimate on one GPU and on two"
 timeout 100 "$BIN" train --backend cuda --dataset "$P" --model sage --architecture linear-io --layers 4 --hidden 1280 --nonlin relu \
   --dry-run --out /tmp/wide-1 >> "$LOG" 2>&1; echo "one GPU dry run exit $?" | tee -a "$LOG"
 timeout 200 "$BIN" train --backend cuda --dataset "$P" --model sage --architecture linear-io --layers 4 --hidden 1280 --nonlin relu \
-  --devices 0,1 --dry-run --out /tmp/wide-2 >> "$LOG" 2>&1; echo "two GPUs dry run exit $?" | tee -a "$LOG"
+  --devices 0,1 --partition-cache "$CACHE-2.part" --dry-run --out /tmp/wide-2 >> "$LOG" 2>&1; echo "two GPUs dry run exit $?" | tee -a "$LOG"
 step "wide model on two GPUs"
 timeout 200 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --hidden 1280 --epochs 2 --warmup 1 \
   --devices 0,1 --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # The side-by-side comparison on a GPU machine, in one command (repository root):
-#   bench/run_h200.sh <train-app binary> <out dir> [<data dir>] [phases]
-# phases (comma-separated, default all): selftest, kernels, train, profile, products, proteins,
+#   bench/run_h200.sh <train-app binary> <out dir> [<data dir>] [parts]
+# parts (comma-separated, default all): selftest, kernels, train, profile, products, proteins,
 # accuracy (ours against PyG), mixed (mixed precision against f32).
-# Our binary and the peer scripts (torch 2.11 / torch_geometric 2.8) run in the same session on
+# Our binary and the peer scripts (torch 2.11 / torch_geometric 2.8) run one after the other on
 # the same generated graph files. Writes <out dir>/<date>-h200.jsonl (results format of
 # bench/README.md), <date>-h200.md with charts/ (bench/report.py), selftest.log, profile-*.log
-# and run.log. All phases take about 15 minutes on an H200; on a machine lent for 10 minutes a
+# and run.log. All parts take about 15 minutes on an H200; on a machine that allows 10 minutes a
 # command, run `selftest,kernels,train,profile` and `products,accuracy,mixed` as two commands with the
 # same <out dir>.
 set -u
 BIN=${1:-.carry/train-app}
 OUT=${2:-${OUT:-/tmp/sgnn-out}}
 DATA=${3:-.carry/data}
-PHASES=${4:-selftest,kernels,train,profile,products,proteins,accuracy,mixed}
+PARTS=${4:-selftest,kernels,train,profile,products,proteins,accuracy,mixed}
 G=/tmp/reddit-rmat-feat
 P=/tmp/products-rmat
 mkdir -p "$OUT"
@@ -24,7 +24,7 @@ export SGNN_COMMIT=$("$BIN" --version | awk '{print $3}')
 DEV="NVIDIA H200"
 SEEDS="1 2 3 4 5"
 MP_SEEDS="1 2 3 4 5 6 7 8 9 10"
-has() { [[ ",$PHASES," == *",$1,"* ]]; }
+has() { [[ ",$PARTS," == *",$1,"* ]]; }
 jobs_run() { # the queued trainings, 8 at a time
   local n=0
   while read -r cmd; do

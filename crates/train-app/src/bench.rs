@@ -49,7 +49,7 @@ pub struct Record {
     pub check_error: Option<f64>,
     /// ES-SpMM: fraction of the edges kept.
     pub kept_fraction: Option<f64>,
-    /// Kernel shape knobs in effect (group width, `SGNN_*` overrides).
+    /// The launch shape in short (`gw=… hot=… pools=…`); `shape` holds all of it.
     pub tuning: String,
     /// Training epochs: the largest device memory in use by live tensors after an epoch (the
     /// measure comparable to `torch.cuda.max_memory_allocated`); `peak_bytes` is the reserved.

@@ -1,4 +1,4 @@
-//! `bench --ops train`: full-batch training epochs (forward + backward + optimizer step, device
+//! `bench-train`: full-batch training epochs (forward + backward + optimizer step, device
 //! synchronised) of a model on a dataset, as PyG's peers are timed; the median epoch and the
 //! device memory the process holds.
 

@@ -1,4 +1,4 @@
-//! `gen`, `info` and `export`: datasets in and out.
+//! `gen`, `info`, `export` and `partition`: datasets in and out, partition statistics.
 
 use crate::cli::{ExportArgs, GenKind, InfoArgs, PartitionArgs};
 use burn_sparse_gnn::BuildOptions;
