@@ -155,7 +155,8 @@ impl HotStats {
             stats.hot_cols += 1;
             stats.hot_edges += count[c as usize];
         }
-        stats.rows_with_hot = (0..csr.n_rows).filter(|&i| csr.col_idx[csr.row(i)].iter().any(|&c| hot[c as usize])).count();
+        stats.rows_with_hot =
+            (0..csr.n_rows).filter(|&i| csr.col_idx[csr.row(i)].iter().any(|&c| hot[c as usize])).count();
         stats
     }
 

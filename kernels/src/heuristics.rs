@@ -101,11 +101,21 @@ mod tests {
     #[test]
     fn split_needs_many_hot_edges_per_row() {
         // the statistics of the recorded Reddit- and products-scale graphs
-        let reddit =
-            HotStats { rows: 232_965, edges: 129_362_596, hot_cols: 1792, hot_edges: 17_396_205, rows_with_hot: 229_201 };
+        let reddit = HotStats {
+            rows: 232_965,
+            edges: 129_362_596,
+            hot_cols: 1792,
+            hot_edges: 17_396_205,
+            rows_with_hot: 229_201,
+        };
         assert!(hot_split_pays(&reddit));
-        let products =
-            HotStats { rows: 2_449_029, edges: 123_718_280, hot_cols: 1792, hot_edges: 6_017_480, rows_with_hot: 1_244_797 };
+        let products = HotStats {
+            rows: 2_449_029,
+            edges: 123_718_280,
+            hot_cols: 1792,
+            hot_edges: 6_017_480,
+            rows_with_hot: 1_244_797,
+        };
         assert!(!hot_split_pays(&products));
         let small = HotStats { edges: 1000, ..reddit };
         assert!(!hot_split_pays(&small));

@@ -14,11 +14,8 @@
 //! | CBSR SpGEMM | `dvalues = SSpMM(dy)`, `dw = sum_t dy[i, idx] * values` |
 //! | matmul with a half-precision saved input | `dx = dy w^T`, `dw = sum over row chunks of (scale * x16)^T dy` |
 
+use crate::backend::{CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput};
 use crate::dense::LinearPrecision;
-use sparse_gnn_kernels::config::KernelConfig;
-use crate::backend::{
-    CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput,
-};
 use crate::graph::{CsrPrim, GraphPrimitive};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -28,6 +25,7 @@ use burn::backend::Autodiff;
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::{FloatTensor, IntTensor};
 use burn::tensor::{Int, Tensor, TensorMetadata, TensorPrimitive};
+use sparse_gnn_kernels::config::KernelConfig;
 
 type Ad<B, C> = Autodiff<B, C>;
 
@@ -442,11 +440,13 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         precision: LinearPrecision,
     ) -> FloatTensor<Self> {
         let has_b = b.is_some();
-        let nodes = [x.node.clone(), w.node.clone(), b.as_ref().map(|b| b.node.clone()).unwrap_or_else(|| x.node.clone())];
+        let nodes =
+            [x.node.clone(), w.node.clone(), b.as_ref().map(|b| b.node.clone()).unwrap_or_else(|| x.node.clone())];
         let bi = b.map(|b| b.primitive);
         match LinearBackward.prepare::<C>(nodes).compute_bound().stateful() {
             OpsKind::Tracked(prep) => {
-                let (out, half) = crate::dense::linear_forward::<B>(x.primitive.clone(), w.primitive.clone(), bi, precision);
+                let (out, half) =
+                    crate::dense::linear_forward::<B>(x.primitive.clone(), w.primitive.clone(), bi, precision);
                 // the input is kept whole only when no half copy replaces it
                 let x = half.is_none().then_some(x.primitive);
                 prep.finish(LinearState { x, half, w: w.primitive, has_b, precision }, out)

@@ -2,10 +2,10 @@
 //! points that `Autodiff<B>` overrides with hand-written backward passes.
 
 use crate::graph::{CsrPrim, GraphPrimitive};
-use sparse_gnn_kernels::config::KernelConfig;
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, IntTensor};
 use burn::tensor::{FloatDType, Tensor};
+use sparse_gnn_kernels::config::KernelConfig;
 
 pub use sparse_gnn_kernels::pool::{PoolLayout, PoolSpec};
 pub use sparse_gnn_kernels::sample::{SampleSpec, Sampling};

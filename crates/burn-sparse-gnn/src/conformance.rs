@@ -12,7 +12,6 @@
 //! [`testgen`] generates one `#[test]` per [`OpKind`] and configuration (and plane use on a
 //! device) from it.
 
-use sparse_gnn_kernels::config::{Choice, KernelConfig};
 use crate::backend::{PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend, SparseGnnBackend};
 use crate::data::Csr;
 use crate::graph::{Graph, GraphOptions, KernelPolicy};
@@ -22,6 +21,7 @@ use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{DType, FloatDType, Int, Tensor, TensorData};
 use sparse_gnn_kernels::cbsr::reference as cbsr_ref;
+use sparse_gnn_kernels::config::{Choice, KernelConfig};
 use sparse_gnn_kernels::maxk::reference as maxk_ref;
 use sparse_gnn_kernels::pool::reference as pool_ref;
 use sparse_gnn_kernels::sample::reference as sample_ref;

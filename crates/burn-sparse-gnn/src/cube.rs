@@ -331,8 +331,15 @@ where
             empty(&values, [g.csr.n_rows, c.dim], values.dtype)
         };
         let (w, _) = weights(w);
-        match launch_spgemm::<R>(&values.client, &csr_dev_cbsr(&g.csr), w.as_ref().map(bind), &dev, bind(&out), atomic, dtype)
-        {
+        match launch_spgemm::<R>(
+            &values.client,
+            &csr_dev_cbsr(&g.csr),
+            w.as_ref().map(bind),
+            &dev,
+            bind(&out),
+            atomic,
+            dtype,
+        ) {
             Ok(()) => {
                 sample(&out);
                 out

@@ -135,7 +135,12 @@ pub(crate) fn gemm(
     }
     if k == 0 {
         // an empty reduction
-        return Ok(burn_cubecl::ops::numeric::zeros_client(a.client.clone(), a.device.clone(), Shape::new([m, n]), DType::F32));
+        return Ok(burn_cubecl::ops::numeric::zeros_client(
+            a.client.clone(),
+            a.device.clone(),
+            Shape::new([m, n]),
+            DType::F32,
+        ));
     }
     // everything queued before must be done: the GEMM runs on another stream
     cubecl::future::block_on(a.client.sync()).map_err(|e| Unavailable(format!("sync: {e:?}")))?;
@@ -150,27 +155,27 @@ pub(crate) fn gemm(
     // SAFETY: pointers come from live CubeCL buffers of the checked shapes and strides; the
     // tensors outlive the call, and the stream is synchronised before they are released.
     let result = unsafe {
-            blas::gemm_ex(
-                handle,
-                op(tb),
-                op(ta),
-                n as i32,
-                m as i32,
-                k as i32,
-                &alpha as *const f32 as *const std::ffi::c_void,
-                pb as *const std::ffi::c_void,
-                b_ty,
-                ldb as i32,
-                pa as *const std::ffi::c_void,
-                a_ty,
-                lda as i32,
-                &beta as *const f32 as *const std::ffi::c_void,
-                pc as *mut std::ffi::c_void,
-                bsys::cudaDataType::CUDA_R_32F,
-                n as i32,
-                compute,
-                bsys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT_TENSOR_OP,
-            )
+        blas::gemm_ex(
+            handle,
+            op(tb),
+            op(ta),
+            n as i32,
+            m as i32,
+            k as i32,
+            &alpha as *const f32 as *const std::ffi::c_void,
+            pb as *const std::ffi::c_void,
+            b_ty,
+            ldb as i32,
+            pa as *const std::ffi::c_void,
+            a_ty,
+            lda as i32,
+            &beta as *const f32 as *const std::ffi::c_void,
+            pc as *mut std::ffi::c_void,
+            bsys::cudaDataType::CUDA_R_32F,
+            n as i32,
+            compute,
+            bsys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT_TENSOR_OP,
+        )
     };
     // SAFETY: the stream belongs to this thread's handle.
     let synced = unsafe { drv::stream::synchronize(stream) };

@@ -399,7 +399,11 @@ impl<B: Backend> Graph<B> {
     ) -> Result<Self, crate::GraphError> {
         let start = Instant::now();
         if in_degree.len() != adj.n_rows() {
-            return Err(crate::GraphError::NodeCount { what: "row degrees", got: in_degree.len(), nodes: adj.n_rows() });
+            return Err(crate::GraphError::NodeCount {
+                what: "row degrees",
+                got: in_degree.len(),
+                nodes: adj.n_rows(),
+            });
         }
         if out_degree.len() != adj.n_cols() {
             return Err(crate::GraphError::NodeCount {

@@ -28,9 +28,9 @@ pub mod backend;
 #[cfg(feature = "testing")]
 pub mod conformance;
 mod cube;
-pub mod data;
 #[cfg(feature = "cuda")]
 pub(crate) mod cublas;
+pub mod data;
 pub mod dense;
 pub mod error;
 pub mod fallback;
@@ -48,13 +48,14 @@ pub use backend::{
 pub use data::{BuildOptions, Csr, DatasetStats, Features, GraphData, Split};
 pub use error::{Error, GraphError, OpError};
 pub use graph::{Graph, GraphOptions, GraphShape, KernelPolicy, SspmmStrategy};
-pub use sparse_gnn_kernels::config::{Choice, KernelConfig, PlaneUse};
 pub use ops::Cbsr;
 pub use partition::{
-    partition, LocalPart, Partition, PartitionError, PartitionMethod, PartitionOptions, PartitionStats, PartitionedGraph,
+    partition, LocalPart, Partition, PartitionError, PartitionMethod, PartitionOptions, PartitionStats,
+    PartitionedGraph,
 };
 /// The kernels and CPU references (re-exported for applications and benchmarks).
 pub use sparse_gnn_kernels as kernels;
+pub use sparse_gnn_kernels::config::{Choice, KernelConfig, PlaneUse};
 
 /// The CPU backend (NdArray, f32).
 pub type Cpu = burn::backend::NdArray<f32, i32>;

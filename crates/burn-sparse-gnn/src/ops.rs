@@ -5,9 +5,9 @@
 use crate::backend::{CbsrPrim, PoolSpec, Reduce, SampleSpec, SparseGnnBackend};
 use crate::error::OpError;
 use crate::graph::Graph;
-use sparse_gnn_kernels::config::KernelConfig;
 use burn::tensor::backend::Backend;
 use burn::tensor::{Int, Tensor, TensorPrimitive};
+use sparse_gnn_kernels::config::KernelConfig;
 
 fn float<B: Backend, const D: usize>(t: Tensor<B, D>) -> burn::tensor::ops::FloatTensor<B> {
     t.into_primitive().tensor()
@@ -114,10 +114,8 @@ impl<B: SparseGnnBackend> Cbsr<B> {
         }
         let n = parts.iter().map(|p| p.prim.n).sum();
         let values = Tensor::cat(parts.iter().map(|p| p.values()).collect(), 0);
-        let indices = Tensor::cat(
-            parts.iter().map(|p| Tensor::<B, 2, Int>::from_primitive(p.prim.indices.clone())).collect(),
-            0,
-        );
+        let indices =
+            Tensor::cat(parts.iter().map(|p| Tensor::<B, 2, Int>::from_primitive(p.prim.indices.clone())).collect(), 0);
         Some(Self { prim: CbsrPrim { values: float(values), indices: indices.into_primitive(), n, ..first } })
     }
     /// The same pattern with other values (`[n, k]`), e.g. after an element-wise op.
@@ -261,7 +259,11 @@ pub fn try_maxk<B: SparseGnnBackend>(x: Tensor<B, 2>, k: usize) -> Result<Cbsr<B
 
 /// [`try_maxk`] with a kernel launch configuration (e.g. the graph's,
 /// [`Graph::kernel_config`]).
-pub fn try_maxk_with<B: SparseGnnBackend>(x: Tensor<B, 2>, k: usize, config: &KernelConfig) -> Result<Cbsr<B>, OpError> {
+pub fn try_maxk_with<B: SparseGnnBackend>(
+    x: Tensor<B, 2>,
+    k: usize,
+    config: &KernelConfig,
+) -> Result<Cbsr<B>, OpError> {
     let [_, dim] = x.dims();
     if k == 0 || k > dim {
         return Err(OpError::K { op: "maxk", k, dim });
@@ -323,7 +325,6 @@ pub fn cbsr_spgemm<B: SparseGnnBackend>(g: &Graph<B>, c: &Cbsr<B>) -> Tensor<B, 
 pub fn cbsr_spgemm_weighted<B: SparseGnnBackend>(g: &Graph<B>, w: Tensor<B, 1>, c: &Cbsr<B>) -> Tensor<B, 2> {
     try_cbsr_spgemm(g, Some(w), c).unwrap_or_else(|e| panic!("{e}"))
 }
-
 
 /// `x @ w + b` over all nodes (`x`: `[n, d_in]`, `w`: `[d_in, d_out]`, `b`: `[d_out]`),
 /// differentiable in all three, with the arithmetic of `precision` (exact f32, TF32, or a

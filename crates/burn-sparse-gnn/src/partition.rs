@@ -466,7 +466,9 @@ impl PartitionedGraph {
             }
             drop(marked);
             let n_own = own.len();
-            halo.par_iter().enumerate().for_each(|(i, &c)| slot[c as usize].store((n_own + i) as u32, Ordering::Relaxed));
+            halo.par_iter()
+                .enumerate()
+                .for_each(|(i, &c)| slot[c as usize].store((n_own + i) as u32, Ordering::Relaxed));
 
             let mut row_ptr = Vec::with_capacity(n_own + 1);
             row_ptr.push(0i64);
@@ -526,12 +528,7 @@ impl PartitionedGraph {
 
     /// The assignment as a [`Partition`].
     pub fn partition(&self) -> Partition {
-        Partition {
-            parts: self.parts.len(),
-            assignment: self.assignment.clone(),
-            method: self.method,
-            seed: self.seed,
-        }
+        Partition { parts: self.parts.len(), assignment: self.assignment.clone(), method: self.method, seed: self.seed }
     }
 
     /// Sizes, cut and balance.
@@ -984,7 +981,8 @@ static METIS_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 fn metis_kway(sym: &SymGraph, weight: &[u64], parts: usize, seed: u64) -> Result<Vec<u32>, PartitionError> {
     let n = weight.len();
     let err = |what: &str| PartitionError::Metis(format!("{what} exceeds 32-bit indices"));
-    let xadj: Vec<i32> = sym.xadj.par_iter().map(|&x| i32::try_from(x)).collect::<Result<_, _>>().map_err(|_| err("adjacency"))?;
+    let xadj: Vec<i32> =
+        sym.xadj.par_iter().map(|&x| i32::try_from(x)).collect::<Result<_, _>>().map_err(|_| err("adjacency"))?;
     let adjncy: Vec<i32> = sym.adj.par_iter().map(|&x| x as i32).collect();
     let vwgt: Vec<i32> =
         weight.par_iter().map(|&w| i32::try_from(w)).collect::<Result<_, _>>().map_err(|_| err("vertex weight"))?;
@@ -1116,7 +1114,8 @@ fn read_cache(path: &Path, fp: &GraphFingerprint) -> Result<Partition, Partition
     if checksum(body) != u64_at(bytes.len() - 8) {
         return Err(corrupt("checksum mismatch".into()));
     }
-    let method = PartitionMethod::from_code(u32_at(12)).ok_or_else(|| corrupt(format!("unknown method {}", u32_at(12))))?;
+    let method =
+        PartitionMethod::from_code(u32_at(12)).ok_or_else(|| corrupt(format!("unknown method {}", u32_at(12))))?;
     let parts = u64_at(16);
     let seed = u64_at(24);
     let found = GraphFingerprint { n_nodes, nnz: u64_at(40), hash: u64_at(48) };
@@ -1130,8 +1129,12 @@ fn read_cache(path: &Path, fp: &GraphFingerprint) -> Result<Partition, Partition
         };
         return Err(PartitionError::CacheMismatch { path: path.to_path_buf(), reason });
     }
-    let parts = usize::try_from(parts).ok().filter(|&p| p >= 1 && p as u64 <= n_nodes.max(1)).ok_or_else(|| corrupt(format!("{parts} parts")))?;
-    let assignment: Vec<u32> = body[HEADER..].chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    let parts = usize::try_from(parts)
+        .ok()
+        .filter(|&p| p >= 1 && p as u64 <= n_nodes.max(1))
+        .ok_or_else(|| corrupt(format!("{parts} parts")))?;
+    let assignment: Vec<u32> =
+        body[HEADER..].chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
     if let Err(e) = check_assignment(&assignment, n_nodes as usize, parts) {
         return Err(corrupt(e.to_string()));
     }

@@ -3,10 +3,10 @@
 //! features near 1.0, where a naive f16 reduction overflows and ours returns the f32 result.
 #![cfg(feature = "wgpu")]
 
-use burn_sparse_gnn::dense::LinearPrecision;
 use burn::backend::Autodiff;
 use burn::tensor::{DType, FloatDType, Tensor, TensorData};
 use burn_sparse_gnn::conformance::{run, ConformanceConfig};
+use burn_sparse_gnn::dense::LinearPrecision;
 use burn_sparse_gnn::{ops, Csr, Graph, GraphOptions, Reduce, Wgpu};
 use rand::{Rng, SeedableRng};
 

@@ -79,7 +79,8 @@ fn pick(k: &Key, width: usize, dtype: &str) -> Shape {
 
 /// Shapes that differ from `p` in exactly one choice.
 fn neighbours(p: Shape, s: Shape) -> bool {
-    let diff = usize::from(p.split != s.split) + usize::from(p.group_width != s.group_width) + usize::from(p.tile != s.tile);
+    let diff =
+        usize::from(p.split != s.split) + usize::from(p.group_width != s.group_width) + usize::from(p.tile != s.tile);
     diff == 1 || (p.split != s.split && p.group_width == s.group_width)
 }
 

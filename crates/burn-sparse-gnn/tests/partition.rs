@@ -24,14 +24,16 @@ fn graphs() -> Vec<(&'static str, Csr)> {
         let w: Vec<f32> = (0..g.nnz()).map(|_| rng.random::<f32>() * 2.0 - 1.0).collect();
         g.with_weights(Some(w)).expect("weights")
     };
-    let no_hub = random_csr(&RandomGraphSpec {
-        n_rows: 1000,
-        n_cols: 1000,
-        hub_degree: 0,
-        seed: 3,
+    let no_hub =
+        random_csr(&RandomGraphSpec { n_rows: 1000, n_cols: 1000, hub_degree: 0, seed: 3, ..Default::default() });
+    let tiny = random_csr(&RandomGraphSpec {
+        n_rows: 9,
+        n_cols: 9,
+        avg_degree: 2,
+        hub_degree: 20,
+        seed: 4,
         ..Default::default()
     });
-    let tiny = random_csr(&RandomGraphSpec { n_rows: 9, n_cols: 9, avg_degree: 2, hub_degree: 20, seed: 4, ..Default::default() });
     vec![("hub", base), ("weighted", weighted), ("no-hub", no_hub), ("tiny", tiny)]
 }
 
@@ -85,8 +87,10 @@ fn check_partitioned(name: &str, adj: &Csr, p: &Partition, g: &PartitionedGraph)
             let gr = row(adj, v as usize);
             let lr = row(&lp.adj, r);
             let global: Vec<u32> = adj.col_idx()[gr.clone()].to_vec();
-            let mapped: Vec<u32> =
-                lp.adj.col_idx()[lr.clone()].iter().map(|&c| lp.global_col(c as usize).expect("column in range")).collect();
+            let mapped: Vec<u32> = lp.adj.col_idx()[lr.clone()]
+                .iter()
+                .map(|&c| lp.global_col(c as usize).expect("column in range"))
+                .collect();
             assert_eq!(mapped, global, "{ctx}: part {q} row {r} (node {v})");
             match (adj.weights(), lp.adj.weights()) {
                 (None, None) => {}
@@ -221,7 +225,8 @@ fn planted(blocks: usize, size: usize, inner: usize, cross: usize, seed: u64) ->
     let n = blocks * size;
     // interleave the blocks' ids so that no partitioner finds them by id ranges
     let block_of = |v: usize| (v % blocks) as u32;
-    let members: Vec<Vec<usize>> = (0..blocks).map(|b| (0..n).filter(|&v| block_of(v) as usize == b).collect()).collect();
+    let members: Vec<Vec<usize>> =
+        (0..blocks).map(|b| (0..n).filter(|&v| block_of(v) as usize == b).collect()).collect();
     let (mut src, mut dst) = (Vec::new(), Vec::new());
     for v in 0..n {
         let m = &members[block_of(v) as usize];
@@ -246,9 +251,10 @@ fn planted(blocks: usize, size: usize, inner: usize, cross: usize, seed: u64) ->
     }
     let adj = Csr::from_edges(n, &src, &dst, None, BuildOptions::undirected()).expect("graph");
     let assignment: Vec<u32> = (0..n).map(block_of).collect();
-    let planted_cut = Partition { parts: blocks, assignment: assignment.clone(), method: PartitionMethod::Contiguous, seed: 0 }
-        .cut_edges(&adj)
-        .expect("cut");
+    let planted_cut =
+        Partition { parts: blocks, assignment: assignment.clone(), method: PartitionMethod::Contiguous, seed: 0 }
+            .cut_edges(&adj)
+            .expect("cut");
     assert_eq!(planted_cut, 2 * cross);
     (adj, assignment, planted_cut)
 }
@@ -264,10 +270,12 @@ fn metis_finds_planted_communities_and_greedy_beats_random() {
     for (blocks, cross) in [(2usize, 40usize), (4, 120)] {
         let (adj, _, planted_cut) = planted(blocks, 500, 16, cross, 21);
         let random = random_cut(&adj, blocks, 1);
-        let metis = partition(&adj, &PartitionOptions { parts: blocks, method: PartitionMethod::Metis, seed: 1 }).expect("metis");
-        let greedy =
-            partition(&adj, &PartitionOptions { parts: blocks, method: PartitionMethod::Greedy, seed: 1 }).expect("greedy");
-        let contiguous = partition(&adj, &PartitionOptions::new(blocks, PartitionMethod::Contiguous)).expect("contiguous");
+        let metis = partition(&adj, &PartitionOptions { parts: blocks, method: PartitionMethod::Metis, seed: 1 })
+            .expect("metis");
+        let greedy = partition(&adj, &PartitionOptions { parts: blocks, method: PartitionMethod::Greedy, seed: 1 })
+            .expect("greedy");
+        let contiguous =
+            partition(&adj, &PartitionOptions::new(blocks, PartitionMethod::Contiguous)).expect("contiguous");
         let metis_cut = metis.cut_edges(&adj).expect("cut");
         let greedy_cut = greedy.cut_edges(&adj).expect("cut");
         let contiguous_cut = contiguous.cut_edges(&adj).expect("cut");
@@ -295,7 +303,8 @@ fn temp_path(name: &str) -> PathBuf {
 #[test]
 fn cache_round_trip_and_refusals() {
     let adj = random_csr(&RandomGraphSpec { seed: 12, ..Default::default() });
-    let p = partition(&adj, &PartitionOptions { parts: 3, method: PartitionMethod::Greedy, seed: 5 }).expect("partition");
+    let p =
+        partition(&adj, &PartitionOptions { parts: 3, method: PartitionMethod::Greedy, seed: 5 }).expect("partition");
     let g = PartitionedGraph::build(&adj, &p).expect("build");
     let path = temp_path("round-trip.part");
     g.save(&path).expect("save");
@@ -322,12 +331,11 @@ fn cache_round_trip_and_refusals() {
         Csr::new(adj.n_rows(), adj.n_cols(), &rp, &ci, None).expect("graph")
     };
     assert_eq!(GraphFingerprint::of(&same_size).nnz, GraphFingerprint::of(&adj).nnz);
-    for other in [same_size, random_csr(&RandomGraphSpec { seed: 13, ..Default::default() }), random_csr(&RandomGraphSpec {
-        n_rows: 302,
-        n_cols: 302,
-        seed: 12,
-        ..Default::default()
-    })] {
+    for other in [
+        same_size,
+        random_csr(&RandomGraphSpec { seed: 13, ..Default::default() }),
+        random_csr(&RandomGraphSpec { n_rows: 302, n_cols: 302, seed: 12, ..Default::default() }),
+    ] {
         match Partition::load(&path, &other) {
             Err(PartitionError::CacheMismatch { .. }) => {}
             other => panic!("expected a mismatch, got {other:?}"),
@@ -386,7 +394,10 @@ fn errors_instead_of_panics() {
         Err(PartitionError::NotSquare { rows: 10, cols: 12 })
     ));
     let bad_len = Partition { parts: 2, assignment: vec![0; 9], method: PartitionMethod::Greedy, seed: 0 };
-    assert!(matches!(PartitionedGraph::build(&adj, &bad_len), Err(PartitionError::AssignmentLength { got: 9, nodes: 10 })));
+    assert!(matches!(
+        PartitionedGraph::build(&adj, &bad_len),
+        Err(PartitionError::AssignmentLength { got: 9, nodes: 10 })
+    ));
     let mut a = vec![0u32; 10];
     a[7] = 2;
     let bad_part = Partition { parts: 2, assignment: a, method: PartitionMethod::Greedy, seed: 0 };

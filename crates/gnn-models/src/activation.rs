@@ -72,9 +72,9 @@ impl Nonlinearity {
     pub fn forward<B: SparseGnnBackend>(&self, x: Tensor<B, 2>, kernels: &burn_sparse_gnn::KernelConfig) -> Hidden<B> {
         match *self {
             Nonlinearity::Relu => Hidden::Dense(relu(x)),
-            Nonlinearity::Maxk { k } => {
-                Hidden::Sparse(ops::try_maxk_with(x, k, kernels).unwrap_or_else(|e| panic!("checked at construction: {e}")))
-            }
+            Nonlinearity::Maxk { k } => Hidden::Sparse(
+                ops::try_maxk_with(x, k, kernels).unwrap_or_else(|e| panic!("checked at construction: {e}")),
+            ),
             Nonlinearity::Maxpool { .. } => Hidden::Sparse(ops::maxpool(x, self.pool_spec().expect("pool"))),
         }
     }

@@ -251,7 +251,12 @@ impl<B: SparseGnnBackend> GnnModel<B> {
     /// The model on a partitioned graph: `xs[p]` holds part `p`'s input rows (on its device,
     /// e.g. from [`DistGraph::scatter`]); returns each part's logits. Equals
     /// [`GnnModel::forward`] on the whole graph, rows split by part (see the module docs).
-    pub fn forward_partitioned(&self, dg: &DistGraph<B>, xs: Vec<Tensor<B, 2>>, draws: DropoutDraws) -> Vec<Tensor<B, 2>> {
+    pub fn forward_partitioned(
+        &self,
+        dg: &DistGraph<B>,
+        xs: Vec<Tensor<B, 2>>,
+        draws: DropoutDraws,
+    ) -> Vec<Tensor<B, 2>> {
         // parameters initialise lazily on first use, and a clone of an uninitialised parameter
         // initialises its own copy: initialise them here, so every part reads the same tensors
         // and their gradients reach this model's parameters

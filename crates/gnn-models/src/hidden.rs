@@ -1,10 +1,10 @@
 //! Hidden states between layers: dense, or CBSR after a MaxK / max-pooling activation, and the
 //! precision the sparse aggregations run in.
 
-use burn_sparse_gnn::dense::{LinearPrecision, ProductMath};
 use burn::nn::Linear;
 use burn::tensor::backend::Backend;
 use burn::tensor::{FloatDType, Tensor};
+use burn_sparse_gnn::dense::{LinearPrecision, ProductMath};
 use burn_sparse_gnn::{ops, Cbsr, Graph, Reduce, SparseGnnBackend};
 use serde::{Deserialize, Serialize};
 
@@ -65,7 +65,8 @@ impl<B: SparseGnnBackend> Hidden<B> {
     pub fn cat_rows(parts: Vec<Self>) -> Option<Self> {
         if parts.iter().all(|p| matches!(p, Hidden::Dense(_))) {
             let ts: Vec<_> = parts.into_iter().map(|p| p.dense()).collect();
-            return (!ts.is_empty()).then(|| Hidden::Dense(if ts.len() == 1 { ts[0].clone() } else { Tensor::cat(ts, 0) }));
+            return (!ts.is_empty())
+                .then(|| Hidden::Dense(if ts.len() == 1 { ts[0].clone() } else { Tensor::cat(ts, 0) }));
         }
         let cs: Option<Vec<_>> = parts
             .into_iter()

@@ -85,13 +85,7 @@ pub fn parameter_count(cfg: &GnnModelConfig) -> u64 {
     let mut total = 0;
     let layers = cfg.layers as u64;
     let dims: Vec<(u64, u64)> = (0..layers)
-        .map(|l| {
-            if cfg.linear_io {
-                (h, h)
-            } else {
-                (if l == 0 { d } else { h }, if l + 1 == layers { c } else { h })
-            }
-        })
+        .map(|l| if cfg.linear_io { (h, h) } else { (if l == 0 { d } else { h }, if l + 1 == layers { c } else { h }) })
         .collect();
     if cfg.linear_io {
         total += lin(d, h) + lin(h, c);

@@ -100,11 +100,7 @@ fn whole(model: &GnnModel<B>, adj: &Csr, seed: u64) -> Run {
     let grads = loss.backward();
     let mut v = Grads { grads: &grads, out: Vec::new() };
     model.visit(&mut v);
-    Run {
-        loss: loss.into_scalar(),
-        logits: logits.into_data().to_vec::<f64>().expect("f64"),
-        grads: v.out,
-    }
+    Run { loss: loss.into_scalar(), logits: logits.into_data().to_vec::<f64>().expect("f64"), grads: v.out }
 }
 
 fn parts(model: &GnnModel<B>, adj: &Csr, pg: &PartitionedGraph, seed: u64) -> Run {
@@ -117,11 +113,7 @@ fn parts(model: &GnnModel<B>, adj: &Csr, pg: &PartitionedGraph, seed: u64) -> Ru
     let grads = loss.backward();
     let mut v = Grads { grads: &grads, out: Vec::new() };
     model.visit(&mut v);
-    Run {
-        loss: loss.into_scalar(),
-        logits: dg.gather(logits).into_data().to_vec::<f64>().expect("f64"),
-        grads: v.out,
-    }
+    Run { loss: loss.into_scalar(), logits: dg.gather(logits).into_data().to_vec::<f64>().expect("f64"), grads: v.out }
 }
 
 fn configs() -> Vec<(&'static str, GnnModelConfig)> {
@@ -149,7 +141,12 @@ fn check(name: &str, cfg: &GnnModelConfig, adj: &Csr, pg: &PartitionedGraph, lab
     let want = whole(&model, adj, 5);
     let got = parts(&model, adj, pg, 5);
     let tol = 1e-9;
-    assert!((want.loss - got.loss).abs() < tol * want.loss.abs().max(1.0), "{name} {label}: loss {} vs {}", got.loss, want.loss);
+    assert!(
+        (want.loss - got.loss).abs() < tol * want.loss.abs().max(1.0),
+        "{name} {label}: loss {} vs {}",
+        got.loss,
+        want.loss
+    );
     let d = max_diff(&want.logits, &got.logits);
     assert!(d < tol, "{name} {label}: logits differ by {d}");
     assert_eq!(want.grads.len(), got.grads.len());

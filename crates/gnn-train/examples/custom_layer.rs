@@ -25,7 +25,14 @@ fn attention_layer<B: SparseGnnBackend>(g: &Graph<B>, x: Tensor<B, 2>, w: Tensor
 fn main() {
     let dev = Default::default();
     let (n, d, out) = (60, 5, 3);
-    let adj = random_csr(&RandomGraphSpec { n_rows: n, n_cols: n, avg_degree: 4, hub_degree: 30, seed: 2, ..Default::default() });
+    let adj = random_csr(&RandomGraphSpec {
+        n_rows: n,
+        n_cols: n,
+        avg_degree: 4,
+        hub_degree: 30,
+        seed: 2,
+        ..Default::default()
+    });
     let g = Graph::<B>::new(&adj, &dev, GraphOptions::default());
     let xv = random_values(n * d, 1);
     let w = Tensor::<B, 2>::from_data(TensorData::new(random_values(d * out, 2), [d, out]), &dev);

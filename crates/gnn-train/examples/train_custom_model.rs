@@ -5,16 +5,16 @@
 mod common;
 
 use burn::backend::Autodiff;
+use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::data::dataset::InMemDataset;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
 use burn::optim::AdamConfig;
+use burn::tensor::ElementConversion;
 use burn::tensor::Tensor;
 use burn::train::{ClassificationOutput, InferenceStep, Learner, SupervisedTraining, TrainOutput, TrainStep};
 use burn_sparse_gnn::{ops, Cpu, Graph, GraphOptions, Reduce, SparseGnnAutodiffBackend, SparseGnnBackend};
-use burn::data::dataloader::batcher::Batcher;
-use burn::tensor::ElementConversion;
 use gnn_train::{classification_output, FullGraphBatcher, GraphBatch, HostGraph, SplitKind};
 use std::sync::Arc;
 
@@ -65,9 +65,11 @@ fn main() {
         train.build(InMemDataset::new(vec![SplitKind::Train])),
         valid.build(InMemDataset::new(vec![SplitKind::Valid])),
     );
-    let result = SupervisedTraining::new(&out, train, valid)
-        .num_epochs(30)
-        .launch(Learner::new(model, AdamConfig::new().init(), 0.02));
+    let result = SupervisedTraining::new(&out, train, valid).num_epochs(30).launch(Learner::new(
+        model,
+        AdamConfig::new().init(),
+        0.02,
+    ));
     let trained = result.model; // the trained model without autodiff
     for split in [SplitKind::Train, SplitKind::Valid, SplitKind::Test] {
         let batch: GraphBatch<Cpu> = Batcher::batch(&batcher, vec![split], &Default::default());

@@ -116,7 +116,10 @@ pub fn load_checked<B: Backend, M: Module<B>>(model: M, path: &Path, device: &B:
             return Err(mismatch(format!("holds parameter {} where the model has {}", f.path, e.path)));
         }
         if e.shape != f.shape {
-            return Err(mismatch(format!("parameter {} has shape {:?}, the model needs {:?}", e.path, f.shape, e.shape)));
+            return Err(mismatch(format!(
+                "parameter {} has shape {:?}, the model needs {:?}",
+                e.path, f.shape, e.shape
+            )));
         }
     }
     if expected.len() != found.len() {

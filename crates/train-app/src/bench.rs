@@ -311,7 +311,8 @@ impl Bench {
                 100.0 * h.nnz as f64 / nnz.max(1) as f64
             );
         }
-        let hot_stats = burn_sparse_gnn::kernels::csr::HotStats::new(&csr, burn_sparse_gnn::kernels::heuristics::HOT_COLS);
+        let hot_stats =
+            burn_sparse_gnn::kernels::csr::HotStats::new(&csr, burn_sparse_gnn::kernels::heuristics::HOT_COLS);
         eprintln!(
             "top {} columns: {} edges ({:.1} %), {:.1} per row with any",
             hot_stats.hot_cols,
@@ -377,7 +378,8 @@ impl Bench {
                             burn_sparse_gnn::kernels::heuristics::spmm_tile_features(m, w, elem, vector_elems(w, elem))
                         })
                     });
-                    r.shape = Some(Shape { spmm_tile_features: tile, hot_split: Some(split_ran), ..base_shape.clone() });
+                    r.shape =
+                        Some(Shape { spmm_tile_features: tile, hot_split: Some(split_ran), ..base_shape.clone() });
                     r.bytes = Some(bytes);
                     r.gbps = Some(bytes as f64 / s.median / 1e6);
                     r.check_error = Some(err);

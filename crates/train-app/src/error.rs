@@ -38,7 +38,14 @@ pub enum AppError {
         crate::memory::gib(*need_bytes),
         crate::memory::gib(*budget_bytes)
     )]
-    WillNotFit { what: String, estimate: String, need_bytes: u64, budget_bytes: u64, budget_name: String, advice: String },
+    WillNotFit {
+        what: String,
+        estimate: String,
+        need_bytes: u64,
+        budget_bytes: u64,
+        budget_name: String,
+        advice: String,
+    },
     /// A flag or configuration value is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),

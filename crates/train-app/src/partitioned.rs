@@ -9,10 +9,10 @@ use crate::training::{HostGraph, TrainConfig, ADAM_EPSILON};
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::Backend;
+use burn::tensor::backend::Device as _;
 use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
 use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, PartitionStats, PartitionedGraph};
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
-use burn::tensor::backend::Device as _;
 use gnn_models::distributed::{partitioned_loss, DistGraph, DropoutDraws};
 use gnn_models::{GnnModel, Hidden, Nonlinearity};
 use serde::Serialize;
@@ -100,7 +100,11 @@ pub struct PartitionedData<B: Backend> {
 /// The partition of `adj` that `spread` asks for: read from `cache` when it holds one of this
 /// graph with the same parts and method, computed (and written to `cache`) otherwise. Returns
 /// whether it came from the cache.
-pub fn load_or_partition(adj: &burn_sparse_gnn::Csr, spread: &Spread, cache: Option<&Path>) -> Result<(burn_sparse_gnn::partition::Partition, bool)> {
+pub fn load_or_partition(
+    adj: &burn_sparse_gnn::Csr,
+    spread: &Spread,
+    cache: Option<&Path>,
+) -> Result<(burn_sparse_gnn::partition::Partition, bool)> {
     let cached = cache.filter(|p| p.exists()).and_then(|p| match burn_sparse_gnn::partition::Partition::load(p, adj) {
         Ok(part) if part.parts == spread.parts && part.method == spread.method => Some(part),
         Ok(_) => None,
@@ -139,7 +143,10 @@ pub fn setup<B: SparseGnnBackend>(
     let dg = DistGraph::<B>::new(adj, &pg, devices, host.opts).map_err(|e| AppError::Config(e.to_string()))?;
     let leader = dg.leader().clone();
     let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
-    let x = Tensor::<B, 2>::from_data(TensorData::new(host.x.clone(), [n, host.d_in]).convert_dtype(dtype), (&leader, dtype));
+    let x = Tensor::<B, 2>::from_data(
+        TensorData::new(host.x.clone(), [n, host.d_in]).convert_dtype(dtype),
+        (&leader, dtype),
+    );
     let labels: Vec<i64> = host.data.labels().iter().map(|&l| l.max(0)).collect();
     let labels = Tensor::<B, 1, Int>::from_data(TensorData::new(labels, [n]), &leader);
     let split = host.data.split().ok_or_else(|| AppError::Config("a split is needed to train".into()))?;
@@ -168,7 +175,12 @@ pub fn setup<B: SparseGnnBackend>(
 /// Bytes one training epoch sends between parts: per convolution, the halo rows of the state
 /// it reads (f32 values; MaxK / max-pool states also their column ids) forward, and the
 /// gradient of the values backward.
-pub fn exchanged_bytes_per_epoch(cfg: &TrainConfig, model: &GnnModel<impl SparseGnnBackend>, d_in: usize, halo_rows: usize) -> u64 {
+pub fn exchanged_bytes_per_epoch(
+    cfg: &TrainConfig,
+    model: &GnnModel<impl SparseGnnBackend>,
+    d_in: usize,
+    halo_rows: usize,
+) -> u64 {
     let mut total = 0u64;
     for l in 0..model.num_layers() {
         let (values, ids) = if model.reads_input(l) {
@@ -417,7 +429,8 @@ pub fn equality_checks<B: SparseGnnAutodiffBackend>(devices: &[B::Device], parts
         .or_else(|_| partition(&adj, &PartitionOptions { parts, method: PartitionMethod::Greedy, seed: 1 }))
         .map_err(|e| AppError::Config(format!("partition: {e}")))?;
     let pg = PartitionedGraph::build(&adj, &part).map_err(|e| AppError::Config(format!("partition: {e}")))?;
-    let dg = DistGraph::<B>::new(&adj, &pg, devices, GraphOptions::default()).map_err(|e| AppError::Config(e.to_string()))?;
+    let dg = DistGraph::<B>::new(&adj, &pg, devices, GraphOptions::default())
+        .map_err(|e| AppError::Config(e.to_string()))?;
     let g = Graph::<B>::new(&adj, &leader, GraphOptions::default());
     let xv: Vec<f32> = random_values(n * d_in, 5).into_iter().map(|v| v as f32).collect();
     let x = Tensor::<B, 2>::from_data(TensorData::new(xv, [n, d_in]), &leader);
@@ -535,7 +548,8 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let mut optim = adam(cfg).init();
     let bar = ProgressBar::new(cfg.epochs as u64);
     bar.set_style(
-        ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let exchanged_mb = data.report.exchanged_bytes_per_epoch as f64 / 1e6;
     let mut epochs = Vec::new();

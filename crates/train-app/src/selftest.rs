@@ -55,7 +55,11 @@ pub fn product_checks<B: burn_sparse_gnn::SparseGnnBackend>(device: &B::Device) 
         ("bf16", ProductMath::F32, Some(FloatDType::BF16)),
     ] {
         for (ta, tb) in [(false, false), (false, true), (true, false)] {
-            let what = format!("dense product {name}{}{}", if ta { ", a transposed" } else { "" }, if tb { ", b transposed" } else { "" });
+            let what = format!(
+                "dense product {name}{}{}",
+                if ta { ", a transposed" } else { "" },
+                if tb { ", b transposed" } else { "" }
+            );
             if let Some(h) = half {
                 if !B::supports_dtype(device, h.into()) {
                     out.push((what, None, product_tolerance(name)));
@@ -89,8 +93,10 @@ pub fn product_checks<B: burn_sparse_gnn::SparseGnnBackend>(device: &B::Device) 
             let y = host(Tensor::<B, 2>::from_primitive(burn::tensor::TensorPrimitive::Float(y)));
             let a_at = |i: usize, t2: usize| if ta { av[t2 * m + i] } else { av[i * k + t2] } as f64;
             let b_at = |t2: usize, j: usize| if tb { bv[j * k + t2] } else { bv[t2 * n + j] } as f64;
-            let want: Vec<f64> =
-                (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| (0..k).map(|t2| a_at(i, t2) * b_at(t2, j)).sum()).collect();
+            let want: Vec<f64> = (0..m)
+                .flat_map(|i| (0..n).map(move |j| (i, j)))
+                .map(|(i, j)| (0..k).map(|t2| a_at(i, t2) * b_at(t2, j)).sum())
+                .collect();
             out.push((what, Some(normwise_error(&y, &want)), product_tolerance(name)));
         }
     }
@@ -311,7 +317,8 @@ impl Job for SelfTest {
         if self.filter.is_none() {
             let start = std::time::Instant::now();
             let halves = [burn::tensor::FloatDType::F16, burn::tensor::FloatDType::BF16];
-            let mut checks = half_rows_checks::<B::InnerBackend>(&device, &halves, &[7, 256, 602], &KernelConfig::default());
+            let mut checks =
+                half_rows_checks::<B::InnerBackend>(&device, &halves, &[7, 256, 602], &KernelConfig::default());
             for (what, d) in half_rows_checks::<B::InnerBackend>(&device, &halves, &[7, 256], &shared_memory) {
                 checks.push((format!("{what} (shared-memory fallback)"), d));
             }

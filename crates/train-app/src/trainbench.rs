@@ -141,4 +141,3 @@ pub fn run<B: SparseGnnAutodiffBackend>(
 }
 
 use burn::tensor::ElementConversion;
-

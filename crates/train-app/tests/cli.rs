@@ -255,7 +255,8 @@ fn errors_use_the_names_users_type() {
     let (code, text) = train_on(&dir, &["--precision", "mixedf16"]);
     assert_ne!(code, 0);
     assert!(!text.contains("MixedF16") && !text.contains("Some("), "{text}");
-    let (code, text) = app(&["export", "--dataset", dir.to_str().unwrap(), "--out", dir.join("exported").to_str().unwrap()]);
+    let (code, text) =
+        app(&["export", "--dataset", dir.to_str().unwrap(), "--out", dir.join("exported").to_str().unwrap()]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("split train 2, valid 2, test 2"), "{text}");
 }

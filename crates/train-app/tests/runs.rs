@@ -11,7 +11,8 @@ use std::process::Command;
 
 fn app(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_train-app")).args(args).env("SGNN_PLAIN_LOG", "1").output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
     assert!(!stderr.contains("panicked"), "must not panic:\n{stderr}");
     (out.status.code().unwrap_or(-1), stdout, stderr)
 }
@@ -60,7 +61,8 @@ fn resume_reads_the_run_and_keeps_its_whole_history() {
     train(&data, &run, &["--epochs", "3", "--hidden", "8"]);
     assert_eq!(epochs_of(&run), [1, 2, 3]);
     // no --dataset, no --hidden: the run's own config.json gives them
-    let text = ok(app(&["train", "--backend", "cpu", "--out", s(&run), "--resume", "3", "--epochs", "5", "--log-every", "0"]));
+    let text =
+        ok(app(&["train", "--backend", "cpu", "--out", s(&run), "--resume", "3", "--epochs", "5", "--log-every", "0"]));
     assert!(text.contains("resumed after epoch 3"), "{text}");
     assert_eq!(epochs_of(&run), [1, 2, 3, 4, 5]);
     let cfg = json(&run.join("config.json"));
@@ -97,7 +99,8 @@ fn a_checkpoint_cut_mid_write_falls_back_to_the_previous_one() {
     // what a process killed while writing model-2.mpk in place would have left
     let full = std::fs::read(ckpt.join("model-2.mpk")).unwrap();
     std::fs::write(ckpt.join("model-2.mpk"), &full[..full.len() / 2]).unwrap();
-    let text = ok(app(&["train", "--backend", "cpu", "--out", s(&run), "--resume", "2", "--epochs", "3", "--log-every", "0"]));
+    let text =
+        ok(app(&["train", "--backend", "cpu", "--out", s(&run), "--resume", "2", "--epochs", "3", "--log-every", "0"]));
     assert!(text.contains("the checkpoint of epoch 2 is incomplete"), "{text}");
     assert!(text.contains("resuming from epoch 1"), "{text}");
     assert_eq!(epochs_of(&run), [1, 2, 3]);
@@ -126,7 +129,19 @@ fn a_checkpoint_folder_that_cannot_be_written_fails_the_run() {
     // a file where the checkpoint folder should be
     std::fs::write(run.join("checkpoint"), b"not a folder").unwrap();
     let text = fails(
-        app(&["train", "--backend", "cpu", "--dataset", s(&data), "--out", s(&run), "--epochs", "3", "--log-every", "0"]),
+        app(&[
+            "train",
+            "--backend",
+            "cpu",
+            "--dataset",
+            s(&data),
+            "--out",
+            s(&run),
+            "--epochs",
+            "3",
+            "--log-every",
+            "0",
+        ]),
         "cannot write checkpoints to",
     );
     assert!(!text.contains("accuracy train"), "{text}");
@@ -144,10 +159,13 @@ fn eval_and_predict_refuse_a_model_or_dataset_that_does_not_fit() {
     let wide = tmp("fit-wide");
     let d = tiny_data(false);
     let x = burn_sparse_gnn::Features::dense(6, 4, (0..24).map(|v| v as f32 / 10.0).collect()).unwrap();
-    let d = burn_sparse_gnn::GraphData::new("wide", d.adjacency().clone(), x, d.labels().to_vec(), 2, d.split().cloned())
-        .unwrap();
+    let d =
+        burn_sparse_gnn::GraphData::new("wide", d.adjacency().clone(), x, d.labels().to_vec(), 2, d.split().cloned())
+            .unwrap();
     train_app::datasets::npy::save(&d, &wide).unwrap();
-    for cmd in [vec!["eval", "--backend", "cpu", s(&a)], vec!["predict", "--backend", "cpu", s(&a), "--out", s(&tmp("fit-p"))]] {
+    for cmd in
+        [vec!["eval", "--backend", "cpu", s(&a)], vec!["predict", "--backend", "cpu", s(&a), "--out", s(&tmp("fit-p"))]]
+    {
         let mut args = cmd.clone();
         args.extend_from_slice(&["--dataset", s(&wide)]);
         let text = fails(app(&args), "was trained on 3 features and 2 classes");
@@ -197,13 +215,32 @@ fn predict_writes_outputs_that_agree_with_eval() {
 fn train_help_shows_every_default() {
     let (code, text, _) = app(&["train", "--help"]);
     assert_eq!(code, 0);
-    for needle in ["--model <MODEL>", "[default: gcn]", "[possible values: gcn, sage, gin, gat]", "--hidden <HIDDEN>", "[default: 16]", "--weight-decay", "[default: 0.0005]", "--architecture", "[default: classic]", "--out <OUT>"] {
+    for needle in [
+        "--model <MODEL>",
+        "[default: gcn]",
+        "[possible values: gcn, sage, gin, gat]",
+        "--hidden <HIDDEN>",
+        "[default: 16]",
+        "--weight-decay",
+        "[default: 0.0005]",
+        "--architecture",
+        "[default: classic]",
+        "--out <OUT>",
+    ] {
         assert!(text.contains(needle), "`{needle}` missing from train --help:\n{text}");
     }
     // a config file uses the same keys as the flags
     let data = dataset("config-keys");
     let cfg = data.join("run.toml");
-    std::fs::write(&cfg, format!("dataset = \"{}\"\nmodel = \"sage\"\nhidden = 8\nepochs = 2\nout = \"{}\"\n", s(&data), s(&data.join("run")))).unwrap();
+    std::fs::write(
+        &cfg,
+        format!(
+            "dataset = \"{}\"\nmodel = \"sage\"\nhidden = 8\nepochs = 2\nout = \"{}\"\n",
+            s(&data),
+            s(&data.join("run"))
+        ),
+    )
+    .unwrap();
     let text = ok(app(&["train", "--backend", "cpu", "--config", s(&cfg), "--log-every", "0"]));
     assert!(text.contains("sage relu on sgnn-test-"), "{text}");
     let saved = json(&data.join("run").join("config.json"));

@@ -401,7 +401,9 @@ pub fn launch_spmm_hot<R: Runtime>(
     LAUNCHES.fetch_add(1, Ordering::Relaxed);
     let plane_dim = plane_size(client).max(1);
     // the dynamic schedule needs whole planes of whole slots
-    let dynamic = has_plane_ops(client, config.planes) && (shape.lanes * shape.slots) % plane_dim == 0 && plane_dim % shape.lanes == 0;
+    let dynamic = has_plane_ops(client, config.planes)
+        && (shape.lanes * shape.slots) % plane_dim == 0
+        && plane_dim % shape.lanes == 0;
     unsafe {
         spmm_hot::launch_unchecked::<R>(
             client,

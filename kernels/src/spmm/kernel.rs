@@ -242,12 +242,27 @@ pub fn launch_spmm<R: Runtime>(
     // unweighted f32 sum / mean in 16-byte vectors over a split structure: the cold edges
     // through this kernel, then the hot columns' edges from shared memory (`hot.rs`), where the
     // split was measured faster (see `heuristics::HOT_MIN_WIDTH`)
-    if let (Some(hot), None, None, false) = (csr.hot.as_ref(), weights.as_ref(), grad_mask.as_ref(), reduce == Reduce::Max) {
-        let min_width = csr.config.hot.min_width.resolve(|| if hot.forced { vec } else { crate::heuristics::HOT_MIN_WIDTH });
+    if let (Some(hot), None, None, false) =
+        (csr.hot.as_ref(), weights.as_ref(), grad_mask.as_ref(), reduce == Reduce::Max)
+    {
+        let min_width =
+            csr.config.hot.min_width.resolve(|| if hot.forced { vec } else { crate::heuristics::HOT_MIN_WIDTH });
         if elem == 4 && vec == 4 && f >= min_width {
             if let Some(shape) = hot_shape(client, &csr.config.hot, hot.len, hot.nnz, n_vec, vec, elem) {
                 launch_spmm(client, &hot.cold, None, heads, x.clone(), out.clone(), None, reduce, None, dtype);
-                launch_spmm_hot(client, hot, &csr.row_ptr, csr.n_rows, x, out, reduce == Reduce::Mean, shape, vec, dtype, &csr.config);
+                launch_spmm_hot(
+                    client,
+                    hot,
+                    &csr.row_ptr,
+                    csr.n_rows,
+                    x,
+                    out,
+                    reduce == Reduce::Mean,
+                    shape,
+                    vec,
+                    dtype,
+                    &csr.config,
+                );
                 return;
             }
         }

@@ -5,7 +5,14 @@ use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
 
 /// `n` nodes in `classes` classes; features are a noisy one-hot of the class.
 pub fn toy_graph(n: usize, classes: usize) -> GraphData {
-    let r = random_csr(&RandomGraphSpec { n_rows: n, n_cols: n, avg_degree: 4, hub_degree: 40, seed: 7, ..Default::default() });
+    let r = random_csr(&RandomGraphSpec {
+        n_rows: n,
+        n_cols: n,
+        avg_degree: 4,
+        hub_degree: 40,
+        seed: 7,
+        ..Default::default()
+    });
     let (mut src, mut dst) = (Vec::new(), Vec::new());
     for i in 0..n {
         for &j in &r.col_idx()[r.row_ptr()[i]..r.row_ptr()[i + 1]] {

@@ -24,7 +24,10 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         }
         (None, Some(spec)) => {
             let (nodes, edges) = parse_rmat(spec)?;
-            (format!("rmat-{nodes}-{edges}"), gen::rmat(&gen::RmatSpec { nodes, edges, ..gen::RmatSpec::reddit_scale() })?)
+            (
+                format!("rmat-{nodes}-{edges}"),
+                gen::rmat(&gen::RmatSpec { nodes, edges, ..gen::RmatSpec::reddit_scale() })?,
+            )
         }
         (None, None) => return Err(AppError::Config("bench needs --graph DIR or --rmat NODES:EDGES".into())),
     };
@@ -117,7 +120,14 @@ impl Job for BenchTrainJob {
                     cfg.check_size(host.data.num_nodes(), host.d_in, host.data.num_classes())?;
                 }
                 let tb = train_app::trainbench::TrainBench { cfg, epochs: a.epochs, warmup: a.warmup };
-                let rec = match train_app::partitioned::bench::<B>(&tb, &host, &spread, a.partition_cache.as_deref(), &device, &name) {
+                let rec = match train_app::partitioned::bench::<B>(
+                    &tb,
+                    &host,
+                    &spread,
+                    a.partition_cache.as_deref(),
+                    &device,
+                    &name,
+                ) {
                     Ok(r) => r,
                     Err(e) => {
                         eprintln!("{m} {nl} {p}: {e}");

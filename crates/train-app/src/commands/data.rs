@@ -10,7 +10,8 @@ pub fn export(a: ExportArgs) -> Result<()> {
     let d = train_app::training::apply_split(d, a.split.as_deref(), a.seed)?;
     datasets::npy::save(&d, &a.out)?;
     let s = d.stats();
-    let split = s.split_sizes.map(|[t, v, e]| format!("train {t}, valid {v}, test {e}")).unwrap_or_else(|| "none".into());
+    let split =
+        s.split_sizes.map(|[t, v, e]| format!("train {t}, valid {v}, test {e}")).unwrap_or_else(|| "none".into());
     eprintln!("exported {} ({} nodes, {} edges, split {split}) to {}", s.name, s.nodes, s.edges, a.out.display());
     Ok(())
 }
@@ -56,7 +57,15 @@ pub fn gen(kind: GenKind) -> Result<()> {
             }
         }
         GenKind::Sbm { nodes, classes, avg_degree, homophily, features, seed, out } => {
-            let d = gen::sbm(&gen::SbmSpec { nodes, classes, avg_degree, homophily, features, seed, ..Default::default() })?;
+            let d = gen::sbm(&gen::SbmSpec {
+                nodes,
+                classes,
+                avg_degree,
+                homophily,
+                features,
+                seed,
+                ..Default::default()
+            })?;
             datasets::npy::save(&d, &out)
         }
     }

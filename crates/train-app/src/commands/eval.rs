@@ -37,7 +37,8 @@ struct PredictJob {
 impl Job for PredictJob {
     type Output = ();
     fn run<B: SparseGnnAutodiffBackend>(self, device: B::Device, _backend: &str) -> Result<()> {
-        let p = train_app::training::predict::<B::InnerBackend>(&self.dir, self.dataset.as_deref(), &self.out, &device)?;
+        let p =
+            train_app::training::predict::<B::InnerBackend>(&self.dir, self.dataset.as_deref(), &self.out, &device)?;
         println!(
             "{} nodes, {} classes{}: {}",
             p.nodes,

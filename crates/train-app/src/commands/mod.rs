@@ -17,9 +17,9 @@ pub fn run(cli: Cli, matches: &ArgMatches) -> Result<()> {
     match cli.command {
         None => {
             use clap::{CommandFactory, FromArgMatches};
-            let defaults = Cli::command().try_get_matches_from(["train-app", "train"]).map_err(|e| {
-                train_app::AppError::Config(e.to_string())
-            })?;
+            let defaults = Cli::command()
+                .try_get_matches_from(["train-app", "train"])
+                .map_err(|e| train_app::AppError::Config(e.to_string()))?;
             let cli = Cli::from_arg_matches(&defaults).map_err(|e| train_app::AppError::Config(e.to_string()))?;
             match cli.command {
                 Some(Command::Train(a)) => train::run(a, None),

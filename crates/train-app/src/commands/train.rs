@@ -106,7 +106,12 @@ fn estimate(
     };
     match parts {
         None => Ok(estimate_training(
-            &GraphSize { nodes: host.data.num_nodes(), edges: host.data.adjacency().nnz(), features: host.d_in, hot_split: hot },
+            &GraphSize {
+                nodes: host.data.num_nodes(),
+                edges: host.data.adjacency().nnz(),
+                features: host.d_in,
+                hot_split: hot,
+            },
             &model,
         )),
         Some(pg) => {
@@ -180,7 +185,13 @@ impl Job for TrainJob {
             }
             advice.push("more GPUs (--devices 0,1,...)".into());
             return Err(AppError::WillNotFit {
-                what: format!("training {} {}x{} on {}", self.cfg.model.name(), self.cfg.layers, self.cfg.hidden, host.data.name),
+                what: format!(
+                    "training {} {}x{} on {}",
+                    self.cfg.model.name(),
+                    self.cfg.layers,
+                    self.cfg.hidden,
+                    host.data.name
+                ),
                 estimate: est.to_string(),
                 need_bytes: est.total,
                 budget_bytes: b,

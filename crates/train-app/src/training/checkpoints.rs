@@ -75,7 +75,13 @@ pub fn best_checkpoint(epochs: &[EpochMetrics], dir: &Path) -> Option<usize> {
 
 /// Checks that the checkpoint of `epoch` in `dir` is complete: the model record loads into
 /// `model` with every shape matching, and the optimizer and scheduler records decode.
-pub fn verify<B, M, O>(dir: &Path, epoch: usize, model: &M, _optim: &O, device: &B::Device) -> std::result::Result<(), String>
+pub fn verify<B, M, O>(
+    dir: &Path,
+    epoch: usize,
+    model: &M,
+    _optim: &O,
+    device: &B::Device,
+) -> std::result::Result<(), String>
 where
     B: AutodiffBackend,
     M: AutodiffModule<B>,
@@ -95,7 +101,11 @@ where
 
 /// The epoch to resume from: `requested` if its checkpoint is complete, else the latest
 /// earlier one that is (with a message saying why), else an error.
-pub fn resumable_epoch(dir: &Path, requested: usize, verify: impl Fn(usize) -> std::result::Result<(), String>) -> Result<usize> {
+pub fn resumable_epoch(
+    dir: &Path,
+    requested: usize,
+    verify: impl Fn(usize) -> std::result::Result<(), String>,
+) -> Result<usize> {
     let model = dir.join(format!("model-{requested}.mpk"));
     if !model.exists() {
         return Err(AppError::Missing { path: model, what: "checkpoint to resume from".into() });

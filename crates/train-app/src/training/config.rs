@@ -3,8 +3,8 @@
 //! per option.
 
 use crate::error::{AppError, Result};
-use burn::prelude::Backend;
 use crate::gen::per_class_split;
+use burn::prelude::Backend;
 use burn_sparse_gnn::{Choice, GraphData, GraphOptions, KernelPolicy, SspmmStrategy};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use gnn_models::{ConvKind, GcnNorm, GnnModelConfig, Nonlinearity, NormKind, Precision, SageAggr};
@@ -392,9 +392,11 @@ impl TrainConfig {
         if !(self.weight_decay >= 0.0 && self.weight_decay.is_finite()) {
             return bad(format!("--weight-decay must be a number >= 0, got {}", self.weight_decay));
         }
-        for (flag, p) in
-            [("--dropout", self.dropout), ("--input-dropout", self.input_dropout), ("--attention-dropout", self.attention_dropout)]
-        {
+        for (flag, p) in [
+            ("--dropout", self.dropout),
+            ("--input-dropout", self.input_dropout),
+            ("--attention-dropout", self.attention_dropout),
+        ] {
             if !(0.0..1.0).contains(&p) {
                 return bad(format!("{flag} must be in [0, 1), got {p}"));
             }

@@ -21,10 +21,17 @@ pub struct LoadedRun<B: SparseGnnBackend> {
 
 /// Loads the run in `dir` (config.json, model.mpk) with its dataset or `dataset_override`.
 /// A dataset of another feature width or class count than the model's is an error naming both.
-pub fn load_run<B: SparseGnnBackend>(dir: &Path, dataset_override: Option<&str>, device: &B::Device) -> Result<LoadedRun<B>> {
+pub fn load_run<B: SparseGnnBackend>(
+    dir: &Path,
+    dataset_override: Option<&str>,
+    device: &B::Device,
+) -> Result<LoadedRun<B>> {
     let cfg_path = dir.join("config.json");
     if !cfg_path.exists() {
-        return Err(AppError::Missing { path: cfg_path, what: "the run's configuration (is this a train --out folder?)".into() });
+        return Err(AppError::Missing {
+            path: cfg_path,
+            what: "the run's configuration (is this a train --out folder?)".into(),
+        });
     }
     let mut cfg = TrainConfig::from_file(&cfg_path)?;
     if let Some(d) = dataset_override {

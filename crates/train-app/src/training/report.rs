@@ -113,6 +113,7 @@ pub fn trained_on(dir: &Path) -> Option<DatasetSummary> {
 
 /// Writes `value` as pretty JSON to `path` atomically.
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| AppError::Format { path: path.into(), msg: e.to_string() })?;
+    let text =
+        serde_json::to_string_pretty(value).map_err(|e| AppError::Format { path: path.into(), msg: e.to_string() })?;
     crate::fsutil::write_atomic(path, text.as_bytes())
 }

@@ -95,7 +95,9 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         .init();
     let checkpoints = checkpoint_dir(out);
     let start = match resume {
-        Some(n) => Some(resumable_epoch(&checkpoints, n, |e| verify::<B, _, _>(&checkpoints, e, &model, &optim, device))?),
+        Some(n) => {
+            Some(resumable_epoch(&checkpoints, n, |e| verify::<B, _, _>(&checkpoints, e, &model, &optim, device))?)
+        }
         None => None,
     };
     if let Some(s) = start {
