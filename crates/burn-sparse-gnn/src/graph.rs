@@ -313,14 +313,28 @@ fn hot_split(csr: &CsrRef<'_>, opts: &GraphOptions) -> Option<(HotSplit, bool)> 
         Choice::Forced(0) => None,
         Choice::Forced(cols) => HotSplit::new(csr, cols, 0.0, 0).map(|s| (s, true)),
         Choice::Auto => {
-            if csr.nnz() < heuristics::HOT_MIN_EDGES {
-                return None;
-            }
-            let stats = HotStats::new(csr, heuristics::HOT_COLS);
-            if !heuristics::hot_split_pays(&stats) {
+            if !auto_split_pays(csr) {
                 return None;
             }
             HotSplit::new(csr, heuristics::HOT_COLS, 0.0, 0).map(|s| (s, false))
+        }
+    }
+}
+
+/// The heuristic's decision for a structure: large enough, and its most-read columns take
+/// enough of the traffic.
+fn auto_split_pays(csr: &CsrRef<'_>) -> bool {
+    csr.nnz() >= heuristics::HOT_MIN_EDGES && heuristics::hot_split_pays(&HotStats::new(csr, heuristics::HOT_COLS))
+}
+
+impl GraphOptions {
+    /// Whether [`Graph::new`] with these options splits off the hot columns of `adj` (the
+    /// heuristic's decision, without building the split): memory estimates count the split's
+    /// second copy of the cold edges.
+    pub fn splits_hot_columns(&self, adj: &Csr) -> bool {
+        match self.hot_cols {
+            Choice::Forced(cols) => cols > 0,
+            Choice::Auto => auto_split_pays(&adj.as_ref()),
         }
     }
 }

@@ -213,13 +213,10 @@ impl<B: SparseGnnBackend> DistGraph<B> {
                 let masks = self.scatter(dropped);
                 values.into_iter().zip(masks).map(|(v, m)| v.mask_fill(m, 0.0) * (1.0 / keep)).collect()
             }
-            DropoutDraws::PerPart => values
-                .into_iter()
-                .map(|v| {
-                    let dropped = v.random_like(Distribution::Bernoulli(keep)).lower_elem(0.5);
-                    v.mask_fill(dropped, 0.0) * (1.0 / keep)
-                })
-                .collect(),
+            DropoutDraws::PerPart => {
+                let d = burn::nn::DropoutConfig::new(prob).init();
+                values.into_iter().map(|v| crate::activation::dropout(&d, v)).collect()
+            }
         }
     }
 }
@@ -257,10 +254,9 @@ impl<B: SparseGnnBackend> GnnModel<B> {
         xs: Vec<Tensor<B, 2>>,
         draws: DropoutDraws,
     ) -> Vec<Tensor<B, 2>> {
-        // parameters initialise lazily on first use, and a clone of an uninitialised parameter
-        // initialises its own copy: initialise them here, so every part reads the same tensors
-        // and their gradients reach this model's parameters
-        self.visit(&mut Initialise);
+        // a clone of a lazily initialised parameter initialises its own copy: initialise them
+        // here, so every part reads the same tensors and their gradients reach this model's
+        self.initialise_parameters();
         let models: Vec<GnnModel<B>> = dg
             .parts
             .iter()
@@ -285,15 +281,6 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             hs = models.iter().zip(&dg.parts).zip(&full).map(|((m, part), a)| m.convolve(l, &part.graph, a)).collect();
         }
         models.iter().zip(hs).map(|(m, h)| m.output(h)).collect()
-    }
-}
-
-/// Initialises every parameter of a module (see [`GnnModel::forward_partitioned`]).
-struct Initialise;
-
-impl<B: Backend> burn::module::ModuleVisitor<B> for Initialise {
-    fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<B, D>>) {
-        let _ = param.val();
     }
 }
 

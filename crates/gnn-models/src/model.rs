@@ -287,6 +287,20 @@ impl<B: SparseGnnBackend> GnnModel<B> {
         }
     }
 
+    /// Draws every parameter now. Burn initialises parameters lazily, on first use, so the
+    /// first forward pass of a fresh model draws them between its own random draws (dropout);
+    /// and a clone of an uninitialised parameter initialises its own copy. Call this before
+    /// comparing runs or cloning the model across devices.
+    pub fn initialise_parameters(&self) {
+        struct Draw;
+        impl<B: Backend> burn::module::ModuleVisitor<B> for Draw {
+            fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<B, D>>) {
+                let _ = param.val();
+            }
+        }
+        self.visit(&mut Draw);
+    }
+
     /// Number of convolutions.
     pub fn num_layers(&self) -> usize {
         self.convs.len()

@@ -56,15 +56,6 @@ impl ModuleVisitor<B> for Grads<'_> {
     }
 }
 
-/// Initialises every parameter (they are drawn lazily on first use).
-struct Init;
-
-impl ModuleVisitor<B> for Init {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-        let _ = param.val();
-    }
-}
-
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len(), "lengths differ");
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
@@ -137,7 +128,7 @@ fn check(name: &str, cfg: &GnnModelConfig, adj: &Csr, pg: &PartitionedGraph, lab
     B::seed(&dev, 11);
     let model: GnnModel<B> = cfg.init(&dev).expect("valid model");
     // parameters initialise lazily, on first use: draw them now, not inside the first forward
-    model.visit(&mut Init);
+    model.initialise_parameters();
     let want = whole(&model, adj, 5);
     let got = parts(&model, adj, pg, 5);
     let tol = 1e-9;

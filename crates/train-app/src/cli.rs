@@ -88,21 +88,10 @@ pub struct TrainArgs {
     /// every option; flags that contradict it are an error, --epochs may grow).
     #[arg(long)]
     pub resume: Option<usize>,
-    /// Train on a partitioned graph spread over these device indices (e.g. `0,1`: the first two
-    /// GPUs; the halo exchange runs through NCCL on CUDA). The model equals the one-device
-    /// model; checkpoints and resume are not available on this path.
-    #[arg(long, value_delimiter = ',')]
-    pub devices: Option<Vec<usize>>,
-    /// Number of parts of --devices (default: one per device; more go round-robin).
-    #[arg(long)]
-    pub parts: Option<usize>,
-    /// Partitioner of --devices / --parts.
-    #[arg(long, default_value = "metis", value_parser = clap::builder::PossibleValuesParser::new(["metis", "greedy", "contiguous"]))]
-    pub partition: String,
-    /// Partition cache file of --devices / --parts (default: `partition-<parts>-<method>.part`
-    /// in --out): read when it holds a partition of this graph, written otherwise.
-    #[arg(long)]
-    pub partition_cache: Option<PathBuf>,
+    /// Several devices or parts (the model equals the one-device model; checkpoints and resume
+    /// are not available on this path).
+    #[command(flatten)]
+    pub spread: SpreadArgs,
     /// Device memory the run may use, e.g. `20GiB`, `512MiB` (default: the device's free
     /// memory where the backend reports it). A run whose estimate exceeds it stops before
     /// training with what to change.
@@ -216,8 +205,20 @@ pub struct BenchTrainArgs {
     /// Device name recorded in the results (e.g. "NVIDIA H200").
     #[arg(long)]
     pub device_name: Option<String>,
+    #[command(flatten)]
+    pub spread: SpreadArgs,
+    /// Dropout masks of a partitioned run: drawn for the whole graph (global: the one-device
+    /// masks) or by each part (per-part).
+    #[arg(long, default_value = "global", value_parser = clap::builder::PossibleValuesParser::new(["global", "per-part"]))]
+    pub dropout_draws: String,
+}
+
+/// Training on a partitioned graph (`train` and `bench-train`).
+#[derive(Args)]
+pub struct SpreadArgs {
     /// Train on a partitioned graph spread over these device indices (e.g. `0,1`: the first two
-    /// GPUs; halo exchange through NCCL on CUDA). Without it: the whole graph on one device.
+    /// GPUs; the halo exchange runs through NCCL on CUDA). Without it (and --parts): the whole
+    /// graph on one device.
     #[arg(long, value_delimiter = ',')]
     pub devices: Option<Vec<usize>>,
     /// Number of parts (default: one per device; more parts than devices go round-robin).
@@ -226,14 +227,29 @@ pub struct BenchTrainArgs {
     /// Partitioner of --devices / --parts.
     #[arg(long, default_value = "metis", value_parser = clap::builder::PossibleValuesParser::new(["metis", "greedy", "contiguous"]))]
     pub partition: String,
-    /// Partition cache file (read when it holds a partition of this graph with these parts,
-    /// written otherwise).
+    /// Partition cache file: read when it holds a partition of this graph with these parts and
+    /// partitioner, written otherwise (`train` default: `partition-<parts>-<method>.part` in
+    /// --out).
     #[arg(long)]
     pub partition_cache: Option<PathBuf>,
-    /// Dropout masks of a partitioned run: drawn for the whole graph (global: the one-device
-    /// masks) or by each part (per-part).
-    #[arg(long, default_value = "global", value_parser = clap::builder::PossibleValuesParser::new(["global", "per-part"]))]
-    pub dropout_draws: String,
+}
+
+impl SpreadArgs {
+    /// The spread asked for, `None` for the whole graph on one device.
+    pub fn spread(&self, draws: gnn_models::DropoutDraws) -> Result<Option<train_app::partitioned::Spread>> {
+        if self.devices.is_none() && self.parts.is_none() {
+            return Ok(None);
+        }
+        let devices = self.devices.clone().unwrap_or_else(|| vec![0]);
+        let spread = train_app::partitioned::Spread {
+            parts: self.parts.unwrap_or(devices.len()),
+            devices,
+            method: self.partition.parse().map_err(|e| AppError::Config(format!("--partition: {e}")))?,
+            draws,
+        };
+        spread.check()?;
+        Ok(Some(spread))
+    }
 }
 
 /// The ops `bench` times.

@@ -315,8 +315,6 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
     }
     let exchange_s = part::time_exchange(&data.dg.inner(), cfg.hidden, 5)?;
     let exchange_bytes = (data.dg.halo_rows() * cfg.hidden * 4) as f64;
-    times.sort_by(|a, b| a.total_cmp(b));
-    let q = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
     let mut partition = serde_json::to_value(&data.report).unwrap_or_default();
     if let Some(obj) = partition.as_object_mut() {
         obj.insert("exchange_ms_dense_f32".into(), serde_json::json!(exchange_s * 1e3));
@@ -329,43 +327,21 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
         hot_split: None,
         pools: crate::bench::pools_name(),
     };
-    Ok(Record {
-        op: "train_epoch".into(),
-        implementation: "ours".into(),
-        graph: host.data.name.clone(),
-        nodes: host.data.num_nodes(),
-        edges: host.data.adjacency().nnz(),
-        width: cfg.hidden,
-        k: None,
-        dtype: match cfg.precision {
-            gnn_models::Precision::F32 => "f32",
-            gnn_models::Precision::Tf32 => "tf32",
-            gnn_models::Precision::MixedF16 => "f16",
-            gnn_models::Precision::MixedBf16 => "bf16",
-        }
-        .into(),
-        model: Some(cfg.model.name().into()),
-        nonlin: Some(cfg.nonlin.replace(':', "")),
-        median_ms: q(0.5),
-        runs: times.len(),
-        peak_bytes: (peak > 0).then_some(peak),
-        commit: commit(),
-        device: device_name.into(),
-        variant: Some(format!("{} layers, {} parts", cfg.layers, spread.parts)),
-        min_ms: q(0.0),
-        p90_ms: q(0.9),
-        bytes: None,
-        gbps: None,
-        check_error: None,
-        kept_fraction: None,
-        tuning: crate::bench::tuning_string(&shape),
-        peak_in_use_bytes: (peak_in_use > 0).then_some(peak_in_use),
-        hot_stats: None,
-        shape: Some(shape),
-        devices: Some(spread.devices.len()),
-        partition: Some(partition),
-        estimate: None,
-    })
+    let mut rec = crate::trainbench::epoch_record(
+        cfg,
+        &host.data.name,
+        host.data.num_nodes(),
+        host.data.adjacency().nnz(),
+        times,
+        shape,
+        device_name,
+    );
+    rec.variant = Some(format!("{} layers, {} parts", cfg.layers, spread.parts));
+    rec.peak_bytes = (peak > 0).then_some(peak);
+    rec.peak_in_use_bytes = (peak_in_use > 0).then_some(peak_in_use);
+    rec.devices = Some(spread.devices.len());
+    rec.partition = Some(partition);
+    Ok(rec)
 }
 
 /// Normwise differences between a model on the whole graph (first device) and the same
@@ -387,12 +363,6 @@ pub fn equality_checks<B: SparseGnnAutodiffBackend>(devices: &[B::Device], parts
             if let Some(g) = param.val().grad(self.grads) {
                 self.out.extend(g.into_data().convert::<f64>().to_vec::<f64>().unwrap_or_default());
             }
-        }
-    }
-    struct Touch;
-    impl<B: burn::tensor::backend::Backend> ModuleVisitor<B> for Touch {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-            let _ = param.val();
         }
     }
     fn normwise(a: &[f64], b: &[f64]) -> f64 {
@@ -461,7 +431,7 @@ pub fn equality_checks<B: SparseGnnAutodiffBackend>(devices: &[B::Device], parts
         B::seed(&leader, 17);
         let model = cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
         // parameters initialise lazily: draw them before the dropout draws of both passes
-        model.visit(&mut Touch);
+        model.initialise_parameters();
         // whole graph
         B::seed(&leader, 23);
         let logits = model.forward(&g, x.clone());

@@ -84,8 +84,6 @@ pub fn run<B: SparseGnnAutodiffBackend>(
             peak = peak.max(reserved);
         }
     }
-    times.sort_by(|a, b| a.total_cmp(b));
-    let q = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
     let graph_shape = batch.graph.shape();
     let size = gnn_models::memory::GraphSize {
         nodes,
@@ -93,7 +91,6 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         features: host.d_in,
         hot_split: graph_shape.hot_cols > 0 || graph_shape.hot_cols_transpose > 0,
     };
-    let estimate = gnn_models::memory::estimate_training(&size, &model_cfg);
     let shape = crate::bench::Shape {
         graph: Some(graph_shape.into()),
         kernels: *batch.graph.kernel_config(),
@@ -101,10 +98,31 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         hot_split: None,
         pools: crate::bench::pools_name(),
     };
-    Ok(Record {
+    let mut rec = epoch_record(cfg, &graph_name, nodes, edges, times, shape, device_name);
+    rec.variant = Some(format!("{} layers{}", cfg.layers, if cfg.atomic { ", atomic sspmm" } else { "" }));
+    rec.peak_bytes = (peak > 0).then_some(peak);
+    rec.peak_in_use_bytes = (peak_in_use > 0).then_some(peak_in_use);
+    rec.estimate = Some(gnn_models::memory::estimate_training(&size, &model_cfg));
+    Ok(rec)
+}
+
+/// The record of a training-epoch benchmark of `cfg` from its epoch times (ms): median,
+/// minimum and 90th percentile; memory, variant and the multi-device fields left for the caller.
+pub fn epoch_record(
+    cfg: &TrainConfig,
+    graph: &str,
+    nodes: usize,
+    edges: usize,
+    mut times: Vec<f64>,
+    shape: crate::bench::Shape,
+    device_name: &str,
+) -> Record {
+    times.sort_by(|a, b| a.total_cmp(b));
+    let q = |p: f64| times.get(((times.len().max(1) - 1) as f64 * p).round() as usize).copied().unwrap_or(f64::NAN);
+    Record {
         op: "train_epoch".into(),
         implementation: "ours".into(),
-        graph: graph_name,
+        graph: graph.into(),
         nodes,
         edges,
         width: cfg.hidden,
@@ -120,10 +138,10 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         nonlin: Some(cfg.nonlin.replace(':', "")),
         median_ms: q(0.5),
         runs: times.len(),
-        peak_bytes: (peak > 0).then_some(peak),
+        peak_bytes: None,
         commit: commit(),
         device: device_name.into(),
-        variant: Some(format!("{} layers{}", cfg.layers, if cfg.atomic { ", atomic sspmm" } else { "" })),
+        variant: None,
         min_ms: q(0.0),
         p90_ms: q(0.9),
         bytes: None,
@@ -131,13 +149,13 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         check_error: None,
         kept_fraction: None,
         tuning: crate::bench::tuning_string(&shape),
-        peak_in_use_bytes: (peak_in_use > 0).then_some(peak_in_use),
+        peak_in_use_bytes: None,
         hot_stats: None,
         shape: Some(shape),
         devices: None,
         partition: None,
-        estimate: Some(estimate),
-    })
+        estimate: None,
+    }
 }
 
 use burn::tensor::ElementConversion;

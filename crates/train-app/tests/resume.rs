@@ -32,7 +32,7 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 fn run(cfg: &TrainConfig, resume: Option<usize>) -> train_app::training::TrainReport {
     let data = train_app::datasets::load(&cfg.dataset, BuildOptions::default()).unwrap();
     let host = prepare(cfg, data).unwrap();
-    train::<Autodiff<Cpu>>(cfg, host, &Default::default(), "cpu", resume).unwrap()
+    train::<Autodiff<Cpu>>(cfg, host, &Default::default(), "cpu", resume, false).unwrap()
 }
 
 #[test]

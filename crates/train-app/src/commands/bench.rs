@@ -104,15 +104,7 @@ impl Job for BenchTrainJob {
             }
             None => None,
         };
-        if a.devices.is_some() || a.parts.is_some() {
-            let devices = a.devices.clone().unwrap_or_else(|| vec![0]);
-            let spread = train_app::partitioned::Spread {
-                parts: a.parts.unwrap_or(devices.len()),
-                devices,
-                method: a.partition.parse().map_err(|e| AppError::Config(format!("--partition: {e}")))?,
-                draws: named("dropout draws", &a.dropout_draws)?,
-            };
-            spread.check()?;
+        if let Some(spread) = a.spread.spread(named("dropout draws", &a.dropout_draws)?)? {
             for (m, nl, p, cfg) in configs {
                 let host = train_app::training::prepare(&cfg, data.clone())?;
                 if backend != "cuda" {
@@ -124,7 +116,7 @@ impl Job for BenchTrainJob {
                     &tb,
                     &host,
                     &spread,
-                    a.partition_cache.as_deref(),
+                    a.spread.partition_cache.as_deref(),
                     &device,
                     &name,
                 ) {

@@ -94,30 +94,21 @@ fn estimate(
 ) -> Result<gnn_models::memory::MemoryEstimate> {
     use gnn_models::memory::{estimate_training, GraphSize};
     let model = cfg.model_config(host.d_in, host.data.num_classes())?;
-    // whether the graph upload will keep a hot-column split (the heuristic of `Graph::new`)
-    let hot = match host.opts.hot_cols {
-        burn_sparse_gnn::Choice::Forced(n) => n > 0,
-        burn_sparse_gnn::Choice::Auto => {
-            use burn_sparse_gnn::kernels::{csr::HotStats, heuristics};
-            let adj = host.data.adjacency().as_ref();
-            adj.nnz() >= heuristics::HOT_MIN_EDGES
-                && heuristics::hot_split_pays(&HotStats::new(&adj, heuristics::HOT_COLS))
-        }
-    };
     match parts {
         None => Ok(estimate_training(
             &GraphSize {
                 nodes: host.data.num_nodes(),
                 edges: host.data.adjacency().nnz(),
                 features: host.d_in,
-                hot_split: hot,
+                hot_split: host.opts.splits_hot_columns(host.data.adjacency()),
             },
             &model,
         )),
         Some(pg) => {
             let mut worst = gnn_models::memory::MemoryEstimate::default();
             for p in &pg.parts {
-                let size = GraphSize { nodes: p.owned.len(), edges: p.adj.nnz(), features: host.d_in, hot_split: hot };
+                let hot_split = host.opts.splits_hot_columns(&p.adj);
+                let size = GraphSize { nodes: p.owned.len(), edges: p.adj.nnz(), features: host.d_in, hot_split };
                 let mut e = estimate_training(&size, &model);
                 // the halo rows of every convolution's input state, kept for its backward pass
                 let halo = (p.halo.len() * cfg.hidden * 4 * cfg.layers) as u64;
@@ -148,7 +139,6 @@ impl Job for TrainJob {
         });
         let pg = match &self.spread {
             Some(spread) => {
-                spread.check()?;
                 if let Some(dir) = cache.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir).map_err(|e| AppError::io(dir, e))?;
                 }
@@ -222,7 +212,10 @@ impl Job for TrainJob {
             println!("results: {}", self.cfg.out.join("results.json").display());
             return Ok(());
         }
-        let report = train_app::training::train::<B>(&self.cfg, host, &device, backend, self.resume)?;
+        // the terminal dashboard in a terminal, plain epoch lines otherwise or when SGNN_PLAIN_LOG
+        // is set (the command line is where the environment is read)
+        let tui = std::io::IsTerminal::is_terminal(&std::io::stdout()) && std::env::var_os("SGNN_PLAIN_LOG").is_none();
+        let report = train_app::training::train::<B>(&self.cfg, host, &device, backend, self.resume, tui)?;
         let a = &report.final_accuracy;
         let last = report.epochs.last();
         println!(
@@ -252,18 +245,7 @@ impl Job for TrainJob {
 
 pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
     let cfg = config(&a, matches)?;
-    let spread = match (&a.devices, a.parts) {
-        (None, None) => None,
-        (devices, parts) => {
-            let devices = devices.clone().unwrap_or_else(|| vec![0]);
-            Some(train_app::partitioned::Spread {
-                parts: parts.unwrap_or(devices.len()),
-                devices,
-                method: a.partition.parse().map_err(|e| AppError::Config(format!("--partition: {e}")))?,
-                draws: gnn_models::DropoutDraws::Global,
-            })
-        }
-    };
+    let spread = a.spread.spread(gnn_models::DropoutDraws::Global)?;
     let memory_budget = a.memory_budget.as_deref().map(parse_bytes).transpose()?;
     dispatch(
         a.backend,
@@ -273,7 +255,7 @@ pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
             spread,
             memory_budget,
             dry_run: a.dry_run,
-            partition_cache: a.partition_cache.clone(),
+            partition_cache: a.spread.partition_cache.clone(),
         },
     )
 }

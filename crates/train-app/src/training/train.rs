@@ -67,12 +67,14 @@ pub fn prepare(cfg: &TrainConfig, data: GraphData) -> Result<HostGraph> {
 
 /// Trains on backend `B`; `resume` continues from a checkpoint epoch of `cfg.out` (the latest
 /// complete one at or before it).
+/// `tui`: the terminal dashboard (else plain epoch lines).
 pub fn train<B: SparseGnnAutodiffBackend>(
     cfg: &TrainConfig,
     host: HostGraph,
     device: &B::Device,
     backend: &str,
     resume: Option<usize>,
+    tui: bool,
 ) -> Result<TrainReport> {
     cfg.check()?;
     cfg.check_device::<B>(device, backend)?;
@@ -126,13 +128,12 @@ pub fn train<B: SparseGnnAutodiffBackend>(
 
     let log = Arc::new(Mutex::new(Vec::new()));
     gnn_train::reset_device_memory();
-    let use_tui = std::io::IsTerminal::is_terminal(&std::io::stdout()) && std::env::var("SGNN_PLAIN_LOG").is_err();
     let mut training = SupervisedTraining::new(out, train_loader, valid_loader)
         .metrics((AccuracyMetric::new(), LossMetric::new()))
         .num_epochs(cfg.epochs)
         .with_application_logger(None);
     let interrupter = training.interrupter();
-    let tui = use_tui.then(|| {
+    let tui = tui.then(|| {
         Box::new(burn::train::renderer::tui::TuiMetricsRendererWrapper::new(interrupter, start))
             as Box<dyn MetricsRenderer>
     });
