@@ -11,6 +11,7 @@
 //! | sampled SpMM | as SpMM, over the same sample (per-edge scale from the same hash) |
 //! | MaxK / max-pooling | scatter of the value gradient through the kept positions |
 //! | CBSR to dense | gather at the pattern |
+//! | rows by distinct ids ([`crate::rows`]) | gather of `[dy; 0]` through the inverse map |
 //! | CBSR SpGEMM | `dvalues = SSpMM(dy)`, `dw = sum_t dy[i, idx] * values` |
 //! | matmul with a half-precision saved input | `dx = dy w^T`, `dw = sum over row chunks of (scale * x16)^T dy` |
 
@@ -258,6 +259,27 @@ impl<B: SparseGnnBackend> Backward<B, 1> for SelectBackward {
             let mut pattern = ops.state;
             pattern.values = dv;
             grads.register::<B>(node.id, B::cbsr_to_dense(&pattern));
+        }
+    }
+}
+
+// ---- rows picked by distinct ids: the gradient is a gather through the inverse ------------
+
+#[derive(Debug)]
+struct TakeRowsBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 1> for TakeRowsBackward {
+    type State = IntTensor<B>;
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        if let Some(node) = node {
+            let dy = t2::<B>(dy);
+            let width = dy.dims()[1];
+            let zero = Tensor::<B, 2>::zeros([1, width], (&dy.device(), dy.dtype()));
+            let inverse = Tensor::<B, 1, Int>::from_primitive(ops.state);
+            grads.register::<B>(node.id, prim(Tensor::cat(vec![dy, zero], 0).select(0, inverse)));
         }
     }
 }
@@ -549,6 +571,13 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
                 prep.finish(ci, out)
             }
             OpsKind::UnTracked(prep) => prep.finish(B::cbsr_to_dense(&ci)),
+        }
+    }
+
+    fn ad_take_rows(x: FloatTensor<Self>, indices: IntTensor<Self>, inverse: IntTensor<Self>) -> FloatTensor<Self> {
+        match TakeRowsBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => prep.finish(inverse, B::float_select(x.primitive, 0, indices)),
+            OpsKind::UnTracked(prep) => prep.finish(B::float_select(x.primitive, 0, indices)),
         }
     }
 

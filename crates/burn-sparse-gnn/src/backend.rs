@@ -214,6 +214,14 @@ pub trait SparseGnnBackend: Backend {
         Self::cbsr_to_dense(c)
     }
 
+    /// Differentiable rows `indices` (distinct) of a 2-D `x`: `x.select(0, indices)`, whose
+    /// gradient is gathered through `inverse` (`[rows of x]`: the entry of `indices` naming each
+    /// row, or `indices.len()` for a row not selected). See [`crate::rows`].
+    fn ad_take_rows(x: FloatTensor<Self>, indices: IntTensor<Self>, inverse: IntTensor<Self>) -> FloatTensor<Self> {
+        let _ = inverse;
+        Self::float_select(x, 0, indices)
+    }
+
     /// Differentiable [`SparseGnnBackend::cbsr_spgemm`] (backward: SSpMM).
     fn ad_cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<FloatTensor<Self>>, c: &CbsrPrim<Self>) -> FloatTensor<Self> {
         Self::cbsr_spgemm(g, w, c)

@@ -66,6 +66,9 @@ pub enum GraphError {
          {labeled}, clamped to 1000..={max})"
     )]
     TooManyClasses { classes: usize, limit: usize, max: usize, labeled: usize },
+    /// A row selection names a row outside its source or names a row twice.
+    #[error("row selection: entry {entry} is row {row}, {issue} (the source has {rows} rows)")]
+    RowSelection { entry: usize, row: usize, rows: usize, issue: &'static str },
 }
 
 /// An operation was called with arguments it cannot accept.

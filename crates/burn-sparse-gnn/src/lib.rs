@@ -41,6 +41,7 @@ mod ndarray;
 pub mod ops;
 pub mod partition;
 pub mod random;
+pub mod rows;
 
 pub use backend::{
     CbsrPrim, PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend, SparseGnnBackend,
@@ -53,6 +54,7 @@ pub use partition::{
     partition, LocalPart, Partition, PartitionError, PartitionMethod, PartitionOptions, PartitionStats,
     PartitionedGraph,
 };
+pub use rows::{take_rows, try_take_rows, RowIndex};
 /// The kernels and CPU references (re-exported for applications and benchmarks).
 pub use sparse_gnn_kernels as kernels;
 pub use sparse_gnn_kernels::config::{Choice, KernelConfig, PlaneUse};

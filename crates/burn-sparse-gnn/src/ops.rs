@@ -87,6 +87,20 @@ impl<B: SparseGnnBackend> Cbsr<B> {
         let indices = Tensor::<B, 2, Int>::from_primitive(self.prim.indices.clone()).select(0, idx);
         Self { prim: CbsrPrim { values: float(values), indices: indices.into_primitive(), n, ..self.prim.clone() } }
     }
+    /// The distinct rows `rows` selects, in its order (values differentiable through a gather,
+    /// see [`crate::rows`]).
+    pub fn take_rows(&self, rows: &crate::rows::RowIndex<B>) -> Self {
+        let values = crate::rows::take_rows(self.values(), rows);
+        let indices = Tensor::<B, 2, Int>::from_primitive(self.prim.indices.clone()).select(0, rows.indices());
+        Self {
+            prim: CbsrPrim {
+                values: float(values),
+                indices: indices.into_primitive(),
+                n: rows.len(),
+                ..self.prim.clone()
+            },
+        }
+    }
     /// The first `n` rows.
     pub fn head_rows(&self, n: usize) -> Self {
         if n == self.prim.n {

@@ -32,9 +32,9 @@ use crate::model::GnnModel;
 use burn::module::Module;
 use burn::tensor::activation::log_softmax;
 use burn::tensor::backend::Backend;
-use burn::tensor::{BasicOps, Distribution, Int, Tensor, TensorData};
+use burn::tensor::{BasicOps, Distribution, Int, Tensor};
 use burn_sparse_gnn::partition::PartitionedGraph;
-use burn_sparse_gnn::{Csr, Graph, GraphError, GraphOptions, SparseGnnBackend};
+use burn_sparse_gnn::{take_rows, Csr, Graph, GraphError, GraphOptions, RowIndex, SparseGnnBackend};
 
 /// Why a partitioned graph cannot be set up.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +48,9 @@ pub enum DistError {
     /// A part's local graph is invalid.
     #[error("part {part}: {source}")]
     Graph { part: usize, source: GraphError },
+    /// The parts' own rows do not list every node of the graph once.
+    #[error("the parts' own rows are not the graph's nodes, each once: {0}")]
+    Cover(GraphError),
 }
 
 /// How a partitioned forward pass draws its dropout masks (see the module docs).
@@ -74,9 +77,9 @@ pub struct PartGraph<B: Backend> {
     /// Number of halo rows it receives per exchange.
     pub halo: usize,
     /// Per other part `q`: the local rows this part sends to `q` (on this part's device).
-    send: Vec<Option<Tensor<B, 1, Int>>>,
+    send: Vec<Option<RowIndex<B>>>,
     /// Global ids of the own rows, on the leader.
-    owned_ids: Tensor<B, 1, Int>,
+    owned_ids: RowIndex<B>,
 }
 
 /// A partitioned graph on one or more devices (see the module docs).
@@ -87,13 +90,7 @@ pub struct DistGraph<B: Backend> {
     n_nodes: usize,
     /// On the leader: the position of every global node in the concatenation of the parts'
     /// own rows.
-    inverse: Tensor<B, 1, Int>,
-}
-
-fn int_tensor<B: Backend>(v: &[u32], device: &B::Device) -> Tensor<B, 1, Int> {
-    let data: Vec<i32> = v.iter().map(|&x| x as i32).collect();
-    let n = data.len();
-    Tensor::from_data(TensorData::new(data, [n]), device)
+    inverse: RowIndex<B>,
 }
 
 impl<B: SparseGnnBackend> DistGraph<B> {
@@ -120,15 +117,18 @@ impl<B: SparseGnnBackend> DistGraph<B> {
                 local.owned.iter().chain(local.halo.iter()).map(|&g| out_deg[g as usize]).collect();
             let graph = Graph::with_degrees(&local.adj, &device, opts, row_deg, col_deg)
                 .map_err(|source| DistError::Graph { part: p, source })?;
-            let send = (0..n_parts)
-                .map(|q| {
-                    let rows = local.send.get(q).map(|v| v.as_slice()).unwrap_or(&[]);
-                    (q != p && !rows.is_empty()).then(|| int_tensor::<B>(rows, &device))
-                })
-                .collect();
+            let rows_err = |source| DistError::Graph { part: p, source };
+            let mut send = Vec::with_capacity(n_parts);
+            for q in 0..n_parts {
+                let rows = local.send.get(q).map(|v| v.as_slice()).unwrap_or(&[]);
+                send.push(match q != p && !rows.is_empty() {
+                    true => Some(RowIndex::new(rows, local.owned.len(), &device).map_err(rows_err)?),
+                    false => None,
+                });
+            }
             order.extend_from_slice(&local.owned);
             parts.push(PartGraph {
-                owned_ids: int_tensor::<B>(&local.owned, &leader),
+                owned_ids: RowIndex::new(&local.owned, adj.n_rows(), &leader).map_err(rows_err)?,
                 device,
                 graph,
                 owned: local.owned.len(),
@@ -136,11 +136,23 @@ impl<B: SparseGnnBackend> DistGraph<B> {
                 send,
             });
         }
-        let mut inverse = vec![0u32; order.len()];
-        for (pos, &g) in order.iter().enumerate() {
-            inverse[g as usize] = pos as u32;
+        let n = adj.n_rows();
+        if order.len() != n {
+            return Err(DistError::Cover(GraphError::NodeCount {
+                what: "own rows of the parts",
+                got: order.len(),
+                nodes: n,
+            }));
         }
-        Ok(Self { inverse: int_tensor::<B>(&inverse, &leader), parts, leader, n_nodes: adj.n_rows() })
+        // a node listed twice leaves another unset: RowIndex::new refuses the sentinel
+        let mut inverse = vec![u32::MAX; n];
+        for (pos, &g) in order.iter().enumerate() {
+            if let Some(slot) = inverse.get_mut(g as usize) {
+                *slot = pos as u32;
+            }
+        }
+        let inverse = RowIndex::new(&inverse, n, &leader).map_err(DistError::Cover)?;
+        Ok(Self { inverse, parts, leader, n_nodes: adj.n_rows() })
     }
 
     /// The parts.
@@ -165,13 +177,14 @@ impl<B: SparseGnnBackend> DistGraph<B> {
 
     /// Rows of a whole-graph tensor on the leader, split into the parts' rows on their devices.
     pub fn scatter<const D: usize, K: BasicOps<B>>(&self, x: Tensor<B, D, K>) -> Vec<Tensor<B, D, K>> {
-        self.parts.iter().map(|p| x.clone().select(0, p.owned_ids.clone()).to_device(&p.device)).collect()
+        self.parts.iter().map(|p| x.clone().select(0, p.owned_ids.indices()).to_device(&p.device)).collect()
     }
 
-    /// The parts' rows back in global node order, on the leader (differentiable).
-    pub fn gather<const D: usize, K: BasicOps<B>>(&self, parts: Vec<Tensor<B, D, K>>) -> Tensor<B, D, K> {
+    /// The parts' rows (`[owned, w]` each) back in global node order, on the leader
+    /// (differentiable).
+    pub fn gather(&self, parts: Vec<Tensor<B, 2>>) -> Tensor<B, 2> {
         let on_leader: Vec<_> = parts.into_iter().map(|t| t.to_device(&self.leader)).collect();
-        Tensor::cat(on_leader, 0).select(0, self.inverse.clone())
+        take_rows(Tensor::cat(on_leader, 0), &self.inverse)
     }
 
     /// The halo exchange: each part's state followed by the rows it reads from the others
@@ -184,7 +197,7 @@ impl<B: SparseGnnBackend> DistGraph<B> {
                 let mut pieces = vec![states[p].clone()];
                 for (q, other) in self.parts.iter().enumerate() {
                     if let Some(rows) = other.send.get(p).and_then(|s| s.as_ref()) {
-                        pieces.push(states[q].select_rows(rows.clone()).to_device(&part.device));
+                        pieces.push(states[q].take_rows(rows).to_device(&part.device));
                     }
                 }
                 Hidden::cat_rows(pieces).expect("the parts of one layer share their representation")
@@ -233,13 +246,13 @@ impl<B: burn_sparse_gnn::SparseGnnAutodiffBackend> DistGraph<B> {
                     graph: p.graph.inner(),
                     owned: p.owned,
                     halo: p.halo,
-                    send: p.send.iter().map(|s| s.as_ref().map(|t| t.clone().inner())).collect(),
-                    owned_ids: p.owned_ids.clone().inner(),
+                    send: p.send.iter().map(|s| s.as_ref().map(RowIndex::inner)).collect(),
+                    owned_ids: p.owned_ids.inner(),
                 })
                 .collect(),
             leader: self.leader.clone(),
             n_nodes: self.n_nodes,
-            inverse: self.inverse.clone().inner(),
+            inverse: self.inverse.inner(),
         }
     }
 }

@@ -45,11 +45,12 @@ impl<B: SparseGnnBackend> Hidden<B> {
         }
     }
 
-    /// The rows `idx`, in that order.
-    pub fn select_rows(&self, idx: Tensor<B, 1, burn::tensor::Int>) -> Self {
+    /// The distinct rows `rows` selects, in its order (the gradient returns through a gather,
+    /// see [`burn_sparse_gnn::rows`]).
+    pub fn take_rows(&self, rows: &burn_sparse_gnn::RowIndex<B>) -> Self {
         match self {
-            Hidden::Dense(t) => Hidden::Dense(t.clone().select(0, idx)),
-            Hidden::Sparse(c) => Hidden::Sparse(c.select_rows(idx)),
+            Hidden::Dense(t) => Hidden::Dense(burn_sparse_gnn::take_rows(t.clone(), rows)),
+            Hidden::Sparse(c) => Hidden::Sparse(c.take_rows(rows)),
         }
     }
 

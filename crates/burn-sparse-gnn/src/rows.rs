@@ -1,0 +1,119 @@
+//! Rows of a node tensor picked by a list of distinct row ids: the halo exchange of a
+//! partitioned graph, and the gather of its parts' outputs.
+//!
+//! Burn's `select` differentiates through `select_assign`, whose CubeCL kernel runs one thread
+//! per column and walks the selected rows one after another: for a selection of a million rows
+//! that is a million dependent steps per thread (seconds on an H200 for the exchange of a
+//! products-scale graph). Because the rows here are distinct, the backward is a gather instead:
+//! the gradient of source row `j` is the gradient of the entry that picked it, or zero, so
+//! `dx = [dy; 0].select(inverse)` with `inverse[j]` = that entry (or the zero row). Parallel over
+//! every element and deterministic, like the forward.
+
+use crate::backend::SparseGnnBackend;
+use crate::error::GraphError;
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Int, Tensor, TensorData, TensorPrimitive};
+
+/// Distinct rows of a `[source_rows, w]` tensor, with the inverse map the backward gathers by.
+#[derive(Clone, Debug)]
+pub struct RowIndex<B: Backend> {
+    indices: Tensor<B, 1, Int>,
+    inverse: Tensor<B, 1, Int>,
+    source_rows: usize,
+}
+
+fn int_tensor<B: Backend>(v: Vec<i32>, device: &B::Device) -> Tensor<B, 1, Int> {
+    let n = v.len();
+    Tensor::from_data(TensorData::new(v, [n]), device)
+}
+
+impl<B: Backend> RowIndex<B> {
+    /// The rows `rows` (in that order) of a tensor of `source_rows` rows, on `device`. Errors
+    /// when a row is out of range or named twice.
+    pub fn new(rows: &[u32], source_rows: usize, device: &B::Device) -> Result<Self, GraphError> {
+        let m = rows.len();
+        let limit = i32::MAX as usize;
+        if m >= limit || source_rows > limit {
+            return Err(GraphError::TooLarge { what: "selected rows", count: m.max(source_rows), limit });
+        }
+        let mut inverse = vec![m as i32; source_rows];
+        for (entry, &r) in rows.iter().enumerate() {
+            let row = r as usize;
+            let issue = if row >= source_rows {
+                Some("outside the source")
+            } else if inverse[row] != m as i32 {
+                Some("named twice")
+            } else {
+                None
+            };
+            if let Some(issue) = issue {
+                return Err(GraphError::RowSelection { entry, row, rows: source_rows, issue });
+            }
+            inverse[row] = entry as i32;
+        }
+        Ok(Self {
+            indices: int_tensor::<B>(rows.iter().map(|&r| r as i32).collect(), device),
+            inverse: int_tensor::<B>(inverse, device),
+            source_rows,
+        })
+    }
+
+    /// Number of selected rows.
+    pub fn len(&self) -> usize {
+        self.indices.dims()[0]
+    }
+
+    /// Whether no row is selected.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Rows of the tensors this selection applies to.
+    pub fn source_rows(&self) -> usize {
+        self.source_rows
+    }
+
+    /// The selected row ids (`[len]`).
+    pub fn indices(&self) -> Tensor<B, 1, Int> {
+        self.indices.clone()
+    }
+}
+
+impl<B: AutodiffBackend> RowIndex<B> {
+    /// The same selection for the inner (non-autodiff) backend.
+    pub fn inner(&self) -> RowIndex<B::InnerBackend> {
+        RowIndex {
+            indices: self.indices.clone().inner(),
+            inverse: self.inverse.clone().inner(),
+            source_rows: self.source_rows,
+        }
+    }
+}
+
+/// The rows of `x` that `rows` selects (differentiable, see the module docs). Panics when `x`
+/// does not have `rows.source_rows()` rows; [`try_take_rows`] returns the error instead.
+pub fn take_rows<B: SparseGnnBackend>(x: Tensor<B, 2>, rows: &RowIndex<B>) -> Tensor<B, 2> {
+    match try_take_rows(x, rows) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// [`take_rows`], with an error when `x` does not have `rows.source_rows()` rows.
+pub fn try_take_rows<B: SparseGnnBackend>(x: Tensor<B, 2>, rows: &RowIndex<B>) -> Result<Tensor<B, 2>, crate::OpError> {
+    let dims = x.dims();
+    if dims[0] != rows.source_rows {
+        return Err(crate::OpError::Shape {
+            op: "take_rows",
+            what: "x",
+            got: dims.to_vec(),
+            expected: format!("[{}, _]", rows.source_rows),
+        });
+    }
+    let out = B::ad_take_rows(
+        x.into_primitive().tensor(),
+        rows.indices.clone().into_primitive(),
+        rows.inverse.clone().into_primitive(),
+    );
+    Ok(Tensor::from_primitive(TensorPrimitive::Float(out)))
+}
