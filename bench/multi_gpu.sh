@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Training on several GPUs of one host (repository root, a machine with >= 2 GPUs):
-#   bench/multi_gpu.sh <train-app binary> <out dir> [partition cache prefix]
-# Runs the self test (its partitioned-model checks use two GPUs when there are two), then the
-# products-scale R-MAT GraphSAGE 4x256 epoch on one GPU and on two (f32 and mixed f16, the
-# same binary and graph), and a wider model whose memory estimate exceeds one GPU on two.
+#   bench/multi_gpu.sh <train-app binary> <out dir> [partition cache prefix] [stages]
+# Stages (default "scaling large", each fits one 10-minute command):
+#   scaling: the self test (its partitioned-model checks use two GPUs when there are two), then
+#            the products-scale R-MAT GraphSAGE 4x256 epoch on one GPU and on two (f32 and
+#            mixed f16, the same binary and graph);
+#   large:   a wider model whose memory estimate exceeds one GPU, on two; and a model started
+#            on one GPU past its estimate (--memory-budget), which must stop with an
+#            out-of-memory error, not a panic.
 # The cache prefix names METIS partitions written by `train-app partition --cache PREFIX`
 # (PREFIX-2.part), so the run does not spend minutes partitioning. Lines go to
 # <out dir>/multi-gpu.jsonl (results format of bench/README.md, `devices` on multi-GPU lines).
@@ -11,6 +15,7 @@ set -u
 BIN=${1:-.carry/train-app}
 OUT=${2:-${OUT:-/tmp/sgnn-out}}
 CACHE=${3:-.carry/products}
+STAGES=${4:-scaling large}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$OUT"
 RES="$OUT/multi-gpu.jsonl"
@@ -19,11 +24,12 @@ DEV="NVIDIA H200"
 P=/tmp/products-rmat
 step() { echo "== $1 ($(date +%T))" | tee -a "$LOG"; }
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee -a "$LOG"
+step "gen products-scale"
+[ -d "$P" ] || timeout 150 "$BIN" gen rmat --nodes 2449029 --edges 123718280 --features 100 --classes 47 --out "$P" >> "$LOG" 2>&1
+if [[ " $STAGES " == *" scaling "* ]]; then
 step selftest
 ( time timeout 200 "$BIN" selftest --backend cuda ) > "$OUT/selftest-multi-gpu.log" 2>&1
 grep -E "^== |parts|checks|selftest|FAIL" "$OUT/selftest-multi-gpu.log" | tail -n 40 | tee -a "$LOG"
-step "gen products-scale"
-[ -d "$P" ] || timeout 150 "$BIN" gen rmat --nodes 2449029 --edges 123718280 --features 100 --classes 47 --out "$P" >> "$LOG" 2>&1
 for prec in f32 mixedf16; do
   step "products $prec: one GPU"
   timeout 120 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions $prec --epochs 5 --warmup 2 \
@@ -33,6 +39,8 @@ for prec in f32 mixedf16; do
     --devices 0,1 --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
     || echo "FAILED: two GPUs $prec" | tee -a "$LOG"
 done
+fi
+if [[ " $STAGES " == *" large "* ]]; then
 step "wide model: estimate on one GPU and on two"
 timeout 100 "$BIN" train --backend cuda --dataset "$P" --model sage --architecture linear-io --layers 4 --hidden 1280 --nonlin relu \
   --dry-run --out /tmp/wide-1 >> "$LOG" 2>&1; echo "one GPU dry run exit $?" | tee -a "$LOG"
@@ -42,5 +50,10 @@ step "wide model on two GPUs"
 timeout 200 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --hidden 1280 --epochs 2 --warmup 1 \
   --devices 0,1 --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
   || echo "FAILED: wide model on two GPUs" | tee -a "$LOG"
+step "out of memory during training: 4x1536 on one GPU with the estimate overridden"
+timeout 200 "$BIN" train --backend cuda --dataset "$P" --model sage --architecture linear-io --layers 4 --hidden 1536 --nonlin relu \
+  --epochs 2 --memory-budget 1024GiB --out /tmp/oom-1 > "$OUT/oom.log" 2>&1; echo "exit $?" >> "$OUT/oom.log"
+tail -n 5 "$OUT/oom.log" | cut -c1-600 | tee -a "$LOG"
+fi
 step done
 grep -c . "$RES" | tee -a "$LOG"

@@ -46,6 +46,22 @@ pub enum AppError {
         budget_name: String,
         advice: String,
     },
+    /// The device ran out of memory during training (the estimate had let it start).
+    #[error(
+        "{what} ran out of device memory during training ({message}); the estimate before \
+         training was {} ({estimate}){budget}; to fit, {advice}; checkpoints of finished epochs \
+         stay in {out}",
+        crate::memory::gib(*need_bytes)
+    )]
+    OutOfMemory {
+        what: String,
+        message: String,
+        estimate: String,
+        need_bytes: u64,
+        budget: String,
+        advice: String,
+        out: String,
+    },
     /// A flag or configuration value is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),

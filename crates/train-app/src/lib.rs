@@ -6,6 +6,7 @@ pub mod backend;
 pub mod bench;
 pub mod charts;
 pub mod datasets;
+pub mod device_memory;
 pub mod error;
 pub mod fsutil;
 pub mod gen;

@@ -162,33 +162,41 @@ impl Job for TrainJob {
             "device memory estimate{per}: {est}{}",
             budget.map(|b| format!("; {budget_name}: {:.2} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or_default()
         );
+        let mut advice = Vec::new();
+        if self.cfg.precision.half().is_none() {
+            advice.push("--precision mixedf16 (half-precision activations)".to_string());
+        }
+        if self.cfg.hidden > 16 {
+            advice.push(format!("a smaller --hidden (now {})", self.cfg.hidden));
+        }
+        if self.cfg.layers > 1 {
+            advice.push(format!("fewer --layers (now {})", self.cfg.layers));
+        }
+        advice.push("more GPUs (--devices 0,1,...)".into());
+        let advice = format!("try {}", advice.join(", or "));
+        let what =
+            format!("training {} {}x{} on {}", self.cfg.model.name(), self.cfg.layers, self.cfg.hidden, host.data.name);
         if let Some(b) = budget.filter(|&b| est.total > b) {
-            let mut advice = Vec::new();
-            if self.cfg.precision.half().is_none() {
-                advice.push("--precision mixedf16 (half-precision activations)".to_string());
-            }
-            if self.cfg.hidden > 16 {
-                advice.push(format!("a smaller --hidden (now {})", self.cfg.hidden));
-            }
-            if self.cfg.layers > 1 {
-                advice.push(format!("fewer --layers (now {})", self.cfg.layers));
-            }
-            advice.push("more GPUs (--devices 0,1,...)".into());
             return Err(AppError::WillNotFit {
-                what: format!(
-                    "training {} {}x{} on {}",
-                    self.cfg.model.name(),
-                    self.cfg.layers,
-                    self.cfg.hidden,
-                    host.data.name
-                ),
+                what,
                 estimate: est.to_string(),
                 need_bytes: est.total,
                 budget_bytes: b,
                 budget_name,
-                advice: format!("try {}", advice.join(", or ")),
+                advice,
             });
         }
+        // the device running out during training (the estimate is a model; other processes
+        // share the GPU) ends in the same kind of message, not a panic
+        let out_of_memory = |message: String| AppError::OutOfMemory {
+            what: what.clone(),
+            message,
+            estimate: est.to_string(),
+            need_bytes: est.total,
+            budget: budget.map(|b| format!(" with {budget_name} {}", train_app::memory::gib(b))).unwrap_or_default(),
+            advice: advice.clone(),
+            out: self.cfg.out.display().to_string(),
+        };
         if self.dry_run {
             println!("{}", serde_json::to_string(&est).map_err(|e| AppError::Config(e.to_string()))?);
             return Ok(());
@@ -197,7 +205,10 @@ impl Job for TrainJob {
             if self.resume.is_some() {
                 return Err(AppError::Config("--resume is not available with --devices / --parts".into()));
             }
-            let report = train_app::partitioned::train::<B>(&self.cfg, &host, spread, &cache, &device, backend)?;
+            let report = train_app::device_memory::catch_out_of_memory(|| {
+                train_app::partitioned::train::<B>(&self.cfg, &host, spread, &cache, &device, backend)
+            })
+            .map_err(out_of_memory)??;
             let [tr, va, te] = report.final_accuracy;
             println!(
                 "{} {} on {} ({backend}, {} parts on {} device(s)): {} epochs in {:.1} s; accuracy train {tr:.4} valid {va:.4} test {te:.4}",
@@ -215,7 +226,11 @@ impl Job for TrainJob {
         // the terminal dashboard in a terminal, plain epoch lines otherwise or when SGNN_PLAIN_LOG
         // is set (the command line is where the environment is read)
         let tui = std::io::IsTerminal::is_terminal(&std::io::stdout()) && std::env::var_os("SGNN_PLAIN_LOG").is_none();
-        let report = train_app::training::train::<B>(&self.cfg, host, &device, backend, self.resume, tui)?;
+        let resume = self.resume;
+        let report = train_app::device_memory::catch_out_of_memory(|| {
+            train_app::training::train::<B>(&self.cfg, host, &device, backend, resume, tui)
+        })
+        .map_err(out_of_memory)??;
         let a = &report.final_accuracy;
         let last = report.epochs.last();
         println!(
