@@ -2,10 +2,12 @@
 //!
 //! cuBLAS is loaded at run time (`cudarc`, dynamic loading): the build needs no CUDA toolkit,
 //! and where `libcublas.so` cannot be found the products fall back to Burn's matmul (see
-//! [`crate::dense`]). CubeCL does not expose the CUDA stream it launches its kernels on, so a
-//! product synchronises that stream first, runs the GEMM on a stream of its own in the same
-//! (primary) context and waits for it before returning: the work before and after it stays in
-//! order, at the cost of one host round trip per product.
+//! [`crate::dense`]). The GEMM is enqueued on the CUDA stream CubeCL orders the caller's work on
+//! (reported with each buffer by the patched `cubecl-cuda` in `vendor/`): it runs after the
+//! kernels that produced its inputs and before the kernels that read its output, with no host
+//! synchronisation, so several GPUs driven by one thread keep running side by side. Where no
+//! stream is reported, a product synchronises CubeCL's queue, runs on a stream of its own and
+//! waits for it (one host round trip per product).
 
 use crate::dense::ProductMath;
 use burn::tensor::{DType, Shape, TensorMetadata};
@@ -69,15 +71,15 @@ fn blas_for(device: usize) -> Result<(bsys::cublasHandle_t, dsys::CUstream), Una
     })
 }
 
-/// A row-major operand: the device pointer, its leading dimension (row stride in elements) and
-/// whether it is used transposed.
-fn operand(t: &CubeTensor<CudaRuntime>) -> Result<(u64, usize, DType), Unavailable> {
+/// A row-major operand: the device pointer, its leading dimension (row stride in elements), its
+/// dtype and the stream CubeCL orders work on it on (0 where not reported).
+fn operand(t: &CubeTensor<CudaRuntime>) -> Result<(u64, usize, DType, usize), Unavailable> {
     let strides = t.meta.strides();
     if strides.len() != 2 || strides[1] != 1 {
         return Err(Unavailable("operand is not row-major".into()));
     }
     let res = t.client.get_resource(t.handle.clone()).map_err(|e| Unavailable(format!("resource: {e:?}")))?;
-    Ok((res.resource().ptr, strides[0], t.dtype))
+    Ok((res.resource().ptr, strides[0], t.dtype, res.resource().stream))
 }
 
 fn data_type(d: DType) -> Option<bsys::cudaDataType> {
@@ -142,18 +144,27 @@ pub(crate) fn gemm(
             DType::F32,
         ));
     }
-    // everything queued before must be done: the GEMM runs on another stream
-    cubecl::future::block_on(a.client.sync()).map_err(|e| Unavailable(format!("sync: {e:?}")))?;
-    let (pa, lda, _) = operand(a)?;
-    let (pb, ldb, _) = operand(b)?;
-    let (pc, _, _) = operand(&out)?;
-    let (handle, stream) = blas_for(a.device.index)?;
+    let (pa, lda, _, _) = operand(a)?;
+    let (pb, ldb, _, _) = operand(b)?;
+    let (pc, _, _, cube_stream) = operand(&out)?;
+    let (handle, own_stream) = blas_for(a.device.index)?;
+    // on CubeCL's stream where it is reported; otherwise on our own, after CubeCL's queue drained
+    let stream = if cube_stream != 0 {
+        cube_stream as dsys::CUstream
+    } else {
+        cubecl::future::block_on(a.client.sync()).map_err(|e| Unavailable(format!("sync: {e:?}")))?;
+        own_stream
+    };
+    // SAFETY: the handle and the stream live in the current (primary) context.
+    unsafe { blas::set_stream(handle, stream as bsys::cudaStream_t) }
+        .map_err(|e| Unavailable(format!("cublas stream: {e:?}")))?;
     let (alpha, beta) = (1.0f32, 0.0f32);
     // row-major C = A B is column-major C^T = B^T A^T: a row-major operand is its transpose in
     // column-major order, so an untransposed operand is passed as is (`N`)
     let op = |t: bool| if t { bsys::cublasOperation_t::CUBLAS_OP_T } else { bsys::cublasOperation_t::CUBLAS_OP_N };
-    // SAFETY: pointers come from live CubeCL buffers of the checked shapes and strides; the
-    // tensors outlive the call, and the stream is synchronised before they are released.
+    // SAFETY: pointers come from live CubeCL buffers of the checked shapes and strides; on
+    // CubeCL's stream a buffer released after the call is reused only by work queued after the
+    // GEMM, and on our own stream the call waits for the GEMM before returning.
     let result = unsafe {
         blas::gemm_ex(
             handle,
@@ -177,10 +188,11 @@ pub(crate) fn gemm(
             bsys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT_TENSOR_OP,
         )
     };
-    // SAFETY: the stream belongs to this thread's handle.
-    let synced = unsafe { drv::stream::synchronize(stream) };
     result.map_err(|e| Unavailable(format!("cublasGemmEx: {e:?}")))?;
-    synced.map_err(|e| Unavailable(format!("stream: {e:?}")))?;
+    if cube_stream == 0 {
+        // SAFETY: the stream belongs to this thread's handle.
+        unsafe { drv::stream::synchronize(stream) }.map_err(|e| Unavailable(format!("stream: {e:?}")))?;
+    }
     PRODUCTS.fetch_add(1, Ordering::Relaxed);
     debug_assert_eq!(out.shape().dims::<2>(), [m, n]);
     Ok(out)

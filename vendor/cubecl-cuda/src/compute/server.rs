@@ -226,7 +226,9 @@ impl ComputeServer for CudaServer {
             },
         )?;
         let memory = binding.memory.clone();
-        let resource = command.resource(binding)?;
+        let mut resource = command.resource(binding)?;
+        // [sparse-gnn patch] the stream the caller's work is ordered on (see `GpuResource`)
+        resource.stream = command.streams.current().sys as usize;
 
         Ok(ManagedResource::new(memory, resource))
     }

@@ -32,12 +32,17 @@ pub struct GpuResource {
     pub binding: *mut std::ffi::c_void,
     /// The size of the resource.
     pub size: u64,
+    /// [sparse-gnn patch] The CUDA stream (`CUstream` as an integer) the caller's work on this
+    /// resource is ordered on, set by `ComputeServer::get_resource` (0 elsewhere): a library
+    /// call (cuBLAS) enqueued there runs after every kernel queued before and before every
+    /// kernel queued after, with no host synchronisation.
+    pub stream: usize,
 }
 
 impl GpuResource {
     /// Creates a new [`GpuResource`].
     pub fn new(ptr: u64, binding: *mut std::ffi::c_void, size: u64) -> Self {
-        Self { ptr, binding, size }
+        Self { ptr, binding, size, stream: 0 }
     }
 }
 
