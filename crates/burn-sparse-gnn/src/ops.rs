@@ -101,13 +101,14 @@ impl<B: SparseGnnBackend> Cbsr<B> {
             },
         }
     }
-    /// The first `n` rows.
+    /// The first `n` rows, copied (a view would keep all rows alive as long as these are).
     pub fn head_rows(&self, n: usize) -> Self {
         if n == self.prim.n {
             return self.clone();
         }
-        let values = self.values().slice(0..n);
-        let indices = Tensor::<B, 2, Int>::from_primitive(self.prim.indices.clone()).slice(0..n);
+        // `* 1` / `+ 0` write the rows to buffers of their own (exact)
+        let values = self.values().slice(0..n).mul_scalar(1.0);
+        let indices = Tensor::<B, 2, Int>::from_primitive(self.prim.indices.clone()).slice(0..n).add_scalar(0);
         Self { prim: CbsrPrim { values: float(values), indices: indices.into_primitive(), n, ..self.prim.clone() } }
     }
     /// The same matrix on another device (differentiable: the gradient of the values returns).

@@ -34,12 +34,14 @@ impl<B: SparseGnnBackend> Hidden<B> {
         }
     }
 
-    /// Multiplies every row by `scale[row]` (keeps the CBSR pattern).
     /// The first `n` rows: a part's own nodes when the state also holds its halo rows (the
-    /// state itself when it has `n` rows, as on a whole graph).
+    /// state itself when it has `n` rows, as on a whole graph). A copy, not a view: the layers
+    /// save these rows for their backward pass, and a view would keep the whole state, halo
+    /// rows included, alive until then.
     pub fn head(&self, n: usize) -> Self {
         match self {
-            Hidden::Dense(t) if t.dims()[0] != n => Hidden::Dense(t.clone().slice(0..n)),
+            // `* 1` writes the rows to a buffer of their own (exact; its gradient is the identity)
+            Hidden::Dense(t) if t.dims()[0] != n => Hidden::Dense(t.clone().slice(0..n).mul_scalar(1.0)),
             Hidden::Dense(t) => Hidden::Dense(t.clone()),
             Hidden::Sparse(c) => Hidden::Sparse(c.head_rows(n)),
         }
@@ -79,6 +81,7 @@ impl<B: SparseGnnBackend> Hidden<B> {
         Cbsr::cat_rows(cs?).map(Hidden::Sparse)
     }
 
+    /// Multiplies every row by `scale[row]` (keeps the CBSR pattern).
     pub fn scale_rows(&self, scale: Tensor<B, 1>) -> Self {
         let s = scale.unsqueeze_dim::<2>(1);
         match self {

@@ -34,26 +34,41 @@ fn first_line(message: &str) -> String {
 /// Runs `f`. When it panics with, or returns an [`AppError::Backend`] carrying, an
 /// out-of-memory message, returns `Err(message)` (the first line; the panic is not printed);
 /// any other panic goes on as before (printed and unwinding), any other result is returned.
+///
+/// The CUDA runtime allocates on its device thread: there the allocation panics, and the
+/// calling thread then fails with an unrelated message ("CallError", a missing memory page).
+/// So an out-of-memory panic on any thread while `f` runs is remembered, and the panics that
+/// follow it are its consequences: not printed, and reported as that out-of-memory.
 pub fn catch_out_of_memory<T>(f: impl FnOnce() -> Result<T>) -> std::result::Result<Result<T>, String> {
-    let previous = std::sync::Arc::new(std::panic::take_hook());
-    let chained = previous.clone();
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let previous = Arc::new(std::panic::take_hook());
+    let (chained, record) = (previous.clone(), seen.clone());
     std::panic::set_hook(Box::new(move |info| {
-        if !is_out_of_memory(&panic_text(info.payload())) {
+        let text = panic_text(info.payload());
+        let mut first = record.lock().unwrap_or_else(|e| e.into_inner());
+        if is_out_of_memory(&text) {
+            first.get_or_insert_with(|| first_line(&text));
+        } else if first.is_none() {
+            drop(first);
             chained(info);
         }
     }));
     let outcome = catch_unwind(AssertUnwindSafe(f));
     let _ours = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| previous(info)));
+    let seen = seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
     match outcome {
-        Ok(Err(AppError::Backend { msg, .. })) if is_out_of_memory(&msg) => Err(first_line(&msg)),
+        Ok(Err(AppError::Backend { msg, .. })) if is_out_of_memory(&msg) || seen.is_some() => {
+            Err(seen.unwrap_or_else(|| first_line(&msg)))
+        }
         Ok(result) => Ok(result),
         Err(payload) => {
             let text = panic_text(payload.as_ref());
-            if is_out_of_memory(&text) {
-                Err(first_line(&text))
-            } else {
-                std::panic::resume_unwind(payload)
+            match seen {
+                Some(first) => Err(first),
+                None if is_out_of_memory(&text) => Err(first_line(&text)),
+                None => std::panic::resume_unwind(payload),
             }
         }
     }
@@ -62,6 +77,13 @@ pub fn catch_out_of_memory<T>(f: impl FnOnce() -> Result<T>) -> std::result::Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The panic hook is process-wide: the tests that install it run one at a time.
+    static HOOK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn hook() -> std::sync::MutexGuard<'static, ()> {
+        HOOK.lock().unwrap_or_else(|e| e.into_inner())
+    }
 
     #[test]
     fn runtime_messages_are_recognised() {
@@ -73,6 +95,7 @@ mod tests {
 
     #[test]
     fn an_allocation_panic_becomes_an_error() {
+        let _one = hook();
         let r: std::result::Result<Result<()>, String> =
             catch_out_of_memory(|| panic!("can't allocate buffer of size: 1099511627776\nbacktrace line"));
         assert_eq!(r.unwrap_err(), "can't allocate buffer of size: 1099511627776");
@@ -80,6 +103,7 @@ mod tests {
 
     #[test]
     fn a_backend_error_about_memory_becomes_an_error() {
+        let _one = hook();
         let r: std::result::Result<Result<()>, String> = catch_out_of_memory(|| {
             Err(AppError::Backend { backend: "device".into(), msg: "CUDA_ERROR_OUT_OF_MEMORY at sync".into() })
         });
@@ -87,7 +111,19 @@ mod tests {
     }
 
     #[test]
+    fn a_panic_after_an_allocation_panic_on_another_thread_is_that_out_of_memory() {
+        let _one = hook();
+        let r: std::result::Result<Result<()>, String> = catch_out_of_memory(|| {
+            let worker = std::thread::spawn(|| panic!("can't allocate buffer of size: 11370869760"));
+            assert!(worker.join().is_err());
+            panic!("called `Result::unwrap()` on an `Err` value: CallError")
+        });
+        assert_eq!(r.unwrap_err(), "can't allocate buffer of size: 11370869760");
+    }
+
+    #[test]
     fn other_results_and_panics_pass_through() {
+        let _one = hook();
         let r = catch_out_of_memory(|| Ok(7)).unwrap().unwrap();
         assert_eq!(r, 7);
         let e = catch_out_of_memory(|| -> Result<()> { Err(AppError::Config("x".into())) }).unwrap().unwrap_err();

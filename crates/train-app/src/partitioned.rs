@@ -285,6 +285,8 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
     let mut optim = part::adam(cfg).init();
     let mut times = Vec::new();
     let (mut peak, mut peak_in_use) = (0u64, 0u64);
+    // the largest reserved bytes after an epoch, per device
+    let mut per_device: Vec<(String, u64)> = Vec::new();
     let total = tb.warmup + tb.epochs;
     for epoch in 0..total {
         part::sync_all(&data.dg)?;
@@ -310,6 +312,11 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
             if let Some((reserved, in_use)) = B::device_memory(&p.device) {
                 peak = peak.max(reserved);
                 peak_in_use = peak_in_use.max(in_use);
+                let key = format!("{:?}", p.device);
+                match per_device.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, r)) => *r = (*r).max(reserved),
+                    None => per_device.push((key, reserved)),
+                }
             }
         }
     }
@@ -319,6 +326,10 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
     if let Some(obj) = partition.as_object_mut() {
         obj.insert("exchange_ms_dense_f32".into(), serde_json::json!(exchange_s * 1e3));
         obj.insert("exchange_gbps_dense_f32".into(), serde_json::json!(exchange_bytes / exchange_s / 1e9));
+        obj.insert(
+            "reserved_bytes_per_device".into(),
+            serde_json::json!(per_device.iter().map(|(_, r)| *r).collect::<Vec<_>>()),
+        );
     }
     let shape = crate::bench::Shape {
         graph: None,
