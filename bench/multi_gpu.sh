@@ -16,6 +16,9 @@ BIN=${1:-.carry/train-app}
 OUT=${2:-${OUT:-/tmp/sgnn-out}}
 CACHE=${3:-.carry/products}
 STAGES=${4:-scaling large}
+# hidden width of the wide model: its one-GPU estimate (140.5 GiB) exceeds an H200's free memory
+# (139.25 GiB), its largest part on two GPUs does not
+WIDE=${WIDE:-1152}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$OUT"
 RES="$OUT/multi-gpu.jsonl"
@@ -42,12 +45,12 @@ done
 fi
 if [[ " $STAGES " == *" large "* ]]; then
 step "wide model: estimate on one GPU and on two"
-timeout 100 "$BIN" train --backend cuda --dataset "$P" --model sage --architecture linear-io --layers 4 --hidden 1280 --nonlin relu \
+timeout 100 "$BIN" train --backend cuda --dataset "$P" --model sage --architecture linear-io --layers 4 --hidden $WIDE --nonlin relu \
   --dry-run --out /tmp/wide-1 >> "$LOG" 2>&1; echo "one GPU dry run exit $?" | tee -a "$LOG"
-timeout 200 "$BIN" train --backend cuda --dataset "$P" --model sage --architecture linear-io --layers 4 --hidden 1280 --nonlin relu \
+timeout 200 "$BIN" train --backend cuda --dataset "$P" --model sage --architecture linear-io --layers 4 --hidden $WIDE --nonlin relu \
   --devices 0,1 --partition-cache "$CACHE-2.part" --dry-run --out /tmp/wide-2 >> "$LOG" 2>&1; echo "two GPUs dry run exit $?" | tee -a "$LOG"
 step "wide model on two GPUs"
-timeout 200 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --hidden 1280 --epochs 2 --warmup 1 \
+timeout 200 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --hidden $WIDE --epochs 2 --warmup 1 \
   --devices 0,1 --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
   || echo "FAILED: wide model on two GPUs" | tee -a "$LOG"
 step "out of memory during training: 4x1536 on one GPU with the estimate overridden"

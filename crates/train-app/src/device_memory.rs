@@ -32,7 +32,7 @@ fn first_line(message: &str) -> String {
 }
 
 /// Runs `f`. When it panics with, or returns an [`AppError::Backend`] carrying, an
-/// out-of-memory message, returns `Err(message)` (the first line; the panic is not printed);
+/// out-of-memory message, or any thread panics with one while `f` runs, returns `Err(message)` (the first line; the panic is not printed);
 /// any other panic goes on as before (printed and unwinding), any other result is returned.
 ///
 /// The CUDA runtime allocates on its device thread: there the allocation panics, and the
@@ -62,6 +62,9 @@ pub fn catch_out_of_memory<T>(f: impl FnOnce() -> Result<T>) -> std::result::Res
         Ok(Err(AppError::Backend { msg, .. })) if is_out_of_memory(&msg) || seen.is_some() => {
             Err(seen.unwrap_or_else(|| first_line(&msg)))
         }
+        // the device thread's allocation failed but the caller went on: its results are not
+        // to be trusted
+        Ok(_) if seen.is_some() => Err(seen.unwrap_or_default()),
         Ok(result) => Ok(result),
         Err(payload) => {
             let text = panic_text(payload.as_ref());
@@ -119,6 +122,17 @@ mod tests {
             panic!("called `Result::unwrap()` on an `Err` value: CallError")
         });
         assert_eq!(r.unwrap_err(), "can't allocate buffer of size: 11370869760");
+    }
+
+    #[test]
+    fn a_run_that_goes_on_after_an_allocation_panic_elsewhere_is_that_out_of_memory() {
+        let _one = hook();
+        let r = catch_out_of_memory(|| {
+            let worker = std::thread::spawn(|| panic!("can't allocate buffer of size: 3280035840"));
+            assert!(worker.join().is_err());
+            Ok(5)
+        });
+        assert_eq!(r.unwrap_err(), "can't allocate buffer of size: 3280035840");
     }
 
     #[test]

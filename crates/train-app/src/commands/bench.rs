@@ -5,6 +5,7 @@ use burn_sparse_gnn::{BuildOptions, SparseGnnAutodiffBackend};
 use std::collections::HashMap;
 use std::sync::Arc;
 use train_app::backend::{dispatch, Job};
+use train_app::device_memory::catch_out_of_memory;
 use train_app::error::{AppError, Result};
 use train_app::training::{Architecture, FullGraphBatcher, TrainConfig};
 use train_app::{bench, datasets, gen};
@@ -112,14 +113,17 @@ impl Job for BenchTrainJob {
                     cfg.check_size(host.data.num_nodes(), host.d_in, host.data.num_classes())?;
                 }
                 let tb = train_app::trainbench::TrainBench { cfg, epochs: a.epochs, warmup: a.warmup };
-                let rec = match train_app::partitioned::bench::<B>(
-                    &tb,
-                    &host,
-                    &spread,
-                    a.spread.partition_cache.as_deref(),
-                    &device,
-                    &name,
-                ) {
+                let run = catch_out_of_memory(|| {
+                    train_app::partitioned::bench::<B>(
+                        &tb,
+                        &host,
+                        &spread,
+                        a.spread.partition_cache.as_deref(),
+                        &device,
+                        &name,
+                    )
+                });
+                let rec = match run.map_err(|msg| out_of_memory(backend, &m, &nl, &p, &msg))? {
                     Ok(r) => r,
                     Err(e) => {
                         eprintln!("{m} {nl} {p}: {e}");
@@ -156,7 +160,8 @@ impl Job for BenchTrainJob {
             }
             let Some(batcher) = batchers.get(&key) else { continue };
             let tb = train_app::trainbench::TrainBench { cfg, epochs: a.epochs, warmup: a.warmup };
-            let rec = match train_app::trainbench::run::<B>(&tb, batcher, &device, &name) {
+            let run = catch_out_of_memory(|| train_app::trainbench::run::<B>(&tb, batcher, &device, &name));
+            let rec = match run.map_err(|msg| out_of_memory(backend, &m, &nl, &p, &msg))? {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("{m} {nl} {p}: {e}");
@@ -171,6 +176,23 @@ impl Job for BenchTrainJob {
             }
         }
         Ok(())
+    }
+}
+
+/// The error that ends `bench-train` when the device ran out of memory: the device may be in
+/// no state to run the configurations that follow, and no record is written.
+fn out_of_memory(
+    backend: &str,
+    m: &impl std::fmt::Display,
+    nl: &impl std::fmt::Display,
+    p: &impl std::fmt::Display,
+    msg: &str,
+) -> AppError {
+    AppError::Backend {
+        backend: backend.into(),
+        msg: format!(
+            "{m} {nl} {p} ran out of device memory ({msg}); no record written, the remaining configurations not run"
+        ),
     }
 }
 
