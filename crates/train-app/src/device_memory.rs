@@ -26,9 +26,11 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// The first line of a runtime message (its backtrace, if any, follows on later lines).
+/// The first line of a runtime message (its backtrace, if any, follows on later lines),
+/// without the `unwrap` wording of a runtime panic.
 fn first_line(message: &str) -> String {
-    message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("out of memory").to_string()
+    let line = message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("out of memory");
+    line.trim_start_matches("called `Result::unwrap()` on an `Err` value: ").to_string()
 }
 
 /// Runs `f`. When it panics with, or returns an [`AppError::Backend`] carrying, an
@@ -99,8 +101,11 @@ mod tests {
     #[test]
     fn an_allocation_panic_becomes_an_error() {
         let _one = hook();
-        let r: std::result::Result<Result<()>, String> =
-            catch_out_of_memory(|| panic!("can't allocate buffer of size: 1099511627776\nbacktrace line"));
+        let r: std::result::Result<Result<()>, String> = catch_out_of_memory(|| {
+            panic!(
+                "called `Result::unwrap()` on an `Err` value: can't allocate buffer of size: 1099511627776\nbacktrace"
+            )
+        });
         assert_eq!(r.unwrap_err(), "can't allocate buffer of size: 1099511627776");
     }
 
