@@ -85,17 +85,19 @@ pub fn parse_bytes(s: &str) -> Result<u64> {
     Ok((v * scale) as u64)
 }
 
-/// The device memory estimate of a run: the whole graph on one device, or the largest part
-/// (its rows and edges, plus the halo rows it receives for every convolution) of a spread run.
+/// The device memory estimate of a run: the whole graph on one device, or, for a spread run,
+/// the device that needs the most: the parts it holds (their rows and edges, plus the halo rows
+/// they receive for every convolution), and on the leader (the first device) the whole graph's
+/// dropout draw of global draws (an `[N, hidden]` f32 draw and its one-byte mask per layer).
 fn estimate(
     cfg: &TrainConfig,
     host: &train_app::training::HostGraph,
-    parts: Option<&burn_sparse_gnn::partition::PartitionedGraph>,
+    spread: Option<(&burn_sparse_gnn::partition::PartitionedGraph, &train_app::partitioned::Spread)>,
 ) -> Result<gnn_models::memory::MemoryEstimate> {
-    use gnn_models::memory::{estimate_training, GraphSize};
+    use gnn_models::memory::{estimate_training, GraphSize, MemoryEstimate};
     let model = cfg.model_config(host.d_in, host.data.num_classes())?;
-    match parts {
-        None => Ok(estimate_training(
+    let Some((pg, spread)) = spread else {
+        return Ok(estimate_training(
             &GraphSize {
                 nodes: host.data.num_nodes(),
                 edges: host.data.adjacency().nnz(),
@@ -103,24 +105,34 @@ fn estimate(
                 hot_split: host.opts.splits_hot_columns(host.data.adjacency()),
             },
             &model,
-        )),
-        Some(pg) => {
-            let mut worst = gnn_models::memory::MemoryEstimate::default();
-            for p in &pg.parts {
-                let hot_split = host.opts.splits_hot_columns(&p.adj);
-                let size = GraphSize { nodes: p.owned.len(), edges: p.adj.nnz(), features: host.d_in, hot_split };
-                let mut e = estimate_training(&size, &model);
-                // the halo rows of every convolution's input state, kept for its backward pass
-                let halo = (p.halo.len() * cfg.hidden * 4 * cfg.layers) as u64;
-                e.saved_activations += halo;
-                e.total += halo;
-                if e.total > worst.total {
-                    worst = e;
-                }
-            }
-            Ok(worst)
+        ));
+    };
+    let devices = spread.devices.len().max(1);
+    let mut per_device = vec![MemoryEstimate::default(); devices];
+    for (i, p) in pg.parts.iter().enumerate() {
+        let hot_split = host.opts.splits_hot_columns(&p.adj);
+        let size = GraphSize { nodes: p.owned.len(), edges: p.adj.nnz(), features: host.d_in, hot_split };
+        let e = estimate_training(&size, &model);
+        // the halo rows of every convolution's input state
+        let halo = (p.halo.len() * cfg.hidden * 4 * cfg.layers) as u64;
+        let d = &mut per_device[i % devices];
+        d.graph += e.graph;
+        d.node_data += e.node_data;
+        d.parameters = e.parameters;
+        d.saved_activations += e.saved_activations + halo;
+        d.working_set = d.working_set.max(e.working_set);
+    }
+    if cfg.dropout > 0.0 && spread.draws == gnn_models::DropoutDraws::Global {
+        per_device[0].working_set += (host.data.num_nodes() * cfg.hidden * 5) as u64;
+    }
+    let mut worst = MemoryEstimate::default();
+    for mut d in per_device {
+        d.total = d.graph + d.node_data + d.parameters + d.saved_activations + d.working_set;
+        if d.total > worst.total {
+            worst = d;
         }
     }
+    Ok(worst)
 }
 
 impl Job for TrainJob {
@@ -150,14 +162,14 @@ impl Job for TrainJob {
             }
             None => None,
         };
-        let est = estimate(&self.cfg, &host, pg.as_ref())?;
+        let est = estimate(&self.cfg, &host, pg.as_ref().zip(self.spread.as_ref()))?;
         let capacity = B::device_capacity(&device);
         let (budget, budget_name) = match (self.memory_budget, capacity) {
             (Some(b), _) => (Some(b), "--memory-budget".to_string()),
             (None, Some((free, _))) => (Some(free), format!("the device's free memory ({backend})")),
             (None, None) => (None, String::new()),
         };
-        let per = if pg.is_some() { " per device (largest part)" } else { "" };
+        let per = if pg.is_some() { " on the device that needs the most" } else { "" };
         eprintln!(
             "device memory estimate{per}: {est}{}",
             budget.map(|b| format!("; {budget_name}: {:.2} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or_default()
