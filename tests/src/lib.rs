@@ -23,5 +23,5 @@ pub fn train_cpu(cfg: &TrainConfig) -> TrainReport {
     let _one_at_a_time = TRAINING.lock().unwrap_or_else(|e| e.into_inner());
     let data = train_app::datasets::load(&cfg.dataset, BuildOptions::default()).expect("dataset loads");
     let host = prepare(cfg, data).expect("data prepared");
-    train::<Autodiff<Cpu>>(cfg, host, &Default::default(), "cpu", None).expect("training runs")
+    train::<Autodiff<Cpu>>(cfg, host, &Default::default(), "cpu", None, false).expect("training runs")
 }

@@ -2,8 +2,9 @@
 //! validation, side by side.
 //!
 //! Text is rendered with `ab_glyph` (pure Rust, no fontconfig: the binary must start on machines
-//! without it) from a TrueType font found at run time: `SGNN_CHART_FONT`, else common system
-//! paths. Without one the curves are drawn without text.
+//! without it) from a TrueType font found at run time: the one named by [`prefer_font`] (the
+//! command line passes `SGNN_CHART_FONT`), else common system paths. Without one the curves
+//! are drawn without text.
 
 use crate::training::EpochMetrics;
 use plotters::prelude::*;
@@ -23,12 +24,20 @@ const FONT_PATHS: &[&str] = &[
     "C:\\Windows\\Fonts\\arial.ttf",
 ];
 
+static PREFERRED_FONT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// A TrueType font to try before the system paths (call before the first chart; later calls,
+/// and calls after a chart was drawn, change nothing).
+pub fn prefer_font(path: impl Into<std::path::PathBuf>) {
+    let _ = PREFERRED_FONT.set(path.into());
+}
+
 /// Registers a system font as "sans-serif" once; whether one is available.
 fn font_ready() -> bool {
     static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *READY.get_or_init(|| {
-        let from_env = std::env::var("SGNN_CHART_FONT").ok();
-        let candidates = from_env.iter().map(String::as_str).chain(FONT_PATHS.iter().copied());
+        let preferred = PREFERRED_FONT.get().map(|p| p.as_path());
+        let candidates = preferred.into_iter().chain(FONT_PATHS.iter().map(Path::new));
         for path in candidates {
             if let Ok(bytes) = std::fs::read(path) {
                 let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());

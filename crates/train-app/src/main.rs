@@ -18,6 +18,10 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
+    // the environment is read here, not in the library
+    if let Some(font) = std::env::var_os("SGNN_CHART_FONT") {
+        train_app::charts::prefer_font(font);
+    }
     if let Err(e) = commands::run(cli, &matches) {
         eprintln!("error: {e}");
         std::process::exit(1);
