@@ -80,13 +80,6 @@ impl<B: SparseGnnBackend> Cbsr<B> {
     pub fn to_dense(&self) -> Tensor<B, 2> {
         wrap(B::ad_cbsr_to_dense(&self.prim))
     }
-    /// The rows `idx` (in that order; values stay differentiable).
-    pub fn select_rows(&self, idx: Tensor<B, 1, Int>) -> Self {
-        let n = idx.dims()[0];
-        let values = self.values().select(0, idx.clone());
-        let indices = Tensor::<B, 2, Int>::from_primitive(self.prim.indices.clone()).select(0, idx);
-        Self { prim: CbsrPrim { values: float(values), indices: indices.into_primitive(), n, ..self.prim.clone() } }
-    }
     /// The distinct rows `rows` selects, in its order (values differentiable through a gather,
     /// see [`crate::rows`]).
     pub fn take_rows(&self, rows: &crate::rows::RowIndex<B>) -> Self {

@@ -1,7 +1,23 @@
 //! Shared helpers of the integration tests.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Runs the `train-app` binary (plain epoch lines): exit code, stdout, stderr. Fails the test
+/// when it panics.
+pub fn app(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_train-app")).args(args).env("SGNN_PLAIN_LOG", "1").output().unwrap();
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
+    assert!(!stderr.contains("panicked"), "must not panic:\n{stderr}");
+    (out.status.code().unwrap_or(-1), stdout, stderr)
+}
+
+/// A path as a command-line argument.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
 
 /// `../shared/datasets` of the repository (override with `SGNN_DATASETS`). The tests that read
 /// real datasets fail with this message when it is missing.

@@ -4,33 +4,22 @@
 
 mod common;
 
-use common::tmp;
+use common::{app, s, tmp};
 use std::path::Path;
-use std::process::Command;
-
-fn app(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_train-app")).args(args).env("SGNN_PLAIN_LOG", "1").output().unwrap();
-    let (stdout, stderr) =
-        (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
-    assert!(!stderr.contains("panicked"), "must not panic:\n{stderr}");
-    (out.status.code().unwrap_or(-1), stdout, stderr)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// The built-in dataset: a 3,000-node SBM graph.
-fn sbm(_name: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from("sbm")
+const SBM: &str = "sbm";
+
+/// `train` of a 4x64 model on the built-in dataset into `run`, with `extra` flags.
+fn train(run: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["train", "--backend", "cpu", "--dataset", SBM, "--out", s(run), "--hidden", "64"];
+    args.extend_from_slice(extra);
+    app(&args)
 }
 
 /// The `--dry-run` estimate's total bytes.
-fn dry_run_total(data: &Path, run: &Path, extra: &[&str]) -> u64 {
-    let mut args =
-        vec!["train", "--backend", "cpu", "--dataset", s(data), "--out", s(run), "--hidden", "64", "--dry-run"];
-    args.extend_from_slice(extra);
-    let (code, stdout, stderr) = app(&args);
+fn dry_run_total(run: &Path, extra: &[&str]) -> u64 {
+    let (code, stdout, stderr) = train(run, &[&["--dry-run"], extra].concat());
     assert_eq!(code, 0, "{stdout}{stderr}");
     let est: serde_json::Value = serde_json::from_str(stdout.trim()).expect("the estimate as JSON");
     let parts = ["graph", "node_data", "parameters", "saved_activations", "working_set"];
@@ -41,23 +30,10 @@ fn dry_run_total(data: &Path, run: &Path, extra: &[&str]) -> u64 {
 
 #[test]
 fn a_run_over_the_budget_stops_before_training_and_says_what_to_change() {
-    let data = sbm("budget");
     let run = tmp("budget").join("run");
-    let total = dry_run_total(&data, &run, &[]);
+    let total = dry_run_total(&run, &[]);
     assert!(total > 1 << 20, "a 3,000-node 4x64 run needs more than 1 MiB: {total}");
-    let (code, stdout, stderr) = app(&[
-        "train",
-        "--backend",
-        "cpu",
-        "--dataset",
-        s(&data),
-        "--out",
-        s(&run),
-        "--hidden",
-        "64",
-        "--memory-budget",
-        "1MiB",
-    ]);
+    let (code, stdout, stderr) = train(&run, &["--memory-budget", "1MiB"]);
     let text = stdout + &stderr;
     assert_ne!(code, 0, "{text}");
     for needle in
@@ -67,35 +43,18 @@ fn a_run_over_the_budget_stops_before_training_and_says_what_to_change() {
     }
     assert!(!run.join("results.json").exists(), "nothing trained");
     // within the budget it trains
-    let r = app(&[
-        "train",
-        "--backend",
-        "cpu",
-        "--dataset",
-        s(&data),
-        "--out",
-        s(&run),
-        "--hidden",
-        "64",
-        "--epochs",
-        "1",
-        "--memory-budget",
-        "64GiB",
-        "--log-every",
-        "0",
-    ]);
+    let r = train(&run, &["--epochs", "1", "--memory-budget", "64GiB", "--log-every", "0"]);
     assert_eq!(r.0, 0, "{}{}", r.1, r.2);
 }
 
 #[test]
 fn a_spread_run_is_estimated_per_device() {
-    let data = sbm("spread-estimate");
     let run = tmp("spread-estimate").join("run");
-    let whole = dry_run_total(&data, &run, &[]);
+    let whole = dry_run_total(&run, &[]);
     // two parts on one device hold the whole graph's rows (and their halos) there
-    let one_device = dry_run_total(&data, &run, &["--parts", "2"]);
+    let one_device = dry_run_total(&run, &["--parts", "2"]);
     // the same parts on two devices: each holds one
-    let two_devices = dry_run_total(&data, &run, &["--parts", "2", "--devices", "0,1"]);
+    let two_devices = dry_run_total(&run, &["--parts", "2", "--devices", "0,1"]);
     assert!(two_devices < one_device, "two devices {two_devices} vs one {one_device}");
     assert!(one_device as f64 > 0.8 * whole as f64, "parts on one device {one_device} vs whole graph {whole}");
     assert!((two_devices as f64) < 0.85 * whole as f64, "a device of two {two_devices} vs whole graph {whole}");

@@ -5,17 +5,8 @@
 
 mod common;
 
-use common::{tiny_data, tmp};
+use common::{app, s, tiny_data, tmp};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn app(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_train-app")).args(args).env("SGNN_PLAIN_LOG", "1").output().unwrap();
-    let (stdout, stderr) =
-        (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
-    assert!(!stderr.contains("panicked"), "must not panic:\n{stderr}");
-    (out.status.code().unwrap_or(-1), stdout, stderr)
-}
 
 fn ok(r: (i32, String, String)) -> String {
     assert_eq!(r.0, 0, "must succeed:\n{}{}", r.1, r.2);
@@ -34,10 +25,6 @@ fn dataset(name: &str) -> PathBuf {
     let dir = tmp(name);
     train_app::datasets::npy::save(&tiny_data(false), &dir).unwrap();
     dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn train(data: &Path, run: &Path, extra: &[&str]) -> String {
