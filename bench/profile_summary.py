@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Summarises a CubeCL profiling log (cubecl.toml `[profiling] logger.level = "basic"`, written by
-bench/h200_*.sh around `train-app bench-train`): kernel time per kernel family in the last
+bench/run_h200.sh around `train-app bench-train`): kernel time per kernel family in the last
 profiled epoch (the log prints one table per device sync). Kernels are timed one by one, so the
 total is above the unprofiled epoch time; the shares are what it is for.
 Usage: profile_summary.py <log> [--markdown]"""
@@ -36,8 +36,10 @@ def main():
     if not ts:
         print(f"no profile tables in {path}")
         return 1
-    # the largest table is a whole epoch (forward + backward + step)
-    epoch = max(ts, key=len)
+    # the largest tables are whole epochs (forward + backward + step); the last of them is the
+    # timed epoch (the first ones include the warm-up's first allocations and compilations)
+    most = max(len(t) for t in ts)
+    epoch = [t for t in ts if len(t) == most][-1]
     agg = collections.defaultdict(lambda: [0.0, 0])
     for ms, name in epoch:
         agg[name][0] += ms
