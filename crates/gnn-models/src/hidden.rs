@@ -3,7 +3,7 @@
 
 use burn::nn::Linear;
 use burn::tensor::backend::Backend;
-use burn::tensor::{FloatDType, Tensor};
+use burn::tensor::{FloatDType, Int, Tensor, TensorData};
 use burn_sparse_gnn::dense::{LinearPrecision, ProductMath};
 use burn_sparse_gnn::{ops, Cbsr, Graph, Reduce, SparseGnnBackend};
 use serde::{Deserialize, Serialize};
@@ -181,8 +181,10 @@ impl Precision {
 }
 
 /// Neighbour aggregation of a hidden state: dense input goes through the SpMM kernels, CBSR
-/// input through the CBSR SpGEMM for sum and mean (mean = SpGEMM then `1 / deg`), and through
-/// the dense fallback for max.
+/// input through the CBSR SpGEMM for sum and mean, and through the dense fallback for max.
+/// The CBSR mean is the SpGEMM then `1 / deg` in f32; in half precision it is the SpGEMM with
+/// the per-edge weights `1 / deg(row)` ([`mean_edge_weights`]), so the half output holds the
+/// mean, not the sum: a hub row's sum of thousands of values would overflow f16 (65,504).
 pub fn aggregate<B: SparseGnnBackend>(
     g: &Graph<B>,
     h: &Hidden<B>,
@@ -192,6 +194,10 @@ pub fn aggregate<B: SparseGnnBackend>(
     match (h, reduce) {
         (Hidden::Sparse(c), Reduce::Sum | Reduce::Mean) => {
             let c = c.with_values(precision.down(c.values()));
+            if reduce == Reduce::Mean && precision.half().is_some() {
+                let w = precision.down(mean_edge_weights(g));
+                return precision.up(ops::cbsr_spgemm_weighted(g, w, &c));
+            }
             let out = precision.up(ops::cbsr_spgemm(g, &c));
             if reduce == Reduce::Mean {
                 out * g.norms().in_inv.clone().unsqueeze_dim::<2>(1)
@@ -201,4 +207,26 @@ pub fn aggregate<B: SparseGnnBackend>(
         }
         _ => precision.up(ops::spmm(g, precision.down(h.dense()), reduce)),
     }
+}
+
+/// `1 / deg(row)` of every edge of `g` (`[nnz]`, CSR order): the weights of a mean as a
+/// weighted sum. Built once per graph (one read of the row offsets to the host) and remembered
+/// ([`Graph::memoized`]).
+pub fn mean_edge_weights<B: SparseGnnBackend>(g: &Graph<B>) -> Tensor<B, 1> {
+    g.memoized("mean:edge-weights", |g| {
+        let device = g.device();
+        let row_ptr: Vec<i64> = Tensor::<B, 1, Int>::from_primitive(g.prim().csr.row_ptr.clone())
+            .into_data()
+            .convert::<i64>()
+            .into_vec::<i64>()
+            .unwrap_or_default();
+        let rows: Vec<i64> = row_ptr
+            .windows(2)
+            .enumerate()
+            .flat_map(|(r, w)| std::iter::repeat_n(r as i64, (w[1] - w[0]).max(0) as usize))
+            .collect();
+        let len = rows.len();
+        let rows = Tensor::<B, 1, Int>::from_data(TensorData::new(rows, [len]).convert::<B::IntElem>(), &device);
+        g.norms().in_inv.clone().select(0, rows)
+    })
 }
