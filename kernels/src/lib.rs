@@ -22,6 +22,7 @@ pub mod cbsr;
 pub mod config;
 pub mod csr;
 pub mod device;
+pub mod dropout;
 pub mod error;
 pub mod heuristics;
 pub mod maxk;

@@ -12,10 +12,11 @@
 //! | MaxK / max-pooling | scatter of the value gradient through the kept positions |
 //! | CBSR to dense | gather at the pattern |
 //! | rows by distinct ids ([`crate::rows`]) | gather of `[dy; 0]` through the inverse map |
+//! | ReLU + dropout ([`crate::dropout`]) | `dy` times the saved bit mask and `1 / (1 - p)` |
 //! | CBSR SpGEMM | `dvalues = SSpMM(dy)`, `dw = sum_t dy[i, idx] * values` |
 //! | matmul with a half-precision saved input | `dx = dy w^T`, `dw = sum over row chunks of (scale * x16)^T dy` |
 
-use crate::backend::{CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput};
+use crate::backend::{CbsrPrim, CsrPrimitive, PoolSpec, Reduce, ReluDropout, SampleSpec, SparseGnnBackend, SpmmOutput};
 use crate::dense::LinearPrecision;
 use crate::graph::{CsrPrim, GraphPrimitive};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
@@ -284,6 +285,24 @@ impl<B: SparseGnnBackend> Backward<B, 1> for TakeRowsBackward {
     }
 }
 
+// ---- ReLU + dropout: the gradient passes where the saved bit is set ---------------------
+
+#[derive(Debug)]
+struct ReluDropoutBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 1> for ReluDropoutBackward {
+    type State = (IntTensor<B>, ReluDropout);
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        if let Some(node) = node {
+            let (mask, spec) = ops.state;
+            grads.register::<B>(node.id, B::relu_dropout_grad(dy, mask, spec));
+        }
+    }
+}
+
 // ---- CBSR to dense: gradient of the values is a gather ------------------------------------
 
 #[derive(Debug)]
@@ -436,6 +455,33 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
     }
     fn cbsr_indices(c: &CbsrPrim<Self>) -> IntTensor<Self> {
         B::cbsr_indices(&cbsr_inner(c))
+    }
+    fn relu_dropout(
+        x: FloatTensor<Self>,
+        spec: ReluDropout,
+        seed: Option<FloatTensor<Self>>,
+        rows: Option<IntTensor<Self>>,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        let (y, mask) = B::relu_dropout(x.primitive, spec, inner_opt::<B, C>(seed), rows);
+        (untracked::<B, C>(y), mask)
+    }
+    fn relu_dropout_grad(dy: FloatTensor<Self>, mask: IntTensor<Self>, spec: ReluDropout) -> FloatTensor<Self> {
+        untracked::<B, C>(B::relu_dropout_grad(dy.primitive, mask, spec))
+    }
+    fn ad_relu_dropout(
+        x: FloatTensor<Self>,
+        spec: ReluDropout,
+        seed: Option<FloatTensor<Self>>,
+        rows: Option<IntTensor<Self>>,
+    ) -> FloatTensor<Self> {
+        let seed = inner_opt::<B, C>(seed);
+        match ReluDropoutBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let (y, mask) = B::relu_dropout(x.primitive, spec, seed, rows);
+                prep.finish((mask, spec), y)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::relu_dropout(x.primitive, spec, seed, rows).0),
+        }
     }
     fn device_memory(device: &Self::Device) -> Option<(u64, u64)> {
         B::device_memory(device)

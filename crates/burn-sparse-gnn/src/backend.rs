@@ -7,6 +7,7 @@ use burn::tensor::ops::{FloatTensor, IntTensor};
 use burn::tensor::{FloatDType, Tensor};
 use sparse_gnn_kernels::config::KernelConfig;
 
+pub use sparse_gnn_kernels::dropout::ReluDropout;
 pub use sparse_gnn_kernels::pool::{PoolLayout, PoolSpec};
 pub use sparse_gnn_kernels::sample::{SampleSpec, Sampling};
 pub use sparse_gnn_kernels::spmm::Reduce;
@@ -255,6 +256,36 @@ pub trait SparseGnnBackend: Backend {
     /// Composed tensor ops by default; backends with kernels do it in one pass.
     fn rows_from_half(x_half: FloatTensor<Self>, scale: FloatTensor<Self>, dtype: FloatDType) -> FloatTensor<Self> {
         unscale_rows::<Self>(x_half, scale, dtype)
+    }
+
+    /// ReLU and / or dropout of a 2-D `x` in one pass with a counter-based mask (see
+    /// [`crate::dropout`]): the output and the mask words (`[n * ceil(d / 32)]`, one bit per
+    /// entry, as i32 bit patterns). `seed`: `[2]` floats in `[0, 1)` (read when
+    /// `spec.prob > 0`); `rows`: each row's global id (the row index when `None`). Computed on
+    /// the host by default (the CPU backends); backends with kernels override it.
+    fn relu_dropout(
+        x: FloatTensor<Self>,
+        spec: ReluDropout,
+        seed: Option<FloatTensor<Self>>,
+        rows: Option<IntTensor<Self>>,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        crate::dropout::host_relu_dropout::<Self>(x, spec, seed, rows)
+    }
+
+    /// The gradient of [`SparseGnnBackend::relu_dropout`]: `dy` where the mask bit is set,
+    /// times `1 / (1 - spec.prob)`, 0 elsewhere. On the host by default.
+    fn relu_dropout_grad(dy: FloatTensor<Self>, mask: IntTensor<Self>, spec: ReluDropout) -> FloatTensor<Self> {
+        crate::dropout::host_relu_dropout_grad::<Self>(dy, mask, spec)
+    }
+
+    /// Differentiable [`SparseGnnBackend::relu_dropout`] (backward: the masked scale).
+    fn ad_relu_dropout(
+        x: FloatTensor<Self>,
+        spec: ReluDropout,
+        seed: Option<FloatTensor<Self>>,
+        rows: Option<IntTensor<Self>>,
+    ) -> FloatTensor<Self> {
+        Self::relu_dropout(x, spec, seed, rows).0
     }
 }
 

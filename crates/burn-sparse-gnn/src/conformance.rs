@@ -840,3 +840,64 @@ pub fn half_rows_checks<B: SparseGnnBackend>(
     }
     out
 }
+
+/// ReLU + dropout ([`crate::dropout`]) under autodiff on `B` against the CPU reference of the
+/// kernels crate: the output and the input gradient for random rows (some entries exactly 0),
+/// with and without ReLU, drop probabilities 0, 0.5 and 0.9, row ids given (a permutation with
+/// an offset) or not, at each width of `widths`. Returns `(case, largest difference)`; the
+/// arithmetic is the same (one f32 product per entry), so every difference must be 0.
+pub fn relu_dropout_checks<B: SparseGnnAutodiffBackend>(device: &B::Device, widths: &[usize]) -> Vec<(String, f64)> {
+    use crate::dropout::{relu_dropout, DropoutSeed};
+    use sparse_gnn_kernels::dropout::{keep_scale, reference, reference_grad, ReluDropout};
+    let mut out = Vec::new();
+    let n = 517;
+    let seed = [0.318_f32, 0.777];
+    for &d in widths {
+        let mut xv: Vec<f32> = random_values(n * d, 91 + d as u64).into_iter().map(|v| v as f32).collect();
+        xv.iter_mut().step_by(7).for_each(|v| *v = 0.0);
+        let dyv: Vec<f32> = random_values(n * d, 191 + d as u64).into_iter().map(|v| v as f32).collect();
+        let ids: Vec<i64> = (0..n as i64).rev().map(|r| r + 1_000_000).collect();
+        for relu in [true, false] {
+            for prob in [0.0, 0.5, 0.9] {
+                for with_rows in [false, true] {
+                    if !relu && prob == 0.0 || (prob == 0.0 && with_rows) {
+                        continue;
+                    }
+                    let what = format!(
+                        "{}dropout {prob}, width {d}{}",
+                        if relu { "relu + " } else { "" },
+                        if with_rows { ", global row ids" } else { "" }
+                    );
+                    let x = Tensor::<B, 2>::from_data(TensorData::new(xv.clone(), [n, d]), device).require_grad();
+                    let dy = Tensor::<B, 2>::from_data(TensorData::new(dyv.clone(), [n, d]), device);
+                    let rows = Tensor::<B, 1, Int>::from_data(TensorData::new(ids.clone(), [n]), device);
+                    let s = DropoutSeed::<B>::from_floats(seed, device);
+                    let y = match relu_dropout(x.clone(), relu, prob, Some(&s), with_rows.then_some(&rows)) {
+                        Ok(y) => y,
+                        Err(_) => {
+                            out.push((what, f64::INFINITY));
+                            continue;
+                        }
+                    };
+                    let grads = (y.clone() * dy).sum().backward();
+                    let got_y = y.into_data().convert::<f32>().into_vec::<f32>().unwrap_or_default();
+                    let got_dx = x
+                        .grad(&grads)
+                        .map(|g| g.into_data().convert::<f32>().into_vec::<f32>().unwrap_or_default())
+                        .unwrap_or_default();
+                    let spec = ReluDropout { relu, prob };
+                    let (want_y, mask) = reference(&xv, n, d, with_rows.then_some(&ids[..]), seed, spec);
+                    let want_dx = reference_grad(&dyv, &mask, n, d, keep_scale(prob));
+                    let diff = |p: &[f32], q: &[f32]| {
+                        if p.len() != q.len() {
+                            return f64::INFINITY;
+                        }
+                        p.iter().zip(q).map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs()).fold(0.0, f64::max)
+                    };
+                    out.push((what, diff(&got_y, &want_y).max(diff(&got_dx, &want_dx))));
+                }
+            }
+        }
+    }
+    out
+}

@@ -2,7 +2,7 @@
 //! of `sparse-gnn-kernels`. Kernels take their float type from the tensor (`#[define]`), so f32,
 //! f16 and bf16 tensors all work on a `CubeBackend<R, f32, ..>`.
 
-use crate::backend::{CbsrPrim, CsrPrimitive, PoolSpec, Reduce, SampleSpec, SparseGnnBackend, SpmmOutput};
+use crate::backend::{CbsrPrim, CsrPrimitive, PoolSpec, Reduce, ReluDropout, SampleSpec, SparseGnnBackend, SpmmOutput};
 use crate::graph::SspmmStrategy;
 use crate::graph::{CsrPrim, GraphPrimitive, GroupsPrim};
 use burn::tensor::{DType, Shape, TensorMetadata};
@@ -17,6 +17,7 @@ use sparse_gnn_kernels::cbsr::sspmm::{launch_sspmm_gather, launch_sspmm_outer};
 use sparse_gnn_kernels::cbsr::CbsrDev;
 use sparse_gnn_kernels::config::KernelConfig;
 use sparse_gnn_kernels::device::CsrDev;
+use sparse_gnn_kernels::dropout::{keep_scale, launch_masked_scale, launch_relu_dropout, mask_words};
 use sparse_gnn_kernels::maxk::kernel::launch_maxk;
 use sparse_gnn_kernels::pool::kernel::launch_maxpool;
 use sparse_gnn_kernels::rows::{launch_rows_from_half, launch_rows_to_half};
@@ -437,6 +438,46 @@ where
         );
         sample(&x_half);
         (x_half, scale)
+    }
+
+    fn relu_dropout(x: Ft<R>, spec: ReluDropout, seed: Option<Ft<R>>, rows: Option<Ft<R>>) -> (Ft<R>, Ft<R>) {
+        let x = into_contiguous(x);
+        let [n, d] = [x.shape()[0], x.shape()[1]];
+        let y = empty(&x, [n, d], x.dtype);
+        let mask = empty(&x, [mask_words(n, d).max(1)], DType::U32);
+        let seed = seed.map(|s| into_contiguous(burn_cubecl::kernel::cast(s, DType::F32)));
+        let rows = rows.map(|r| into_contiguous(burn_cubecl::kernel::cast(r, DType::I32)));
+        launch_relu_dropout::<R>(
+            &x.client,
+            bind(&x),
+            rows.as_ref().map(bind),
+            seed.as_ref().map(bind),
+            bind(&y),
+            bind(&mask),
+            n,
+            d,
+            spec,
+            dtype_of(&x),
+        );
+        sample(&y);
+        (y, mask)
+    }
+
+    fn relu_dropout_grad(dy: Ft<R>, mask: Ft<R>, spec: ReluDropout) -> Ft<R> {
+        let dy = into_contiguous(dy);
+        let [n, d] = [dy.shape()[0], dy.shape()[1]];
+        let dx = empty(&dy, [n, d], dy.dtype);
+        launch_masked_scale::<R>(
+            &dy.client,
+            bind(&dy),
+            bind(&mask),
+            bind(&dx),
+            n,
+            d,
+            keep_scale(spec.prob),
+            dtype_of(&dy),
+        );
+        dx
     }
 
     fn rows_from_half(x_half: Ft<R>, scale: Ft<R>, dtype: burn::tensor::FloatDType) -> Ft<R> {

@@ -32,6 +32,7 @@ mod cube;
 pub(crate) mod cublas;
 pub mod data;
 pub mod dense;
+pub mod dropout;
 pub mod error;
 pub mod fallback;
 pub mod graph;
@@ -44,9 +45,11 @@ pub mod random;
 pub mod rows;
 
 pub use backend::{
-    CbsrPrim, PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend, SparseGnnBackend,
+    CbsrPrim, PoolLayout, PoolSpec, Reduce, ReluDropout, SampleSpec, Sampling, SparseGnnAutodiffBackend,
+    SparseGnnBackend,
 };
 pub use data::{BuildOptions, Csr, DatasetStats, Features, GraphData, Split};
+pub use dropout::{relu_dropout, DropoutSeed};
 pub use error::{Error, GraphError, OpError};
 pub use graph::{Graph, GraphOptions, GraphShape, KernelPolicy, SspmmStrategy};
 pub use ops::Cbsr;

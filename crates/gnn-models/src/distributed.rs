@@ -21,18 +21,20 @@
 //! optimizer step updates them: the same parameters, the same gradients as on one device. On
 //! CUDA, Burn's `to_device` between two GPUs goes through NCCL send / receive.
 //!
-//! Dropout draws its masks for the whole graph on the leader and hands each part its rows
-//! ([`DropoutDraws::Global`], the default): the masks, hence the loss, logits and gradients,
-//! equal the one-device model's for the same seed (within float summation order). With
-//! [`DropoutDraws::PerPart`] each part draws its own masks (same distribution, no global
-//! draw); GAT's attention dropout always draws per part.
+//! Dropout masks are a hash of a seed, the node's global id and the column
+//! ([`burn_sparse_gnn::dropout`]): the leader draws one seed per dropout site, each part
+//! computes the mask of its own rows from their global ids, so the masks, hence the loss,
+//! logits and gradients, equal the one-device model's for the same seed (within float
+//! summation order) and no part draws or holds a whole-graph mask. GAT's attention dropout
+//! draws per part.
 
 use crate::hidden::Hidden;
 use crate::model::GnnModel;
 use burn::module::Module;
 use burn::tensor::activation::log_softmax;
 use burn::tensor::backend::Backend;
-use burn::tensor::{BasicOps, Distribution, Int, Tensor};
+use burn::tensor::{BasicOps, Int, Tensor, TensorData};
+use burn_sparse_gnn::dropout::DropoutSeed;
 use burn_sparse_gnn::partition::PartitionedGraph;
 use burn_sparse_gnn::{take_rows, Csr, Graph, GraphError, GraphOptions, RowIndex, SparseGnnBackend};
 
@@ -53,18 +55,6 @@ pub enum DistError {
     Cover(GraphError),
 }
 
-/// How a partitioned forward pass draws its dropout masks (see the module docs).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DropoutDraws {
-    /// Masks of the whole graph drawn on the leader, each part takes its rows: the same masks
-    /// as on one device.
-    #[default]
-    Global,
-    /// Each part draws its own masks on its device.
-    PerPart,
-}
-
 /// One part on its device.
 #[derive(Clone, Debug)]
 pub struct PartGraph<B: Backend> {
@@ -80,6 +70,8 @@ pub struct PartGraph<B: Backend> {
     send: Vec<Option<RowIndex<B>>>,
     /// Global ids of the own rows, on the leader.
     owned_ids: RowIndex<B>,
+    /// Global ids of the own rows, on the part's device (they key its dropout masks).
+    global_ids: Tensor<B, 1, Int>,
 }
 
 /// A partitioned graph on one or more devices (see the module docs).
@@ -127,8 +119,12 @@ impl<B: SparseGnnBackend> DistGraph<B> {
                 });
             }
             order.extend_from_slice(&local.owned);
+            let ids: Vec<i64> = local.owned.iter().map(|&g| i64::from(g)).collect();
+            let global_ids =
+                Tensor::from_data(TensorData::new(ids, [local.owned.len()]).convert::<B::IntElem>(), &device);
             parts.push(PartGraph {
                 owned_ids: RowIndex::new(&local.owned, adj.n_rows(), &leader).map_err(rows_err)?,
+                global_ids,
                 device,
                 graph,
                 owned: local.owned.len(),
@@ -204,34 +200,6 @@ impl<B: SparseGnnBackend> DistGraph<B> {
             })
             .collect()
     }
-
-    /// Dropout of the parts' values (`[rows, width]` each) with probability `prob`.
-    fn dropout(&self, values: Vec<Tensor<B, 2>>, prob: f64, draws: DropoutDraws) -> Vec<Tensor<B, 2>> {
-        if prob == 0.0 || values.is_empty() || !B::ad_enabled(&self.leader) {
-            return values;
-        }
-        let keep = 1.0 - prob;
-        match draws {
-            DropoutDraws::Global => {
-                let width = values[0].dims()[1];
-                // drawn as `random_like` draws on one device: the same shape and dtype
-                let draw = B::float_random(
-                    burn::tensor::Shape::new([self.n_nodes, width]),
-                    Distribution::Bernoulli(keep),
-                    &self.leader,
-                    values[0].dtype().into(),
-                );
-                let dropped =
-                    Tensor::<B, 2>::from_primitive(burn::tensor::TensorPrimitive::Float(draw)).lower_elem(0.5);
-                let masks = self.scatter(dropped);
-                values.into_iter().zip(masks).map(|(v, m)| v.mask_fill(m, 0.0) * (1.0 / keep)).collect()
-            }
-            DropoutDraws::PerPart => {
-                let d = burn::nn::DropoutConfig::new(prob).init();
-                values.into_iter().map(|v| crate::activation::dropout(&d, v)).collect()
-            }
-        }
-    }
 }
 
 impl<B: burn_sparse_gnn::SparseGnnAutodiffBackend> DistGraph<B> {
@@ -248,6 +216,7 @@ impl<B: burn_sparse_gnn::SparseGnnAutodiffBackend> DistGraph<B> {
                     halo: p.halo,
                     send: p.send.iter().map(|s| s.as_ref().map(RowIndex::inner)).collect(),
                     owned_ids: p.owned_ids.inner(),
+                    global_ids: p.global_ids.clone().inner(),
                 })
                 .collect(),
             leader: self.leader.clone(),
@@ -261,12 +230,7 @@ impl<B: SparseGnnBackend> GnnModel<B> {
     /// The model on a partitioned graph: `xs[p]` holds part `p`'s input rows (on its device,
     /// e.g. from [`DistGraph::scatter`]); returns each part's logits. Equals
     /// [`GnnModel::forward`] on the whole graph, rows split by part (see the module docs).
-    pub fn forward_partitioned(
-        &self,
-        dg: &DistGraph<B>,
-        xs: Vec<Tensor<B, 2>>,
-        draws: DropoutDraws,
-    ) -> Vec<Tensor<B, 2>> {
+    pub fn forward_partitioned(&self, dg: &DistGraph<B>, xs: Vec<Tensor<B, 2>>) -> Vec<Tensor<B, 2>> {
         // a clone of a lazily initialised parameter initialises its own copy: initialise them
         // here, so every part reads the same tensors and their gradients reach this model's
         self.initialise_parameters();
@@ -275,33 +239,29 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             .iter()
             .map(|p| if p.device == dg.leader { self.clone() } else { self.clone().to_device(&p.device) })
             .collect();
-        let (p_hidden, p_input) = self.dropout_probs();
-        let xs = dg.dropout(xs, p_input, draws);
-        let mut hs: Vec<Tensor<B, 2>> = models.iter().zip(xs).map(|(m, x)| m.input(x)).collect();
+        // one seed per dropout site, drawn on the leader as the one-device model draws it
+        let on = |seed: &Option<DropoutSeed<B>>, part: &PartGraph<B>| seed.as_ref().map(|s| s.to_device(&part.device));
+        let seed = self.input_dropout_seed(&dg.leader);
+        let mut hs: Vec<Tensor<B, 2>> = models
+            .iter()
+            .zip(&dg.parts)
+            .zip(xs)
+            .map(|((m, part), x)| m.input(m.drop_input(x, on(&seed, part).as_ref(), Some(&part.global_ids))))
+            .collect();
         for l in 0..self.num_layers() {
-            let mut states: Vec<Hidden<B>> = models
+            let seed = self.dropout_seed(l, &dg.leader);
+            let states: Vec<Hidden<B>> = models
                 .iter()
                 .zip(&dg.parts)
                 .zip(hs)
-                .map(|((m, part), h)| m.activate(l, h, part.graph.kernel_config()))
+                .map(|((m, part), h)| {
+                    m.activate(l, h, part.graph.kernel_config(), on(&seed, part).as_ref(), Some(&part.global_ids))
+                })
                 .collect();
-            if !self.reads_input(l) {
-                let values: Vec<Tensor<B, 2>> = states.iter().map(value_tensor).collect();
-                let dropped = dg.dropout(values, p_hidden, draws);
-                states = states.iter().zip(dropped).map(|(s, v)| s.map_values(|_| v)).collect();
-            }
             let full = dg.exchange(&states);
             hs = models.iter().zip(&dg.parts).zip(&full).map(|((m, part), a)| m.convolve(l, &part.graph, a)).collect();
         }
         models.iter().zip(hs).map(|(m, h)| m.output(h)).collect()
-    }
-}
-
-/// The values a dropout acts on: the dense state, or a CBSR state's `[n, k]` values.
-fn value_tensor<B: SparseGnnBackend>(h: &Hidden<B>) -> Tensor<B, 2> {
-    match h {
-        Hidden::Dense(t) => t.clone(),
-        Hidden::Sparse(c) => c.values(),
     }
 }
 

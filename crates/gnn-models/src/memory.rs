@@ -11,7 +11,7 @@
 //! - **node data**: the input features (f32), labels and loss weights;
 //! - **parameters**: weights, their gradients and Adam's two moments (f32);
 //! - **saved activations**: per convolution what autodiff keeps for the backward pass: the
-//!   one-byte ReLU and dropout masks, the linear maps' inputs (f32, or a half copy in mixed
+//!   one-bit ReLU / dropout masks, the linear maps' inputs (f32, or a half copy in mixed
 //!   precision), the aggregated rows, MaxK's CBSR values and column ids, GAT's per-edge scores;
 //! - **working set**: the tensors alive at the peak besides the saved ones: the current layer's
 //!   output and the gradient flowing back (two `[n, hidden]` f32 tensors), a half copy in
@@ -110,6 +110,8 @@ pub fn estimate_training(size: &GraphSize, cfg: &GnnModelConfig) -> MemoryEstima
     // bytes per element of a saved linear input (a row-scaled half copy in mixed precision)
     let saved = if half { 2 } else { 4 };
     let dropout = if cfg.dropout > 0.0 { 1 } else { 0 };
+    // one bit per entry, in u32 words (`burn_sparse_gnn::dropout`)
+    let mask = |w: u64| w.div_ceil(32) * 4;
     let graph = graph_bytes(size.nodes, size.edges, size.hot_split && !half);
     let node_data = n * size.features as u64 * 4 + n * 4 * 3;
     let parameters = parameter_count(cfg) * 4 * 4;
@@ -118,17 +120,18 @@ pub fn estimate_training(size: &GraphSize, cfg: &GnnModelConfig) -> MemoryEstima
     for l in 0..cfg.layers {
         let classic_first = !cfg.linear_io && l == 0;
         let width_in = if classic_first { size.features as u64 } else { h };
-        // the state the convolution reads: its activation mask, its dropout mask, and the dense
-        // input a linear map keeps
+        // the state the convolution reads: its ReLU + dropout mask (one pass, one bit per
+        // entry), and the dense input a linear map keeps
         let state = match (classic_first, cfg.nonlin) {
             // the classic stack's first convolution reads the features, already resident
             (true, _) => 0,
-            (false, Nonlinearity::Relu) | (false, Nonlinearity::Maxpool { .. }) => h + dropout * h + saved * h,
+            (false, Nonlinearity::Relu) => mask(h) + saved * h,
+            (false, Nonlinearity::Maxpool { .. }) => h + dropout * mask(h) + saved * h,
             // CBSR values and column ids (packed to bytes up to width 256) and their dropout
             // mask; the dense copy a root / self term reads
             (false, Nonlinearity::Maxk { k }) => {
                 let k = k as u64;
-                4 * k + if h <= 256 { k.div_ceil(4) * 4 } else { 4 * k } + dropout * k + saved * h
+                4 * k + if h <= 256 { k.div_ceil(4) * 4 } else { 4 * k } + dropout * mask(k) + saved * h
             }
         };
         let conv = match cfg.conv {

@@ -13,7 +13,8 @@ use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::tensor::backend::Backend;
-use burn::tensor::Tensor;
+use burn::tensor::{Int, Tensor};
+use burn_sparse_gnn::dropout::{relu_dropout, DropoutSeed};
 use burn_sparse_gnn::{Graph, SparseGnnBackend};
 use serde::{Deserialize, Serialize};
 
@@ -224,19 +225,39 @@ impl GnnModelConfig {
 impl<B: SparseGnnBackend> GnnModel<B> {
     /// Logits `[n, classes]` of every node of `g` from its features `x` (`[n, d_in]`).
     pub fn forward(&self, g: &Graph<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
-        let drop = |d: &Dropout, t: Tensor<B, 2>| crate::activation::dropout(d, t);
-        let mut h = self.input(drop(&self.input_dropout, x));
+        let device = x.device();
+        let x = self.drop_input(x, self.input_dropout_seed(&device).as_ref(), None);
+        let mut h = self.input(x);
         for l in 0..self.convs.len() {
-            let a = self.activate(l, h, g.kernel_config()).map_values(|v| {
-                if self.reads_input(l) {
-                    v
-                } else {
-                    drop(&self.dropout, v)
-                }
-            });
+            let seed = self.dropout_seed(l, &device);
+            let a = self.activate(l, h, g.kernel_config(), seed.as_ref(), None);
             h = self.convolve(l, g, &a);
         }
         self.output(h)
+    }
+
+    /// The seed of the input features' dropout mask for one forward pass: drawn on `device`
+    /// when autodiff is on there and the input dropout is positive, else `None`.
+    pub fn input_dropout_seed(&self, device: &B::Device) -> Option<DropoutSeed<B>> {
+        (B::ad_enabled(device) && self.input_dropout.prob > 0.0).then(|| DropoutSeed::draw(device))
+    }
+
+    /// The seed of convolution `l`'s dropout mask for one forward pass (see
+    /// [`GnnModel::input_dropout_seed`]; `None` for a convolution that reads the input).
+    pub fn dropout_seed(&self, l: usize, device: &B::Device) -> Option<DropoutSeed<B>> {
+        (B::ad_enabled(device) && self.dropout.prob > 0.0 && !self.reads_input(l)).then(|| DropoutSeed::draw(device))
+    }
+
+    /// The input dropout of `x` with the mask of `seed` (the identity without a seed); `rows`:
+    /// the global node ids of `x`'s rows (see [`burn_sparse_gnn::dropout`]).
+    pub fn drop_input(
+        &self,
+        x: Tensor<B, 2>,
+        seed: Option<&DropoutSeed<B>>,
+        rows: Option<&Tensor<B, 1, Int>>,
+    ) -> Tensor<B, 2> {
+        relu_dropout(x, false, self.input_dropout.prob, seed, rows)
+            .unwrap_or_else(|e| panic!("checked at construction: {e}"))
     }
 
     /// The input map (`lin_in`, or the features themselves in the classic stack), after the
@@ -254,13 +275,28 @@ impl<B: SparseGnnBackend> GnnModel<B> {
         self.lin_in.is_none() && l == 0
     }
 
-    /// The state convolution `l` reads, before its dropout: the nonlinearity of `h` (MaxK-GNN:
-    /// every convolution follows one), or `h` itself for the classic stack's first convolution.
-    pub fn activate(&self, l: usize, h: Tensor<B, 2>, kernels: &burn_sparse_gnn::KernelConfig) -> Hidden<B> {
+    /// The state convolution `l` reads: the nonlinearity of `h` (MaxK-GNN: every convolution
+    /// follows one) and the dropout with the mask of `seed` ([`GnnModel::dropout_seed`]; for
+    /// ReLU both in one pass, for MaxK and max-pooling on the kept values), or `h` itself for the
+    /// classic stack's first convolution. `rows`: the global node ids of `h`'s rows.
+    pub fn activate(
+        &self,
+        l: usize,
+        h: Tensor<B, 2>,
+        kernels: &burn_sparse_gnn::KernelConfig,
+        seed: Option<&DropoutSeed<B>>,
+        rows: Option<&Tensor<B, 1, Int>>,
+    ) -> Hidden<B> {
         if self.reads_input(l) {
-            Hidden::Dense(h)
-        } else {
-            self.nonlin.forward(h, kernels)
+            return Hidden::Dense(h);
+        }
+        let p = self.dropout.prob;
+        let checked = |r: Result<Tensor<B, 2>, burn_sparse_gnn::OpError>| {
+            r.unwrap_or_else(|e| panic!("checked at construction: {e}"))
+        };
+        match self.nonlin {
+            Nonlinearity::Relu => Hidden::Dense(checked(relu_dropout(h, true, p, seed, rows))),
+            other => other.forward(h, kernels).map_values(|v| checked(relu_dropout(v, false, p, seed, rows))),
         }
     }
 

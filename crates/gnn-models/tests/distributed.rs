@@ -10,7 +10,7 @@ use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, P
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
 use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
 use gnn_models::activation::Nonlinearity;
-use gnn_models::distributed::{partitioned_loss, DistGraph, DropoutDraws};
+use gnn_models::distributed::{partitioned_loss, DistGraph};
 use gnn_models::{ConvKind, GnnModel, GnnModelConfig, NormKind, SageAggr};
 
 type B = Autodiff<NdArray<f64, i64>>;
@@ -99,7 +99,7 @@ fn parts(model: &GnnModel<B>, adj: &Csr, pg: &PartitionedGraph, seed: u64) -> Ru
     let (x, y, w) = inputs(&dev);
     let dg = DistGraph::<B>::new(adj, pg, &[dev], GraphOptions::default()).expect("partitioned graph");
     B::seed(&dev, seed);
-    let logits = model.forward_partitioned(&dg, dg.scatter(x), DropoutDraws::Global);
+    let logits = model.forward_partitioned(&dg, dg.scatter(x));
     let loss = partitioned_loss(dg.leader(), &logits, &dg.scatter(y), &dg.scatter(w));
     let grads = loss.backward();
     let mut v = Grads { grads: &grads, out: Vec::new() };
@@ -169,8 +169,8 @@ fn every_model_on_parts_equals_the_whole_graph() {
 }
 
 #[test]
-fn inference_is_exact_in_every_draw_mode() {
-    // without autodiff (inference), dropout is off and every draw mode gives the same logits
+fn inference_is_exact() {
+    // without autodiff (inference), dropout is off
     type I = NdArray<f64, i64>;
     let _turn = RNG.lock().unwrap_or_else(|e| e.into_inner());
     let adj = graph(2);
@@ -182,9 +182,7 @@ fn inference_is_exact_in_every_draw_mode() {
     let part = partition(&adj, &PartitionOptions { parts: 3, method: PartitionMethod::Greedy, seed: 1 }).expect("p");
     let pg = PartitionedGraph::build(&adj, &part).expect("parts");
     let dg = DistGraph::<I>::new(&adj, &pg, &[dev], GraphOptions::default()).expect("dg");
-    for draws in [DropoutDraws::Global, DropoutDraws::PerPart] {
-        let got = dg.gather(model.forward_partitioned(&dg, dg.scatter(x.clone()), draws));
-        let d = max_diff(&want.clone().into_data().to_vec::<f64>().unwrap(), &got.into_data().to_vec::<f64>().unwrap());
-        assert!(d < 1e-9, "{draws:?}: inference logits differ by {d}");
-    }
+    let got = dg.gather(model.forward_partitioned(&dg, dg.scatter(x.clone())));
+    let d = max_diff(&want.into_data().to_vec::<f64>().unwrap(), &got.into_data().to_vec::<f64>().unwrap());
+    assert!(d < 1e-9, "inference logits differ by {d}");
 }

@@ -207,10 +207,6 @@ pub struct BenchTrainArgs {
     pub device_name: Option<String>,
     #[command(flatten)]
     pub spread: SpreadArgs,
-    /// Dropout masks of a partitioned run: drawn for the whole graph (global: the one-device
-    /// masks) or by each part (per-part).
-    #[arg(long, default_value = "global", value_parser = clap::builder::PossibleValuesParser::new(["global", "per-part"]))]
-    pub dropout_draws: String,
 }
 
 /// Training on a partitioned graph (`train` and `bench-train`).
@@ -236,7 +232,7 @@ pub struct SpreadArgs {
 
 impl SpreadArgs {
     /// The spread asked for, `None` for the whole graph on one device.
-    pub fn spread(&self, draws: gnn_models::DropoutDraws) -> Result<Option<train_app::partitioned::Spread>> {
+    pub fn spread(&self) -> Result<Option<train_app::partitioned::Spread>> {
         if self.devices.is_none() && self.parts.is_none() {
             return Ok(None);
         }
@@ -245,7 +241,6 @@ impl SpreadArgs {
             parts: self.parts.unwrap_or(devices.len()),
             devices,
             method: self.partition.parse().map_err(|e| AppError::Config(format!("--partition: {e}")))?,
-            draws,
         };
         spread.check()?;
         Ok(Some(spread))

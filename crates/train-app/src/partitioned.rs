@@ -13,7 +13,7 @@ use burn::tensor::backend::Device as _;
 use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
 use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, PartitionStats, PartitionedGraph};
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
-use gnn_models::distributed::{partitioned_loss, DistGraph, DropoutDraws};
+use gnn_models::distributed::{partitioned_loss, DistGraph};
 use gnn_models::{GnnModel, Hidden, Nonlinearity};
 use serde::Serialize;
 use std::path::Path;
@@ -28,8 +28,6 @@ pub struct Spread {
     pub parts: usize,
     /// Partitioner.
     pub method: PartitionMethod,
-    /// Dropout draws (global: exact; per part: no global draw).
-    pub draws: DropoutDraws,
 }
 
 impl Spread {
@@ -76,7 +74,6 @@ pub struct PartitionReport {
     pub parts: usize,
     pub devices: usize,
     pub method: String,
-    pub dropout_draws: DropoutDraws,
     pub stats: PartitionStats,
     /// Bytes sent between parts per training epoch (forward halo rows and their gradients).
     pub exchanged_bytes_per_epoch: u64,
@@ -162,7 +159,6 @@ pub fn setup<B: SparseGnnBackend>(
         parts: spread.parts,
         devices: devices.len(),
         method: format!("{:?}", spread.method).to_lowercase(),
-        dropout_draws: spread.draws,
         stats: pg.stats(),
         exchanged_bytes_per_epoch: 0,
         partition_seconds,
@@ -204,7 +200,7 @@ pub fn train_step<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>>(
     data: &PartitionedData<B>,
     lr: f64,
 ) -> (GnnModel<B>, Tensor<B, 1>) {
-    let logits = model.forward_partitioned(&data.dg, data.xs.clone(), data.report.dropout_draws);
+    let logits = model.forward_partitioned(&data.dg, data.xs.clone());
     let loss = partitioned_loss(data.dg.leader(), &logits, &data.labels, &data.weights[0]);
     let grads = GradientsParams::from_grads(loss.backward(), &model);
     (optim.step(lr, model, grads), loss.detach())
@@ -212,7 +208,7 @@ pub fn train_step<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>>(
 
 /// Accuracy of `model` (no autodiff) on train, valid and test.
 pub fn accuracies<B: SparseGnnBackend>(model: &GnnModel<B>, data: &PartitionedData<B>, host: &HostGraph) -> [f64; 3] {
-    let logits = data.dg.gather(model.forward_partitioned(&data.dg, data.xs.clone(), DropoutDraws::Global));
+    let logits = data.dg.gather(model.forward_partitioned(&data.dg, data.xs.clone()));
     let pred: Vec<i64> = logits.argmax(1).into_data().convert::<i64>().to_vec().unwrap_or_default();
     let labels = host.data.labels();
     let Some(split) = host.data.split() else { return [f64::NAN; 3] };
@@ -455,7 +451,7 @@ pub fn equality_checks<B: SparseGnnAutodiffBackend>(devices: &[B::Device], parts
         let want_loss = scalar(loss);
         // parts
         B::seed(&leader, 23);
-        let plogits = model.forward_partitioned(&dg, xs.clone(), DropoutDraws::Global);
+        let plogits = model.forward_partitioned(&dg, xs.clone());
         let ploss = partitioned_loss(dg.leader(), &plogits, &ys, &ws);
         let pgrads = ploss.backward();
         let mut gp = Grads::<B> { grads: &pgrads, out: Vec::new() };

@@ -5,7 +5,7 @@ use crate::bench::host;
 use crate::error::{AppError, Result};
 use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
-use burn_sparse_gnn::conformance::{half_rows_checks, normwise_error, run, ConformanceConfig};
+use burn_sparse_gnn::conformance::{half_rows_checks, normwise_error, relu_dropout_checks, run, ConformanceConfig};
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
 use burn_sparse_gnn::{Graph, GraphOptions, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 use gnn_models::{Nonlinearity, Precision, SageConv, SageConvConfig};
@@ -335,6 +335,17 @@ impl Job for SelfTest {
                 failed += usize::from(!ok && diff.is_some());
             }
             total += checks.iter().filter(|(_, d)| d.is_some()).count();
+        }
+        if self.filter.is_none() {
+            let start = std::time::Instant::now();
+            let checks = relu_dropout_checks::<B>(&device, &[1, 33, 256, 602]);
+            println!("== {backend}: ReLU + dropout against the CPU reference ({:.1} s)", start.elapsed().as_secs_f64());
+            for (what, diff) in &checks {
+                let ok = *diff == 0.0;
+                println!("{} {what}: largest difference {diff:.2e}", if ok { "ok  " } else { "FAIL" });
+                failed += usize::from(!ok);
+            }
+            total += checks.len();
         }
         if self.filter.is_none() {
             use burn::tensor::backend::Device as _;

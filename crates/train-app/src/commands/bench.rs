@@ -105,7 +105,7 @@ impl Job for BenchTrainJob {
             }
             None => None,
         };
-        if let Some(spread) = a.spread.spread(named("dropout draws", &a.dropout_draws)?)? {
+        if let Some(spread) = a.spread.spread()? {
             for (m, nl, p, cfg) in configs {
                 let host = train_app::training::prepare(&cfg, data.clone())?;
                 if backend != "cuda" {

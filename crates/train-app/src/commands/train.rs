@@ -87,8 +87,7 @@ pub fn parse_bytes(s: &str) -> Result<u64> {
 
 /// The device memory estimate of a run: the whole graph on one device, or, for a spread run,
 /// the device that needs the most: the parts it holds (their rows and edges, plus the halo rows
-/// they receive for every convolution), and on the leader (the first device) the whole graph's
-/// dropout draw of global draws (an `[N, hidden]` f32 draw and its one-byte mask per layer).
+/// they receive for every convolution).
 fn estimate(
     cfg: &TrainConfig,
     host: &train_app::training::HostGraph,
@@ -121,9 +120,6 @@ fn estimate(
         d.parameters = e.parameters;
         d.saved_activations += e.saved_activations + halo;
         d.working_set = d.working_set.max(e.working_set);
-    }
-    if cfg.dropout > 0.0 && spread.draws == gnn_models::DropoutDraws::Global {
-        per_device[0].working_set += (host.data.num_nodes() * cfg.hidden * 5) as u64;
     }
     let mut worst = MemoryEstimate::default();
     for mut d in per_device {
@@ -272,7 +268,7 @@ impl Job for TrainJob {
 
 pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
     let cfg = config(&a, matches)?;
-    let spread = a.spread.spread(gnn_models::DropoutDraws::Global)?;
+    let spread = a.spread.spread()?;
     let memory_budget = a.memory_budget.as_deref().map(parse_bytes).transpose()?;
     dispatch(
         a.backend,

@@ -1,0 +1,338 @@
+//! ReLU and dropout in one pass, with a counter-based mask.
+//!
+//! `y = relu?(x) * keep(row, col) / (1 - p)`, where `keep` is a hash of the seed, the row's
+//! global id and the column: no random tensor is drawn, stored or read, and the same
+//! (seed, node, column) drops the same entry whichever device or part of a partitioned graph
+//! holds the row. The forward pass writes one bit per entry (`1` where the gradient passes:
+//! kept, and positive under ReLU), 32 entries per `u32` word, `ceil(d / 32)` words per row; the
+//! backward pass is `dx = dy * bit / (1 - p)`. Against Burn's ops (ReLU, a Bernoulli draw, a
+//! comparison, a masked fill and a scaling, each a pass over the tensor, and byte masks kept
+//! for the backward pass) this reads the input once, writes the output once and keeps 1/32 of
+//! an f32 tensor.
+//!
+//! The seed is two floats in `[0, 1)` on the device (drawn by the backend's random generator, so
+//! the masks follow its seed without a host round trip); each gives 24 bits.
+
+use crate::device::cube_count;
+use cubecl::prelude::*;
+
+/// Entries per mask word.
+pub const WORD: usize = 32;
+
+/// Mask words of a `[n, d]` tensor.
+pub fn mask_words(n: usize, d: usize) -> usize {
+    n * d.div_ceil(WORD)
+}
+
+/// The keep threshold of drop probability `prob`: an entry is kept when the top 24 bits of its
+/// hash are below it.
+pub fn keep_threshold(prob: f64) -> u32 {
+    ((1.0 - prob.clamp(0.0, 1.0)) * 16_777_216.0).round() as u32
+}
+
+/// The scale of the kept entries, `1 / (1 - prob)` (1 without dropout).
+pub fn keep_scale(prob: f64) -> f32 {
+    if prob <= 0.0 {
+        1.0
+    } else {
+        (1.0 / (1.0 - prob)) as f32
+    }
+}
+
+/// One of the two 24-bit seed words from a seed float in `[0, 1)`.
+pub fn seed_word(s: f32) -> u32 {
+    (s * 16_777_216.0) as u32
+}
+
+/// A 32-bit finaliser (all arithmetic wraps in u32, as on the GPU).
+#[inline]
+pub fn mix32(x: u32) -> u32 {
+    let mut h = x;
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x7FEB_352D);
+    h ^= h >> 15;
+    h = h.wrapping_mul(0x846C_A68B);
+    h ^= h >> 16;
+    h
+}
+
+/// Whether entry `(row, col)` is kept (`row`: the global id of the row).
+#[inline]
+pub fn keeps(seed: [u32; 2], row: u32, col: u32, threshold: u32) -> bool {
+    let h = mix32(mix32(row ^ seed[0]) ^ col.wrapping_mul(0x9E37_79B9) ^ seed[1]);
+    (h >> 8) < threshold
+}
+
+#[cube]
+fn mix32_dev(x: u32) -> u32 {
+    let mut h = x;
+    h ^= h >> 16;
+    h *= 0x7FEB_352Du32;
+    h ^= h >> 15;
+    h *= 0x846C_A68Bu32;
+    h ^= h >> 16;
+    h
+}
+
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn relu_dropout_words<F: Float>(
+    x: &Array<F>,
+    rows: &Array<i32>,
+    seed: &Array<f32>,
+    y: &mut Array<F>,
+    mask: &mut Array<u32>,
+    n: usize,
+    d: usize,
+    threshold: u32,
+    scale: f32,
+    #[comptime] relu: bool,
+    #[comptime] drop: bool,
+    #[comptime] has_rows: bool,
+    #[define(F)] _dtype: StorageType,
+) {
+    let wpr = d.div_ceil(32);
+    let w = ABSOLUTE_POS;
+    if w >= n * wpr {
+        terminate!();
+    }
+    let row = w / wpr;
+    let c0 = (w % wpr) * 32;
+    let end = usize::min(c0 + 32, d);
+    let mut s1 = 0u32;
+    let mut rh = 0u32;
+    if comptime!(drop) {
+        let s0 = u32::cast_from(seed[0] * 16_777_216.0f32);
+        s1 = u32::cast_from(seed[1] * 16_777_216.0f32);
+        let mut g = row as u32;
+        if comptime!(has_rows) {
+            g = u32::cast_from(rows[row]);
+        }
+        rh = mix32_dev(g ^ s0);
+    }
+    let base = row * d;
+    let mut bits = 0u32;
+    let mut c = c0;
+    while c < end {
+        let v = f32::cast_from(x[base + c]);
+        let mut keep = true;
+        if comptime!(relu) {
+            keep = v > 0.0f32;
+        }
+        if comptime!(drop) {
+            let h = mix32_dev(rh ^ ((c as u32) * 0x9E37_79B9u32) ^ s1);
+            keep = keep && (h >> 8) < threshold;
+        }
+        let mut out = 0.0f32;
+        if keep {
+            out = v * scale;
+            bits |= 1u32 << ((c - c0) as u32);
+        }
+        y[base + c] = F::cast_from(out);
+        c += 1;
+    }
+    mask[w] = bits;
+}
+
+#[cube(launch_unchecked)]
+fn masked_scale<F: Float>(
+    dy: &Array<F>,
+    mask: &Array<u32>,
+    dx: &mut Array<F>,
+    n: usize,
+    d: usize,
+    scale: f32,
+    #[define(F)] _dtype: StorageType,
+) {
+    let p = ABSOLUTE_POS;
+    if p >= n * d {
+        terminate!();
+    }
+    let row = p / d;
+    let c = p % d;
+    let word = mask[row * d.div_ceil(32) + c / 32];
+    let mut out = 0.0f32;
+    if ((word >> ((c % 32) as u32)) & 1u32) == 1u32 {
+        out = f32::cast_from(dy[p]) * scale;
+    }
+    dx[p] = F::cast_from(out);
+}
+
+/// What [`launch_relu_dropout`] applies.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReluDropout {
+    /// Clip negative entries (ReLU).
+    pub relu: bool,
+    /// Drop probability (0: no dropout).
+    pub prob: f64,
+}
+
+/// Writes `y` (`[n, d]`, contiguous like `x`) and the mask words (`[mask_words(n, d)]`) of
+/// `spec` applied to `x`. `rows` (`[n]` i32): the global id of each row (the row index when
+/// `None`); `seed`: two f32 in `[0, 1)` (read only when `spec.prob > 0`).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_relu_dropout<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: TensorBinding<R>,
+    rows: Option<TensorBinding<R>>,
+    seed: Option<TensorBinding<R>>,
+    y: TensorBinding<R>,
+    mask: TensorBinding<R>,
+    n: usize,
+    d: usize,
+    spec: ReluDropout,
+    dtype: StorageType,
+) {
+    let words = mask_words(n, d);
+    if words == 0 {
+        return;
+    }
+    let drop = spec.prob > 0.0 && seed.is_some();
+    let has_rows = rows.is_some();
+    let rows = rows.unwrap_or_else(|| crate::device::alloc_array::<R>(client, 1, 4));
+    let seed = seed.unwrap_or_else(|| crate::device::alloc_array::<R>(client, 2, 4));
+    let threads = 256u32;
+    unsafe {
+        relu_dropout_words::launch_unchecked::<R>(
+            client,
+            cube_count(client, words.div_ceil(threads as usize)),
+            CubeDim::new_1d(threads),
+            x.into_array_arg(),
+            rows.into_array_arg(),
+            seed.into_array_arg(),
+            y.into_array_arg(),
+            mask.into_array_arg(),
+            n,
+            d,
+            keep_threshold(spec.prob),
+            keep_scale(spec.prob),
+            spec.relu,
+            drop,
+            has_rows,
+            dtype,
+        );
+    }
+}
+
+/// Writes `dx = dy * bit * scale` (`[n, d]`, contiguous) from the mask words of
+/// [`launch_relu_dropout`].
+#[allow(clippy::too_many_arguments)]
+pub fn launch_masked_scale<R: Runtime>(
+    client: &ComputeClient<R>,
+    dy: TensorBinding<R>,
+    mask: TensorBinding<R>,
+    dx: TensorBinding<R>,
+    n: usize,
+    d: usize,
+    scale: f32,
+    dtype: StorageType,
+) {
+    if n * d == 0 {
+        return;
+    }
+    let threads = 256u32;
+    unsafe {
+        masked_scale::launch_unchecked::<R>(
+            client,
+            cube_count(client, (n * d).div_ceil(threads as usize)),
+            CubeDim::new_1d(threads),
+            dy.into_array_arg(),
+            mask.into_array_arg(),
+            dx.into_array_arg(),
+            n,
+            d,
+            scale,
+            dtype,
+        );
+    }
+}
+
+/// The CPU reference (and the host implementation of the backends without the kernels): `y`
+/// and the mask words of `spec` on row-major `x` (`[n, d]`), rows' global ids `rows` (the row
+/// index when `None`), seed floats `seed` (used when `spec.prob > 0`).
+pub fn reference(
+    x: &[f32],
+    n: usize,
+    d: usize,
+    rows: Option<&[i64]>,
+    seed: [f32; 2],
+    spec: ReluDropout,
+) -> (Vec<f32>, Vec<u32>) {
+    let wpr = d.div_ceil(WORD);
+    let drop = spec.prob > 0.0;
+    let s = [seed_word(seed[0]), seed_word(seed[1])];
+    let (threshold, scale) = (keep_threshold(spec.prob), keep_scale(spec.prob));
+    let mut y = vec![0.0f32; n * d];
+    let mut mask = vec![0u32; n * wpr];
+    for r in 0..n {
+        let g = rows.map_or(r as u32, |ids| ids[r] as u32);
+        for c in 0..d {
+            let v = x[r * d + c];
+            let keep = (!spec.relu || v > 0.0) && (!drop || keeps(s, g, c as u32, threshold));
+            if keep {
+                y[r * d + c] = v * scale;
+                mask[r * wpr + c / WORD] |= 1 << (c % WORD);
+            }
+        }
+    }
+    (y, mask)
+}
+
+/// The CPU reference of the backward pass: `dy * bit * scale`.
+pub fn reference_grad(dy: &[f32], mask: &[u32], n: usize, d: usize, scale: f32) -> Vec<f32> {
+    let wpr = d.div_ceil(WORD);
+    (0..n * d)
+        .map(|p| {
+            let (r, c) = (p / d, p % d);
+            if (mask[r * wpr + c / WORD] >> (c % WORD)) & 1 == 1 {
+                dy[p] * scale
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_the_asked_share_and_depends_on_row_column_and_seed() {
+        let s = [seed_word(0.25), seed_word(0.75)];
+        for prob in [0.1, 0.5, 0.9] {
+            let t = keep_threshold(prob);
+            let kept =
+                (0..200u32).flat_map(|r| (0..256u32).map(move |c| (r, c))).filter(|&(r, c)| keeps(s, r, c, t)).count();
+            let share = kept as f64 / (200.0 * 256.0);
+            assert!((share - (1.0 - prob)).abs() < 0.01, "prob {prob}: kept {share}");
+        }
+        let t = keep_threshold(0.5);
+        let row = |r: u32, s: [u32; 2]| (0..256u32).map(|c| keeps(s, r, c, t)).collect::<Vec<_>>();
+        assert_ne!(row(1, s), row(2, s));
+        assert_ne!(row(1, s), row(1, [s[0] + 1, s[1]]));
+        assert_ne!(row(1, s), row(1, [s[0], s[1] + 1]));
+        assert_eq!(keep_threshold(0.0), 1 << 24);
+    }
+
+    #[test]
+    fn reference_masks_the_gradient_where_the_output_is_zero() {
+        let (n, d) = (3, 37);
+        let x: Vec<f32> = (0..n * d).map(|i| ((i * 7919) % 13) as f32 - 6.0).collect();
+        let spec = ReluDropout { relu: true, prob: 0.5 };
+        let (y, mask) = reference(&x, n, d, Some(&[5, 9, 2]), [0.1, 0.2], spec);
+        assert_eq!(mask.len(), n * 2);
+        let dx = reference_grad(&vec![1.0; n * d], &mask, n, d, keep_scale(0.5));
+        for p in 0..n * d {
+            assert_eq!(dx[p] != 0.0, y[p] != 0.0, "entry {p}");
+            if y[p] != 0.0 {
+                assert_eq!(y[p], x[p] * 2.0);
+            }
+        }
+        // the same global row id gives the same row wherever it sits
+        let (y2, _) = reference(&x[2 * d..], 1, d, Some(&[2]), [0.1, 0.2], spec);
+        let (y3, _) = reference(&x[2 * d..], 1, d, Some(&[2]), [0.1, 0.2], spec);
+        assert_eq!(y2, y3);
+        assert_eq!(y2, y[2 * d..]);
+    }
+}
