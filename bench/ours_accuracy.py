@@ -7,7 +7,7 @@ res, out, device = sys.argv[1], sys.argv[2], sys.argv[3]
 r = json.load(open(res))
 c = r["config"]
 d = r["dataset"]
-dtype = {"f32": "f32", "mixedf16": "f16", "mixedbf16": "bf16"}[c["precision"]]
+dtype = {"f32": "f32", "tf32": "tf32", "mixedf16": "f16", "mixedbf16": "bf16"}[c["precision"]]
 rec = {"op": "accuracy", "impl": "ours", "graph": d["name"], "nodes": d["nodes"], "edges": d["edges"], "width": c["hidden"],
        "k": None, "dtype": dtype, "model": c["conv"], "nonlin": c["nonlin"].replace(":", ""), "median_ms": None, "runs": 1,
        "peak_bytes": None, "commit": r["commit"], "device": device, "accuracy": r["final_accuracy"],

@@ -142,7 +142,8 @@ def accuracy_tables(recs, out):
 
 
 def mixed_precision_table(recs, out):
-    """Ours, f32 against mixed f16, test accuracy at the best validation epoch, paired by seed."""
+    """Ours, mixed f16 and TF32 against f32, test accuracy at the best validation epoch, paired
+    by seed."""
     runs = collections.defaultdict(dict)
     for r in recs:
         if r["op"] == "accuracy" and r["impl"] == "ours" and "best valid" in (r.get("variant") or ""):
@@ -150,19 +151,21 @@ def mixed_precision_table(recs, out):
     keys = sorted({(g, m) for g, m, _ in runs})
     if not keys:
         return
-    out.append("### Mixed precision against f32 (ours, test % at the best validation epoch, paired seeds)\n")
-    out.append("| dataset | model | seeds | f32 | mixed f16 | f16 - f32 | sd of the paired difference | standard error |")
-    out.append("|---|---|---|---|---|---|---|---|")
+    out.append("### Reduced precision against f32 (ours, test % at the best validation epoch, paired seeds)\n")
+    out.append("| dataset | model | precision | seeds | f32 | precision | difference | sd of the paired difference | standard error |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
     for g, m in keys:
-        a, b = runs.get((g, m, "f32"), {}), runs.get((g, m, "f16"), {})
-        seeds = sorted(set(a) & set(b), key=str)
-        if not seeds:
-            continue
-        d = [b[s] - a[s] for s in seeds]
-        sd = statistics.stdev(d) if len(d) > 1 else 0.0
-        fa = statistics.mean(a[s] for s in seeds)
-        fb = statistics.mean(b[s] for s in seeds)
-        out.append(f"| {g} | {m} | {len(seeds)} | {fa:.2f} | {fb:.2f} | {statistics.mean(d):+.2f} | {sd:.2f} | {sd / len(d) ** 0.5:.2f} |")
+        a = runs.get((g, m, "f32"), {})
+        for p in ("f16", "bf16", "tf32"):
+            b = runs.get((g, m, p), {})
+            seeds = sorted(set(a) & set(b), key=str)
+            if not seeds:
+                continue
+            d = [b[s] - a[s] for s in seeds]
+            sd = statistics.stdev(d) if len(d) > 1 else 0.0
+            fa = statistics.mean(a[s] for s in seeds)
+            fb = statistics.mean(b[s] for s in seeds)
+            out.append(f"| {g} | {m} | {p} | {len(seeds)} | {fa:.2f} | {fb:.2f} | {statistics.mean(d):+.2f} | {sd:.2f} | {sd / len(d) ** 0.5:.2f} |")
     out.append("")
 
 

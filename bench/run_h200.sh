@@ -2,7 +2,7 @@
 # The side-by-side comparison on a GPU machine, in one command (repository root):
 #   bench/run_h200.sh <train-app binary> <out dir> [<data dir>] [parts]
 # parts (comma-separated, default all): selftest, kernels, train, profile, products, proteins,
-# accuracy (ours against PyG), mixed (mixed precision against f32).
+# accuracy (ours against PyG), mixed (mixed precision and TF32 against f32).
 # Our binary and the peer scripts (torch 2.11 / torch_geometric 2.8) run one after the other on
 # the same generated graph files. Writes <out dir>/<date>-h200.jsonl (results format of
 # bench/README.md), <date>-h200.md with charts/ (bench/report.py), selftest.log, profile-*.log
@@ -55,6 +55,8 @@ fi
 if has train; then
   step "ours train"
   timeout 150 "$BIN" bench-train --backend cuda --dataset "$G" --models sage,gcn --nonlins relu,maxk:32 --precisions f32,mixedf16 \
+    --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  timeout 60 "$BIN" bench-train --backend cuda --dataset "$G" --models sage --nonlins relu --precisions tf32 \
     --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
   timeout 60 "$BIN" bench-train --backend cuda --dataset "$G" --models sage,gcn --nonlins maxk:32 --precisions f32,mixedf16 --atomic \
     --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
@@ -111,17 +113,17 @@ if has accuracy; then
   wait $PEER
 fi
 if has mixed; then
-  # mixed precision against f32: GCN and GIN, test accuracy at the best validation epoch (the
-  # Planetoid protocol), 10 paired seeds
-  step "mixed precision accuracy"
+  # mixed precision and TF32 against f32: GCN and SAGE, test accuracy at the best validation
+  # epoch (the Planetoid protocol), 10 paired seeds
+  step "precision accuracy"
   {
   for d in cora citeseer coauthor_cs; do
-    for p in f32 mixedf16; do
+    for p in f32 mixedf16 tf32; do
       for s in $MP_SEEDS; do
-        o=/tmp/mp-$d-gcn-$p-$s
-        echo "timeout 90 $BIN train --backend cuda --dataset $DATA/$d --model gcn --classic --hidden 64 --dropout 0.6 --input-dropout 0.6 --normalize-features --precision $p --epochs 200 --seed $s --select best-valid --no-checkpoints --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
-        o=/tmp/mp-$d-gin-$p-$s
-        echo "timeout 90 $BIN train --backend cuda --dataset $DATA/$d --model gin --classic --hidden 64 --dropout 0.5 --input-dropout 0.5 --normalize-features --lr 0.005 --weight-decay 0.001 --precision $p --epochs 200 --seed $s --select best-valid --no-checkpoints --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
+        for m in gcn sage; do
+          o=/tmp/mp-$d-$m-$p-$s
+          echo "timeout 90 $BIN train --backend cuda --dataset $DATA/$d --model $m --classic --hidden 64 --dropout 0.6 --input-dropout 0.6 --normalize-features --precision $p --epochs 200 --seed $s --select best-valid --no-checkpoints --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
+        done
       done
     done
   done
