@@ -10,7 +10,7 @@
 # command, run `selftest,kernels,train,profile` and `products,accuracy,mixed` as two commands with the
 # same <out dir>.
 set -u
-BIN=${1:-.carry/train-app}
+BIN=$(realpath "${1:-.carry/train-app}")
 OUT=${2:-${OUT:-/tmp/sgnn-out}}
 DATA=${3:-.carry/data}
 PARTS=${4:-selftest,kernels,train,profile,products,proteins,accuracy,mixed}

@@ -19,9 +19,9 @@ use cubecl::prelude::*;
 /// Entries per mask word.
 pub const WORD: usize = 32;
 
-/// Mask words of a `[n, d]` tensor.
+/// Mask words of a `[n, d]` tensor (bit `p % 32` of word `p / 32` for row-major entry `p`).
 pub fn mask_words(n: usize, d: usize) -> usize {
-    n * d.div_ceil(WORD)
+    (n * d).div_ceil(WORD)
 }
 
 /// The keep threshold of drop probability `prob`: an entry is kept when the top 24 bits of its
@@ -74,15 +74,20 @@ fn mix32_dev(x: u32) -> u32 {
     h
 }
 
+/// Elements per cube of the forward kernel: `TILE_THREADS` threads, each taking every
+/// `TILE_THREADS`-th element of the tile (coalesced), so a tile is `TILE / 32` whole mask words.
+const TILE_THREADS: usize = 256;
+const TILE: usize = 4 * TILE_THREADS;
+
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-fn relu_dropout_words<F: Float>(
+fn relu_dropout_tiles<F: Float>(
     x: &Array<F>,
     rows: &Array<i32>,
     seed: &Array<f32>,
     y: &mut Array<F>,
     mask: &mut Array<u32>,
-    n: usize,
+    len: usize,
     d: usize,
     threshold: u32,
     scale: f32,
@@ -91,71 +96,82 @@ fn relu_dropout_words<F: Float>(
     #[comptime] has_rows: bool,
     #[define(F)] _dtype: StorageType,
 ) {
-    let wpr = d.div_ceil(32);
-    let w = ABSOLUTE_POS;
-    if w >= n * wpr {
-        terminate!();
-    }
-    let row = w / wpr;
-    let c0 = (w % wpr) * 32;
-    let end = usize::min(c0 + 32, d);
+    let mut flags = SharedMemory::<u32>::new(TILE);
+    let base = CUBE_POS * TILE;
+    let t = UNIT_POS as usize;
+    let mut s0 = 0u32;
     let mut s1 = 0u32;
-    let mut rh = 0u32;
     if comptime!(drop) {
-        let s0 = u32::cast_from(seed[0] * 16_777_216.0f32);
+        s0 = u32::cast_from(seed[0] * 16_777_216.0f32);
         s1 = u32::cast_from(seed[1] * 16_777_216.0f32);
-        let mut g = row as u32;
-        if comptime!(has_rows) {
-            g = u32::cast_from(rows[row]);
-        }
-        rh = mix32_dev(g ^ s0);
     }
-    let base = row * d;
-    let mut bits = 0u32;
-    let mut c = c0;
-    while c < end {
-        let v = f32::cast_from(x[base + c]);
-        let mut keep = true;
-        if comptime!(relu) {
-            keep = v > 0.0f32;
+    #[unroll]
+    for i in 0..4usize {
+        let q = i * TILE_THREADS + t;
+        let p = base + q;
+        let mut bit = 0u32;
+        if p < len {
+            let v = f32::cast_from(x[p]);
+            let mut keep = true;
+            if comptime!(relu) {
+                keep = v > 0.0f32;
+            }
+            if comptime!(drop) {
+                let row = p / d;
+                let col = p - row * d;
+                let mut g = row as u32;
+                if comptime!(has_rows) {
+                    g = u32::cast_from(rows[row]);
+                }
+                let h = mix32_dev(mix32_dev(g ^ s0) ^ ((col as u32) * 0x9E37_79B9u32) ^ s1);
+                keep = keep && (h >> 8) < threshold;
+            }
+            let mut out = 0.0f32;
+            if keep {
+                out = v * scale;
+                bit = 1u32;
+            }
+            y[p] = F::cast_from(out);
         }
-        if comptime!(drop) {
-            let h = mix32_dev(rh ^ ((c as u32) * 0x9E37_79B9u32) ^ s1);
-            keep = keep && (h >> 8) < threshold;
-        }
-        let mut out = 0.0f32;
-        if keep {
-            out = v * scale;
-            bits |= 1u32 << ((c - c0) as u32);
-        }
-        y[base + c] = F::cast_from(out);
-        c += 1;
+        flags[q] = bit;
     }
-    mask[w] = bits;
+    sync_cube();
+    if t < TILE / 32 {
+        let w = base / 32 + t;
+        if w * 32 < len {
+            let mut bits = 0u32;
+            #[unroll]
+            for b in 0..32usize {
+                bits |= flags[t * 32 + b] << (b as u32);
+            }
+            mask[w] = bits;
+        }
+    }
 }
 
 #[cube(launch_unchecked)]
-fn masked_scale<F: Float>(
-    dy: &Array<F>,
+fn masked_scale<F: Float, N: Size>(
+    dy: &Array<Vector<F, N>>,
     mask: &Array<u32>,
-    dx: &mut Array<F>,
-    n: usize,
-    d: usize,
+    dx: &mut Array<Vector<F, N>>,
+    len: usize,
     scale: f32,
     #[define(F)] _dtype: StorageType,
 ) {
-    let p = ABSOLUTE_POS;
-    if p >= n * d {
+    let v = ABSOLUTE_POS;
+    if v * N::value() >= len {
         terminate!();
     }
-    let row = p / d;
-    let c = p % d;
-    let word = mask[row * d.div_ceil(32) + c / 32];
-    let mut out = 0.0f32;
-    if ((word >> ((c % 32) as u32)) & 1u32) == 1u32 {
-        out = f32::cast_from(dy[p]) * scale;
+    let g = Vector::<f32, N>::cast_from(dy[v]);
+    let mut out = Vector::<f32, N>::new(0.0);
+    #[unroll]
+    for k in 0..N::value() {
+        let p = v * N::value() + k;
+        if ((mask[p / 32] >> ((p % 32) as u32)) & 1u32) == 1u32 {
+            out[k] = g[k] * scale;
+        }
     }
-    dx[p] = F::cast_from(out);
+    dx[v] = Vector::cast_from(out);
 }
 
 /// What [`launch_relu_dropout`] applies.
@@ -183,26 +199,25 @@ pub fn launch_relu_dropout<R: Runtime>(
     spec: ReluDropout,
     dtype: StorageType,
 ) {
-    let words = mask_words(n, d);
-    if words == 0 {
+    let len = n * d;
+    if len == 0 {
         return;
     }
     let drop = spec.prob > 0.0 && seed.is_some();
     let has_rows = rows.is_some();
     let rows = rows.unwrap_or_else(|| crate::device::alloc_array::<R>(client, 1, 4));
     let seed = seed.unwrap_or_else(|| crate::device::alloc_array::<R>(client, 2, 4));
-    let threads = 256u32;
     unsafe {
-        relu_dropout_words::launch_unchecked::<R>(
+        relu_dropout_tiles::launch_unchecked::<R>(
             client,
-            cube_count(client, words.div_ceil(threads as usize)),
-            CubeDim::new_1d(threads),
+            cube_count(client, len.div_ceil(TILE)),
+            CubeDim::new_1d(TILE_THREADS as u32),
             x.into_array_arg(),
             rows.into_array_arg(),
             seed.into_array_arg(),
             y.into_array_arg(),
             mask.into_array_arg(),
-            n,
+            len,
             d,
             keep_threshold(spec.prob),
             keep_scale(spec.prob),
@@ -227,20 +242,22 @@ pub fn launch_masked_scale<R: Runtime>(
     scale: f32,
     dtype: StorageType,
 ) {
-    if n * d == 0 {
+    let len = n * d;
+    if len == 0 {
         return;
     }
+    let vec = crate::device::vector_width(client, dtype.size(), len, &[&dy, &dx]).min(4);
     let threads = 256u32;
     unsafe {
         masked_scale::launch_unchecked::<R>(
             client,
-            cube_count(client, (n * d).div_ceil(threads as usize)),
+            cube_count(client, (len / vec).div_ceil(threads as usize)),
             CubeDim::new_1d(threads),
+            vec,
             dy.into_array_arg(),
             mask.into_array_arg(),
             dx.into_array_arg(),
-            n,
-            d,
+            len,
             scale,
             dtype,
         );
@@ -258,12 +275,11 @@ pub fn reference(
     seed: [f32; 2],
     spec: ReluDropout,
 ) -> (Vec<f32>, Vec<u32>) {
-    let wpr = d.div_ceil(WORD);
     let drop = spec.prob > 0.0;
     let s = [seed_word(seed[0]), seed_word(seed[1])];
     let (threshold, scale) = (keep_threshold(spec.prob), keep_scale(spec.prob));
     let mut y = vec![0.0f32; n * d];
-    let mut mask = vec![0u32; n * wpr];
+    let mut mask = vec![0u32; mask_words(n, d)];
     for r in 0..n {
         let g = rows.map_or(r as u32, |ids| ids[r] as u32);
         for c in 0..d {
@@ -271,7 +287,8 @@ pub fn reference(
             let keep = (!spec.relu || v > 0.0) && (!drop || keeps(s, g, c as u32, threshold));
             if keep {
                 y[r * d + c] = v * scale;
-                mask[r * wpr + c / WORD] |= 1 << (c % WORD);
+                let p = r * d + c;
+                mask[p / WORD] |= 1 << (p % WORD);
             }
         }
     }
@@ -280,11 +297,9 @@ pub fn reference(
 
 /// The CPU reference of the backward pass: `dy * bit * scale`.
 pub fn reference_grad(dy: &[f32], mask: &[u32], n: usize, d: usize, scale: f32) -> Vec<f32> {
-    let wpr = d.div_ceil(WORD);
     (0..n * d)
         .map(|p| {
-            let (r, c) = (p / d, p % d);
-            if (mask[r * wpr + c / WORD] >> (c % WORD)) & 1 == 1 {
+            if (mask[p / WORD] >> (p % WORD)) & 1 == 1 {
                 dy[p] * scale
             } else {
                 0.0
@@ -321,7 +336,7 @@ mod tests {
         let x: Vec<f32> = (0..n * d).map(|i| ((i * 7919) % 13) as f32 - 6.0).collect();
         let spec = ReluDropout { relu: true, prob: 0.5 };
         let (y, mask) = reference(&x, n, d, Some(&[5, 9, 2]), [0.1, 0.2], spec);
-        assert_eq!(mask.len(), n * 2);
+        assert_eq!(mask.len(), (n * d).div_ceil(32));
         let dx = reference_grad(&vec![1.0; n * d], &mask, n, d, keep_scale(0.5));
         for p in 0..n * d {
             assert_eq!(dx[p] != 0.0, y[p] != 0.0, "entry {p}");
