@@ -195,7 +195,7 @@ pub fn aggregate<B: SparseGnnBackend>(
         (Hidden::Sparse(c), Reduce::Sum | Reduce::Mean) => {
             let c = c.with_values(precision.down(c.values()));
             if reduce == Reduce::Mean && precision.half().is_some() {
-                let w = precision.down(mean_edge_weights(g));
+                let w = mean_edge_weights(g, precision);
                 return precision.up(ops::cbsr_spgemm_weighted(g, w, &c));
             }
             let out = precision.up(ops::cbsr_spgemm(g, &c));
@@ -210,10 +210,10 @@ pub fn aggregate<B: SparseGnnBackend>(
 }
 
 /// `1 / deg(row)` of every edge of `g` (`[nnz]`, CSR order): the weights of a mean as a
-/// weighted sum. Built once per graph (one read of the row offsets to the host) and remembered
-/// ([`Graph::memoized`]).
-pub fn mean_edge_weights<B: SparseGnnBackend>(g: &Graph<B>) -> Tensor<B, 1> {
-    g.memoized("mean:edge-weights", |g| {
+/// weighted sum, in the aggregation storage type of `precision`. Built once per graph and
+/// precision (one read of the row offsets to the host) and remembered ([`Graph::memoized`]).
+pub fn mean_edge_weights<B: SparseGnnBackend>(g: &Graph<B>, precision: Precision) -> Tensor<B, 1> {
+    g.memoized(&format!("mean:edge-weights:{precision:?}"), |g| {
         let device = g.device();
         let row_ptr: Vec<i64> = Tensor::<B, 1, Int>::from_primitive(g.prim().csr.row_ptr.clone())
             .into_data()
@@ -227,6 +227,6 @@ pub fn mean_edge_weights<B: SparseGnnBackend>(g: &Graph<B>) -> Tensor<B, 1> {
             .collect();
         let len = rows.len();
         let rows = Tensor::<B, 1, Int>::from_data(TensorData::new(rows, [len]).convert::<B::IntElem>(), &device);
-        g.norms().in_inv.clone().select(0, rows)
+        precision.down(g.norms().in_inv.clone().select(0, rows))
     })
 }
