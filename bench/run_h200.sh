@@ -105,7 +105,7 @@ if has accuracy; then
     for m in gcn sage; do
       for s in $SEEDS; do
         o=/tmp/acc-$(basename "$d")-$m-$s
-        echo "timeout 90 $BIN train --backend cuda --dataset $d --model $m --classic --hidden 64 --dropout 0.6 --input-dropout 0.6 --normalize-features --epochs 200 --seed $s --no-checkpoints --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
+        echo "timeout 90 $BIN train --backend cuda --dataset $d --model $m --hidden 64 --dropout 0.6 --input-dropout 0.6 --normalize-features --epochs 200 --seed $s --checkpoints false --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
       done
     done
   done
@@ -122,7 +122,7 @@ if has mixed; then
       for s in $MP_SEEDS; do
         for m in gcn sage; do
           o=/tmp/mp-$d-$m-$p-$s
-          echo "timeout 90 $BIN train --backend cuda --dataset $DATA/$d --model $m --classic --hidden 64 --dropout 0.6 --input-dropout 0.6 --normalize-features --precision $p --epochs 200 --seed $s --select best-valid --no-checkpoints --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
+          echo "timeout 90 $BIN train --backend cuda --dataset $DATA/$d --model $m --hidden 64 --dropout 0.6 --input-dropout 0.6 --normalize-features --precision $p --epochs 200 --seed $s --select best-valid --checkpoints false --log-every 0 --out $o && python3 bench/ours_accuracy.py $o/results.json $RES '$DEV'"
         done
       done
     done
