@@ -17,7 +17,7 @@
 //! | matmul with a half-precision saved input | `dx = dy w^T`, `dw = sum over row chunks of (scale * x16)^T dy` |
 
 use crate::backend::{CbsrPrim, CsrPrimitive, PoolSpec, Reduce, ReluDropout, SampleSpec, SparseGnnBackend, SpmmOutput};
-use crate::dense::LinearPrecision;
+use crate::dense::{LinearPrecision, SavedTerm, Term};
 use crate::graph::{CsrPrim, GraphPrimitive};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -501,6 +501,17 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         untracked::<B, C>(B::dense_product(a.primitive, b.primitive, ta, tb, math))
     }
 
+    fn dense_product_acc(
+        acc: FloatTensor<Self>,
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        ta: bool,
+        tb: bool,
+        math: crate::dense::ProductMath,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::dense_product_acc(acc.primitive, a.primitive, b.primitive, ta, tb, math))
+    }
+
     fn ad_linear(
         x: FloatTensor<Self>,
         w: FloatTensor<Self>,
@@ -511,17 +522,40 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         let nodes =
             [x.node.clone(), w.node.clone(), b.as_ref().map(|b| b.node.clone()).unwrap_or_else(|| x.node.clone())];
         let bi = b.map(|b| b.primitive);
+        let terms = vec![Term::new(x.primitive, w.primitive)];
         match LinearBackward.prepare::<C>(nodes).compute_bound().stateful() {
             OpsKind::Tracked(prep) => {
-                let (out, half) =
-                    crate::dense::linear_forward::<B>(x.primitive.clone(), w.primitive.clone(), bi, precision);
-                // the input is kept whole only when no half copy replaces it
-                let x = half.is_none().then_some(x.primitive);
-                prep.finish(LinearState { x, half, w: w.primitive, has_b, precision }, out)
+                let (out, terms) = crate::dense::linear_forward::<B>(terms, bi, precision);
+                prep.finish(LinearState { terms, has_b, precision }, out)
             }
-            OpsKind::UnTracked(prep) => {
-                prep.finish(crate::dense::linear_forward::<B>(x.primitive, w.primitive, bi, precision).0)
+            OpsKind::UnTracked(prep) => prep.finish(crate::dense::linear_forward::<B>(terms, bi, precision).0),
+        }
+    }
+
+    fn ad_linear_pair(
+        first: Term<Self>,
+        second: Term<Self>,
+        b: Option<FloatTensor<Self>>,
+        precision: LinearPrecision,
+    ) -> FloatTensor<Self> {
+        let has_b = b.is_some();
+        let nodes = [
+            first.x.node.clone(),
+            first.w.node.clone(),
+            second.x.node.clone(),
+            second.w.node.clone(),
+            b.as_ref().map(|b| b.node.clone()).unwrap_or_else(|| first.x.node.clone()),
+        ];
+        let bi = b.map(|b| b.primitive);
+        // the half copies are inputs of the forward only: their gradient goes to `x`
+        let inner = |t: Term<Self>| Term { x: t.x.primitive, w: t.w.primitive, x_half: t.x_half.map(|h| h.primitive) };
+        let terms = vec![inner(first), inner(second)];
+        match LinearPairBackward.prepare::<C>(nodes).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let (out, terms) = crate::dense::linear_forward::<B>(terms, bi, precision);
+                prep.finish(LinearState { terms, has_b, precision }, out)
             }
+            OpsKind::UnTracked(prep) => prep.finish(crate::dense::linear_forward::<B>(terms, bi, precision).0),
         }
     }
 
@@ -646,32 +680,51 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
 #[derive(Debug)]
 struct LinearBackward;
 
+#[derive(Debug)]
+struct LinearPairBackward;
+
 #[derive(Clone, Debug)]
 struct LinearState<B: Backend> {
-    /// The input (full-precision products), or
-    x: Option<FloatTensor<B>>,
-    /// its half copy and row scales (half-precision forward).
-    half: Option<(FloatTensor<B>, FloatTensor<B>)>,
-    w: FloatTensor<B>,
+    /// Per product: what the forward kept of its input, its weight, its input's dtype.
+    terms: Vec<SavedTerm<B>>,
     has_b: bool,
     precision: LinearPrecision,
+}
+
+/// Registers the gradients of a linear layer's parents: `[x_1, w_1, ..., x_t, w_t, b]`.
+fn linear_grads<B: SparseGnnBackend, const N: usize>(ops: Ops<LinearState<B>, N>, grads: &mut Gradients) {
+    let parents = ops.parents;
+    let dy = grads.consume::<B>(&ops.node);
+    let LinearState { terms, has_b, precision } = ops.state;
+    let node_b = parents[N - 1].clone().filter(|_| has_b);
+    let want: Vec<[bool; 2]> =
+        (0..terms.len()).map(|t| [parents[2 * t].is_some(), parents[2 * t + 1].is_some()]).collect();
+    let (per_term, db) = crate::dense::linear_backward::<B>(dy, terms, precision, &want, node_b.is_some());
+    for (t, [dx, dw]) in per_term.into_iter().enumerate() {
+        for (node, g) in [(parents[2 * t].clone(), dx), (parents[2 * t + 1].clone(), dw)] {
+            if let (Some(node), Some(g)) = (node, g) {
+                grads.register::<B>(node.id, g);
+            }
+        }
+    }
+    if let (Some(node), Some(g)) = (node_b, db) {
+        grads.register::<B>(node.id, g);
+    }
 }
 
 impl<B: SparseGnnBackend> Backward<B, 3> for LinearBackward {
     type State = LinearState<B>;
 
     fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _ck: &mut Checkpointer) {
-        let [node_x, node_w, node_b] = ops.parents;
-        let dy = grads.consume::<B>(&ops.node);
-        let LinearState { x, half, w, has_b, precision } = ops.state;
-        let node_b = node_b.filter(|_| has_b);
-        let want = [node_x.is_some(), node_w.is_some(), node_b.is_some()];
-        let [dx, dw, db] = crate::dense::linear_backward::<B>(dy, x, half, w, precision, want);
-        for (node, g) in [(node_x, dx), (node_w, dw), (node_b, db)] {
-            if let (Some(node), Some(g)) = (node, g) {
-                grads.register::<B>(node.id, g);
-            }
-        }
+        linear_grads::<B, 3>(ops, grads);
+    }
+}
+
+impl<B: SparseGnnBackend> Backward<B, 5> for LinearPairBackward {
+    type State = LinearState<B>;
+
+    fn backward(self, ops: Ops<Self::State, 5>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        linear_grads::<B, 5>(ops, grads);
     }
 }
 

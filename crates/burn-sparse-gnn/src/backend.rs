@@ -149,6 +149,22 @@ pub trait SparseGnnBackend: Backend {
         crate::dense::burn_product::<Self>(a, b, ta, tb)
     }
 
+    /// `acc + op(a) @ op(b)` for an f32 `acc` of the product's shape (see
+    /// [`SparseGnnBackend::dense_product`]): a sum of products without a separate addition
+    /// pass where the backend adds in place (cuBLAS with `beta = 1` on CUDA, when no other
+    /// tensor shares `acc`); the product then an addition by default.
+    fn dense_product_acc(
+        acc: FloatTensor<Self>,
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        ta: bool,
+        tb: bool,
+        math: crate::dense::ProductMath,
+    ) -> FloatTensor<Self> {
+        let p = Self::dense_product(a, b, ta, tb, math);
+        crate::dense::prim(crate::dense::t2::<Self>(acc) + crate::dense::t2::<Self>(p))
+    }
+
     /// Device memory held by this process on `device`: `(bytes reserved, bytes in use)`, where
     /// the backend can tell (CubeCL memory pools); `None` on the CPU.
     fn device_memory(_device: &Self::Device) -> Option<(u64, u64)> {
@@ -236,7 +252,18 @@ pub trait SparseGnnBackend: Backend {
         b: Option<FloatTensor<Self>>,
         precision: crate::dense::LinearPrecision,
     ) -> FloatTensor<Self> {
-        crate::dense::linear_forward::<Self>(x, w, b, precision).0
+        crate::dense::linear_forward::<Self>(vec![crate::dense::Term::new(x, w)], b, precision).0
+    }
+
+    /// Differentiable `x1 @ w1 + x2 @ w2 + b` over all nodes (see [`crate::ops::linear_pair`]):
+    /// one output buffer for both products where the backend accumulates in place.
+    fn ad_linear_pair(
+        first: crate::dense::Term<Self>,
+        second: crate::dense::Term<Self>,
+        b: Option<FloatTensor<Self>>,
+        precision: crate::dense::LinearPrecision,
+    ) -> FloatTensor<Self> {
+        crate::dense::linear_forward::<Self>(vec![first, second], b, precision).0
     }
 
     /// The half copy of `x` (`[n, d]`) and its row scales (`[n, 1]`, dtype of `x`): each row

@@ -400,10 +400,21 @@ where
     fn dense_product(a: Ft<R>, b: Ft<R>, ta: bool, tb: bool, math: crate::dense::ProductMath) -> Ft<R> {
         let _ = &math;
         #[cfg(feature = "cuda")]
-        if let Some(out) = cublas_product::<R>(&a, &b, ta, tb, math) {
+        if let Some(out) = cublas_product::<R>(&a, &b, ta, tb, math, None) {
             return out;
         }
         crate::dense::burn_product::<Self>(a, b, ta, tb)
+    }
+    fn dense_product_acc(acc: Ft<R>, a: Ft<R>, b: Ft<R>, ta: bool, tb: bool, math: crate::dense::ProductMath) -> Ft<R> {
+        // cuBLAS adds the product to `acc` in place where no other tensor shares it
+        #[cfg(feature = "cuda")]
+        if acc.can_mut() {
+            if let Some(out) = cublas_product::<R>(&a, &b, ta, tb, math, Some(&acc)) {
+                return out;
+            }
+        }
+        let p = Self::dense_product(a, b, ta, tb, math);
+        crate::dense::t2::<Self>(acc).add(crate::dense::t2::<Self>(p)).into_primitive().tensor()
     }
     fn device_memory(device: &R::Device) -> Option<(u64, u64)> {
         let client = R::client(device);
@@ -523,13 +534,18 @@ fn cublas_product<R: CubeRuntime>(
     ta: bool,
     tb: bool,
     math: crate::dense::ProductMath,
+    acc: Option<&CubeTensor<R>>,
 ) -> Option<CubeTensor<R>> {
     use cubecl::cuda::CudaRuntime;
     use std::any::Any;
     let a = (a as &dyn Any).downcast_ref::<CubeTensor<CudaRuntime>>()?;
     let b = (b as &dyn Any).downcast_ref::<CubeTensor<CudaRuntime>>()?;
+    let acc = match acc {
+        Some(acc) => Some((acc as &dyn Any).downcast_ref::<CubeTensor<CudaRuntime>>()?),
+        None => None,
+    };
     let (a, b) = (into_contiguous_aligned(a.clone()), into_contiguous_aligned(b.clone()));
-    match crate::cublas::gemm(&a, &b, ta, tb, math) {
+    match crate::cublas::gemm(&a, &b, ta, tb, math, acc) {
         Ok(out) => {
             let out: Box<dyn Any> = Box::new(out);
             out.downcast::<CubeTensor<R>>().ok().map(|o| *o)

@@ -93,13 +93,17 @@ fn data_type(d: DType) -> Option<bsys::cudaDataType> {
 
 /// `op(a) @ op(b)` into a new `[m, n]` f32 tensor (`ta` / `tb`: the operand is used
 /// transposed), with `math`: f32 inputs in exact f32 or TF32, f16 / bf16 inputs with f32
-/// accumulation. Inputs are row-major (pitched rows allowed).
+/// accumulation. Inputs are row-major (pitched rows allowed). With `acc` (a contiguous f32
+/// `[m, n]` tensor no other tensor shares) the product is added to its buffer in place
+/// (`beta = 1`) and the result is `acc` (the caller drops its own handle); on an error `acc` is
+/// unchanged.
 pub(crate) fn gemm(
     a: &CubeTensor<CudaRuntime>,
     b: &CubeTensor<CudaRuntime>,
     ta: bool,
     tb: bool,
     math: ProductMath,
+    acc: Option<&CubeTensor<CudaRuntime>>,
 ) -> Result<CubeTensor<CudaRuntime>, Unavailable> {
     if !available() {
         return Err(Unavailable("libcublas was not found".into()));
@@ -126,13 +130,27 @@ pub(crate) fn gemm(
         (_, DType::F32) => bsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
         _ => bsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
     };
-    let out = burn_cubecl::ops::numeric::empty_device_contiguous_dtype(
-        a.client.clone(),
-        a.device.clone(),
-        Shape::new([m, n]),
-        DType::F32,
-    );
-    if m == 0 || n == 0 {
+    if let Some(acc) = &acc {
+        let strides = acc.meta.strides();
+        if acc.shape().dims::<2>() != [m, n] || acc.dtype != DType::F32 || strides[0] != n || strides[1] != 1 {
+            return Err(Unavailable("the accumulator is not a contiguous f32 [m, n] tensor".into()));
+        }
+        if !acc.can_mut() {
+            return Err(Unavailable("the accumulator is shared".into()));
+        }
+    }
+    let accumulate = acc.is_some();
+    let beta = if accumulate { 1.0f32 } else { 0.0f32 };
+    let out = match acc {
+        Some(acc) => acc.clone(),
+        None => burn_cubecl::ops::numeric::empty_device_contiguous_dtype(
+            a.client.clone(),
+            a.device.clone(),
+            Shape::new([m, n]),
+            DType::F32,
+        ),
+    };
+    if m == 0 || n == 0 || (k == 0 && accumulate) {
         return Ok(out);
     }
     if k == 0 {
@@ -158,7 +176,7 @@ pub(crate) fn gemm(
     // SAFETY: the handle and the stream live in the current (primary) context.
     unsafe { blas::set_stream(handle, stream as bsys::cudaStream_t) }
         .map_err(|e| Unavailable(format!("cublas stream: {e:?}")))?;
-    let (alpha, beta) = (1.0f32, 0.0f32);
+    let alpha = 1.0f32;
     // row-major C = A B is column-major C^T = B^T A^T: a row-major operand is its transpose in
     // column-major order, so an untransposed operand is passed as is (`N`)
     let op = |t: bool| if t { bsys::cublasOperation_t::CUBLAS_OP_T } else { bsys::cublasOperation_t::CUBLAS_OP_N };

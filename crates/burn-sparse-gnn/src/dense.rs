@@ -101,25 +101,93 @@ pub fn burn_product<B: burn::tensor::backend::Backend>(
     prim(a.matmul(b))
 }
 
-/// `x @ w (+ b)` with `precision`, without autodiff bookkeeping (the forward of
-/// [`crate::ops::linear`]); returns the output and, for [`LinearPrecision::Half`], the half
-/// copy of `x` and its row scales.
-#[allow(clippy::type_complexity)]
+/// One product `x @ w` of a linear layer ([`crate::ops::linear`], [`crate::ops::linear_pair`]).
+///
+/// With a half-precision forward ([`LinearPrecision::Half`]) the product multiplies, in this
+/// order of preference: `x` itself when it already has the half type (its gradient then has
+/// that type too); `x_half`, a plain half copy of `x` the caller already holds (the gradient
+/// still flows to `x` in its own type); or a row-scaled half copy made here
+/// ([`SparseGnnBackend::rows_to_half`]).
+#[derive(Clone, Debug)]
+pub struct Term<B: burn::tensor::backend::Backend> {
+    /// `[n, d_in]` input.
+    pub x: FloatTensor<B>,
+    /// `[d_in, d_out]` weight.
+    pub w: FloatTensor<B>,
+    /// A half copy of `x` (not differentiated) for the half-precision forward.
+    pub x_half: Option<FloatTensor<B>>,
+}
+
+impl<B: burn::tensor::backend::Backend> Term<B> {
+    /// `x @ w`.
+    pub fn new(x: FloatTensor<B>, w: FloatTensor<B>) -> Self {
+        Self { x, w, x_half: None }
+    }
+}
+
+/// What the backward pass keeps of a term's input.
+#[derive(Clone, Debug)]
+pub(crate) enum SavedInput<B: burn::tensor::backend::Backend> {
+    /// The input itself (full-precision products).
+    Whole(FloatTensor<B>),
+    /// The half copy the forward multiplied and, when it was row-scaled, its row scales.
+    Half(FloatTensor<B>, Option<FloatTensor<B>>),
+}
+
+/// What the backward pass of a term needs: its saved input, its weight and the dtype of its
+/// input (the dtype of its gradient).
+#[derive(Clone, Debug)]
+pub(crate) struct SavedTerm<B: burn::tensor::backend::Backend> {
+    pub input: SavedInput<B>,
+    pub w: FloatTensor<B>,
+    pub x_dtype: burn::tensor::DType,
+}
+
+fn dtype_of<B: burn::tensor::backend::Backend>(t: &FloatTensor<B>) -> burn::tensor::DType {
+    burn::tensor::TensorMetadata::dtype(t)
+}
+
+/// `sum_i x_i @ w_i (+ b)` with `precision`, without autodiff bookkeeping (the forward of
+/// [`crate::ops::linear`] and [`crate::ops::linear_pair`]): the first product writes the output
+/// and the others add to it in place ([`SparseGnnBackend::dense_product_acc`]); a row-scaled
+/// half product is scaled before the next one adds to it. Returns the output and what each
+/// term's backward needs.
 pub(crate) fn linear_forward<B: SparseGnnBackend>(
-    x: FloatTensor<B>,
-    w: FloatTensor<B>,
+    terms: Vec<Term<B>>,
     b: Option<FloatTensor<B>>,
     precision: LinearPrecision,
-) -> (FloatTensor<B>, Option<(FloatTensor<B>, FloatTensor<B>)>) {
-    let (y, saved) = match precision {
-        LinearPrecision::Half(h) => {
-            let (x_half, scale) = B::rows_to_half(x, h, &Default::default());
-            let w_half = prim(t2::<B>(w).cast(h));
-            let acc = t2::<B>(B::dense_product(x_half.clone(), w_half, false, false, ProductMath::Tf32));
-            (acc * t2::<B>(scale.clone()), Some((x_half, scale)))
-        }
-        p => (t2::<B>(B::dense_product(x, w, false, false, p.math())), None),
-    };
+) -> (FloatTensor<B>, Vec<SavedTerm<B>>) {
+    let mut y: Option<FloatTensor<B>> = None;
+    let mut saved = Vec::with_capacity(terms.len());
+    for Term { x, w, x_half } in terms {
+        let x_dtype = dtype_of::<B>(&x);
+        let (a, wm, scale, input, math) = match precision {
+            LinearPrecision::Half(h) => {
+                let w_half = prim(t2::<B>(w.clone()).cast(h));
+                let (a, scale) = if x_dtype == burn::tensor::DType::from(h) {
+                    (x, None)
+                } else if let Some(xh) = x_half {
+                    (xh, None)
+                } else {
+                    let (xh, scale) = B::rows_to_half(x, h, &Default::default());
+                    (xh, Some(scale))
+                };
+                let input = SavedInput::Half(a.clone(), scale.clone());
+                (a, w_half, scale, input, ProductMath::Tf32)
+            }
+            p => (x.clone(), w.clone(), None, SavedInput::Whole(x), p.math()),
+        };
+        y = Some(match (y, scale) {
+            (None, None) => B::dense_product(a, wm, false, false, math),
+            (None, Some(s)) => prim(t2::<B>(B::dense_product(a, wm, false, false, math)) * t2::<B>(s)),
+            (Some(acc), None) => B::dense_product_acc(acc, a, wm, false, false, math),
+            (Some(acc), Some(s)) => {
+                prim(t2::<B>(acc) + t2::<B>(B::dense_product(a, wm, false, false, math)) * t2::<B>(s))
+            }
+        });
+        saved.push(SavedTerm { input, w, x_dtype });
+    }
+    let y = t2::<B>(y.expect("a linear layer has at least one product"));
     let y = match b {
         Some(b) => y + Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(b)).unsqueeze::<2>(),
         None => y,
@@ -127,37 +195,47 @@ pub(crate) fn linear_forward<B: SparseGnnBackend>(
     (prim(y), saved)
 }
 
-/// The gradients of [`linear_forward`] from `dy`: `(dx, dw, db)`, each computed when asked.
-#[allow(clippy::too_many_arguments)]
+/// The gradients of [`linear_forward`] from `dy`: per term `(dx, dw)`, and `db`, each computed
+/// when asked (`want[i]` per term, `want_b`). A term whose input had the half type gets its
+/// `dx` in that type.
 pub(crate) fn linear_backward<B: SparseGnnBackend>(
     dy: FloatTensor<B>,
-    x: Option<FloatTensor<B>>,
-    half: Option<(FloatTensor<B>, FloatTensor<B>)>,
-    w: FloatTensor<B>,
+    terms: Vec<SavedTerm<B>>,
     precision: LinearPrecision,
-    want: [bool; 3],
-) -> [Option<FloatTensor<B>>; 3] {
+    want: &[[bool; 2]],
+    want_b: bool,
+) -> (Vec<[Option<FloatTensor<B>>; 2]>, Option<FloatTensor<B>>) {
     let math = precision.math();
-    let dx = want[0].then(|| B::dense_product(dy.clone(), w.clone(), false, true, math));
-    let dw = if want[1] {
-        let x = match (x, half) {
-            (Some(x), _) => x,
-            (None, Some((x_half, scale))) => {
-                let dtype = FloatDType::from(burn::tensor::TensorMetadata::dtype(&dy));
-                B::rows_from_half(x_half, scale, dtype)
-            }
-            (None, None) => unreachable!("the forward saved its input"),
-        };
-        Some(B::dense_product(x, dy.clone(), true, false, math))
-    } else {
-        None
-    };
-    let db = want[2].then(|| {
+    let dy_dtype = FloatDType::from(dtype_of::<B>(&dy));
+    let grads = terms
+        .into_iter()
+        .zip(want)
+        .map(|(SavedTerm { input, w, x_dtype }, want)| {
+            let dx = want[0].then(|| {
+                let dx = B::dense_product(dy.clone(), w, false, true, math);
+                if dtype_of::<B>(&dx) == x_dtype {
+                    dx
+                } else {
+                    prim(t2::<B>(dx).cast(FloatDType::from(x_dtype)))
+                }
+            });
+            let dw = want[1].then(|| {
+                let x = match input {
+                    SavedInput::Whole(x) => x,
+                    SavedInput::Half(x_half, Some(scale)) => B::rows_from_half(x_half, scale, dy_dtype),
+                    SavedInput::Half(x_half, None) => prim(t2::<B>(x_half).cast(dy_dtype)),
+                };
+                B::dense_product(x, dy.clone(), true, false, math)
+            });
+            [dx, dw]
+        })
+        .collect();
+    let db = want_b.then(|| {
         let dy2 = t2::<B>(dy);
         let [n, d] = dy2.dims();
         let ones = Tensor::<B, 2>::ones([n, 1], (&dy2.device(), dy2.dtype()));
         let s = t2::<B>(B::dense_product(prim(ones), prim(dy2), true, false, math));
         s.reshape([d]).into_primitive().tensor()
     });
-    [dx, dw, db]
+    (grads, db)
 }

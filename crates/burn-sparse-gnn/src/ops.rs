@@ -366,3 +366,63 @@ pub fn linear<B: SparseGnnBackend>(
         precision,
     )))
 }
+
+/// One product of [`linear_pair`]: `x @ w`, with an optional half copy of `x` (not
+/// differentiated) that a half-precision forward multiplies instead of making a row-scaled
+/// copy of its own (see [`crate::dense::Term`]).
+#[derive(Clone, Debug)]
+pub struct LinearTerm<B: Backend> {
+    /// `[n, d_in]` input.
+    pub x: Tensor<B, 2>,
+    /// `[d_in, d_out]` weight.
+    pub w: Tensor<B, 2>,
+    /// A plain half copy of `x` for the half-precision forward.
+    pub x_half: Option<Tensor<B, 2>>,
+}
+
+impl<B: Backend> LinearTerm<B> {
+    /// `x @ w`.
+    pub fn new(x: Tensor<B, 2>, w: Tensor<B, 2>) -> Self {
+        Self { x, w, x_half: None }
+    }
+
+    /// Multiplies `x_half` in a half-precision forward.
+    pub fn with_half(mut self, x_half: Tensor<B, 2>) -> Self {
+        self.x_half = Some(x_half);
+        self
+    }
+
+    fn prim(self) -> crate::dense::Term<B> {
+        crate::dense::Term { x: float(self.x), w: float(self.w), x_half: self.x_half.map(float) }
+    }
+}
+
+/// `x1 @ w1 + x2 @ w2 + b` over all nodes (a SAGE layer's neighbour and root maps), with the
+/// arithmetic of `precision`, differentiable in every input. The second product adds to the
+/// first one's output in place (cuBLAS with `beta = 1` on CUDA), so the sum costs no pass of its
+/// own. In half precision an input that already has the half type is multiplied as it is (its
+/// gradient has that type too).
+///
+/// ```
+/// use burn::backend::{Autodiff, NdArray};
+/// use burn::tensor::Tensor;
+/// use burn_sparse_gnn::dense::LinearPrecision;
+/// use burn_sparse_gnn::ops::{linear_pair, LinearTerm};
+/// type B = Autodiff<NdArray>;
+/// let dev = Default::default();
+/// let x = Tensor::<B, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &dev);
+/// let w1 = Tensor::<B, 2>::from_floats([[1.0], [1.0]], &dev).require_grad();
+/// let w2 = Tensor::<B, 2>::from_floats([[2.0], [0.0]], &dev).require_grad();
+/// let y = linear_pair(LinearTerm::new(x.clone(), w1), LinearTerm::new(x, w2.clone()), None, LinearPrecision::F32);
+/// assert_eq!(y.to_data().to_vec::<f32>().unwrap(), vec![5.0, 13.0]);
+/// let grads = y.sum().backward();
+/// assert_eq!(w2.grad(&grads).unwrap().to_data().to_vec::<f32>().unwrap(), vec![4.0, 6.0]);
+/// ```
+pub fn linear_pair<B: SparseGnnBackend>(
+    first: LinearTerm<B>,
+    second: LinearTerm<B>,
+    b: Option<Tensor<B, 1>>,
+    precision: crate::dense::LinearPrecision,
+) -> Tensor<B, 2> {
+    wrap(B::ad_linear_pair(first.prim(), second.prim(), b.map(float), precision))
+}
