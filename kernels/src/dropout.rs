@@ -78,6 +78,11 @@ fn mix32_dev(x: u32) -> u32 {
 /// `TILE_THREADS`-th element of the tile (coalesced), so a tile is `TILE / 32` whole mask words.
 const TILE_THREADS: usize = 256;
 const TILE: usize = 4 * TILE_THREADS;
+/// Shared-memory slots of a tile's flags: element `q` sits in slot `q + q / 32` (one padding
+/// slot after every 32), so the 32 threads that pack the words (thread `t` reads slots
+/// `t * 33 + b`) hit 32 different banks; unpadded, all 32 read one bank at each step and the
+/// packing serialises 32-fold.
+const FLAG_SLOTS: usize = TILE + TILE / 32;
 
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -96,7 +101,7 @@ fn relu_dropout_tiles<F: Float>(
     #[comptime] has_rows: bool,
     #[define(F)] _dtype: StorageType,
 ) {
-    let mut flags = SharedMemory::<u32>::new(TILE);
+    let mut flags = SharedMemory::<u32>::new(FLAG_SLOTS);
     let base = CUBE_POS * TILE;
     let t = UNIT_POS as usize;
     let mut s0 = 0u32;
@@ -133,7 +138,7 @@ fn relu_dropout_tiles<F: Float>(
             }
             y[p] = F::cast_from(out);
         }
-        flags[q] = bit;
+        flags[q + q / 32] = bit;
     }
     sync_cube();
     if t < TILE / 32 {
@@ -142,7 +147,7 @@ fn relu_dropout_tiles<F: Float>(
             let mut bits = 0u32;
             #[unroll]
             for b in 0..32usize {
-                bits |= flags[t * 32 + b] << (b as u32);
+                bits |= flags[t * 33 + b] << (b as u32);
             }
             mask[w] = bits;
         }

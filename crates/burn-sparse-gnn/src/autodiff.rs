@@ -74,7 +74,7 @@ fn like_weight<B: Backend>(dw: FloatTensor<B>, w_shape: &[usize]) -> FloatTensor
 }
 
 /// `dout * (1 / max(deg, 1))` per row (the mean's chain rule).
-fn scale_by_inv_degree<B: Backend>(csr: &CsrPrim<IntTensor<B>>, dout: FloatTensor<B>) -> FloatTensor<B> {
+fn scale_by_inv_degree<B: SparseGnnBackend>(csr: &CsrPrim<IntTensor<B>>, dout: FloatTensor<B>) -> FloatTensor<B> {
     let n = csr.n_rows;
     let rp: Tensor<B, 1, Int> = Tensor::from_primitive(csr.row_ptr.clone());
     let deg = rp.clone().slice([1..n + 1]) - rp.slice([0..n]);
@@ -83,7 +83,9 @@ fn scale_by_inv_degree<B: Backend>(csr: &CsrPrim<IntTensor<B>>, dout: FloatTenso
     // a division, not `recip()`: NdArray's reciprocal is a 12-bit SIMD approximation on x86
     // (relative error up to 2.4e-4, which showed in the CPU backend's mean gradients)
     let inv = deg.ones_like() / deg;
-    prim(t2(dout) * inv.unsqueeze_dim::<2>(1))
+    // one row-scaling pass (a kernel on the CubeCL backends, where the broadcast product of
+    // Burn's ops ran at about half the bandwidth)
+    B::rows_from_half(dout, prim(inv.unsqueeze_dim::<2>(1)), dtype.into())
 }
 
 /// Edge weights in transpose order (`t_perm` is padded to one entry when there is no edge).

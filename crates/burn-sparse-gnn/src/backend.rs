@@ -279,8 +279,10 @@ pub trait SparseGnnBackend: Backend {
         half_rows::<Self>(x, half)
     }
 
-    /// `x_half * scale` in `dtype`: the rounded `x` of [`SparseGnnBackend::rows_to_half`].
-    /// Composed tensor ops by default; backends with kernels do it in one pass.
+    /// `x_half * scale` (`scale`: `[n, 1]`, one factor per row) in `dtype`: the rounded `x` of
+    /// [`SparseGnnBackend::rows_to_half`], or any row scaling (`x_half` may have any float
+    /// type; the mean's backward scales its gradient by `1 / deg` this way). Composed tensor
+    /// ops by default; backends with kernels do it in one pass.
     fn rows_from_half(x_half: FloatTensor<Self>, scale: FloatTensor<Self>, dtype: FloatDType) -> FloatTensor<Self> {
         unscale_rows::<Self>(x_half, scale, dtype)
     }
