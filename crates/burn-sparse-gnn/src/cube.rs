@@ -401,15 +401,19 @@ where
         let _ = &math;
         #[cfg(feature = "cuda")]
         if let Some(out) = cublas_product::<R>(&a, &b, ta, tb, math, None) {
+            sample(&out);
             return out;
         }
-        crate::dense::burn_product::<Self>(a, b, ta, tb)
+        let out = crate::dense::burn_product::<Self>(a, b, ta, tb);
+        sample(&out);
+        out
     }
     fn dense_product_acc(acc: Ft<R>, a: Ft<R>, b: Ft<R>, ta: bool, tb: bool, math: crate::dense::ProductMath) -> Ft<R> {
         // cuBLAS adds the product to `acc` in place where no other tensor shares it
         #[cfg(feature = "cuda")]
         if acc.can_mut() {
             if let Some(out) = cublas_product::<R>(&a, &b, ta, tb, math, Some(&acc)) {
+                sample(&out);
                 return out;
             }
         }
@@ -488,6 +492,7 @@ where
             keep_scale(spec.prob),
             dtype_of(&dy),
         );
+        sample(&dx);
         dx
     }
 

@@ -43,8 +43,8 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     let total = tb.warmup + tb.epochs + 1;
     for epoch in 0..total {
         B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
-        // the live-tensor peak: sampled at every sparse kernel (forward and backward) and at the
-        // end of the forward and backward passes, in the extra untimed epoch (a query per kernel)
+        // the live-tensor peak: sampled at every sparse kernel, dense product and row pass
+        // (forward and backward) and at the end of the forward and backward passes, in the extra untimed epoch (a query per kernel)
         let probe = epoch + 1 == total;
         if probe {
             burn_sparse_gnn::memory::start_peak_sampling();
