@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The side-by-side comparison on a GPU machine, in one command (repository root):
 #   bench/run_h200.sh <train-app binary> <out dir> [<data dir>] [parts]
-# parts (comma-separated, default all): selftest, kernels, train, profile, products, proteins,
+# parts (comma-separated, default all): selftest, kernels, matmul (the dense products alone,
+# also part of kernels), train, profile, products, proteins, memory (mixed-precision SAGE as the
+# first configuration of its process at the three scales: its own reserved / live figures),
 # accuracy (ours against PyG), mixed (mixed precision and TF32 against f32).
 # Our binary and the peer scripts (torch 2.11 / torch_geometric 2.8) run one after the other on
 # the same generated graph files. Writes <out dir>/<date>-h200.jsonl (results format of
 # bench/README.md), <date>-h200.md with charts/ (bench/report.py), selftest.log, profile-*.log
-# and run.log. All parts take about 15 minutes on an H200; on a machine that allows 10 minutes a
+# and run.log. All parts take about 17 minutes on an H200; on a machine that allows 10 minutes a
 # command, run `selftest,kernels,train,profile` and `products,accuracy,mixed` as two commands with the
 # same <out dir>.
 set -u
@@ -41,7 +43,7 @@ if has selftest; then
   ( time timeout 150 "$BIN" selftest --backend cuda ) > "$OUT/selftest.log" 2>&1
   grep -E "^== |checks|selftest|FAIL" "$OUT/selftest.log" | tail -n 20 | tee -a "$LOG"
 fi
-if has kernels || has train || has profile; then
+if has kernels || has matmul || has train || has profile; then
   [ -d "$G" ] || { step "gen reddit-scale"; timeout 120 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1; }
 fi
 if has kernels; then
@@ -50,6 +52,11 @@ if has kernels; then
   PYTHONUNBUFFERED=1 timeout 30 python3 bench/peers.py --graph "$G" --out "$RES" --matmul >> "$LOG" 2>&1
   step "ours kernels"
   timeout 200 "$BIN" bench --backend cuda --graph "$G" --ops all --dtypes f32,f16,bf16 --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  timeout 40 "$BIN" bench --backend cuda --graph "$G" --ops matmul --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+fi
+if has matmul && ! has kernels; then
+  step "dense products"
+  PYTHONUNBUFFERED=1 timeout 40 python3 bench/peers.py --graph "$G" --out "$RES" --matmul >> "$LOG" 2>&1
   timeout 40 "$BIN" bench --backend cuda --graph "$G" --ops matmul --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
 fi
 if has train; then
@@ -94,6 +101,17 @@ if has proteins; then
     --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
   PYTHONUNBUFFERED=1 timeout 60 python3 bench/peers_train.py --graph "$PR" --out "$RES" --models sage --paths adj_t --epochs 5 --warmup 2 >> "$LOG" 2>&1
   rm -rf "$PR"
+fi
+if has memory; then
+  step "memory of mixed precision"
+  for spec in "reddit 232965 129362596 602 41" "products 2449029 123718280 100 47" "proteins 132534 79122504 8 112"; do
+    set -- $spec
+    M=/tmp/$1-memory
+    timeout 120 "$BIN" gen rmat --nodes $2 --edges $3 --features $4 --classes $5 --out "$M" >> "$LOG" 2>&1
+    timeout 90 "$BIN" bench-train --backend cuda --dataset "$M" --models sage --nonlins relu --precisions mixedf16 --epochs 3 --warmup 1 \
+      --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+    rm -rf "$M"
+  done
 fi
 if has accuracy; then
   step "accuracy"
