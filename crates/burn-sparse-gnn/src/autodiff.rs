@@ -503,6 +503,15 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         untracked::<B, C>(B::dense_product(a.primitive, b.primitive, ta, tb, math))
     }
 
+    fn dense_product_bias(
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        math: crate::dense::ProductMath,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::dense_product_bias(a.primitive, b.primitive, bias.primitive, math))
+    }
+
     fn dense_product_acc(
         acc: FloatTensor<Self>,
         a: FloatTensor<Self>,

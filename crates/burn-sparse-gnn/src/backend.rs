@@ -165,6 +165,20 @@ pub trait SparseGnnBackend: Backend {
         crate::dense::prim(crate::dense::t2::<Self>(acc) + crate::dense::t2::<Self>(p))
     }
 
+    /// `a @ b + bias` (`bias`: `[n]` f32, added to every row) into an f32 `[m, n]` tensor (see
+    /// [`SparseGnnBackend::dense_product`]): on CUDA the bias is cuBLASLt's epilogue of the
+    /// product, elsewhere an addition after it.
+    fn dense_product_bias(
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        math: crate::dense::ProductMath,
+    ) -> FloatTensor<Self> {
+        let y = crate::dense::t2::<Self>(Self::dense_product(a, b, false, false, math));
+        let bias = Tensor::<Self, 1>::from_primitive(burn::tensor::TensorPrimitive::Float(bias));
+        crate::dense::prim(y + bias.unsqueeze::<2>())
+    }
+
     /// Device memory held by this process on `device`: `(bytes reserved, bytes in use)`, where
     /// the backend can tell (CubeCL memory pools); `None` on the CPU.
     fn device_memory(_device: &Self::Device) -> Option<(u64, u64)> {

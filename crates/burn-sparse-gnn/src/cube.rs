@@ -408,6 +408,16 @@ where
         sample(&out);
         out
     }
+    fn dense_product_bias(a: Ft<R>, b: Ft<R>, bias: Ft<R>, math: crate::dense::ProductMath) -> Ft<R> {
+        #[cfg(feature = "cuda")]
+        if let Some(out) = cublas_product_bias::<R>(&a, &b, &bias, math) {
+            sample(&out);
+            return out;
+        }
+        let y = crate::dense::t2::<Self>(Self::dense_product(a, b, false, false, math));
+        let bias = burn::tensor::Tensor::<Self, 1>::from_primitive(burn::tensor::TensorPrimitive::Float(bias));
+        (y + bias.unsqueeze::<2>()).into_primitive().tensor()
+    }
     fn dense_product_acc(acc: Ft<R>, a: Ft<R>, b: Ft<R>, ta: bool, tb: bool, math: crate::dense::ProductMath) -> Ft<R> {
         // cuBLAS adds the product to `acc` in place where no other tensor shares it
         #[cfg(feature = "cuda")]
@@ -532,6 +542,35 @@ where
 
 /// The product through cuBLAS where `R` is the CUDA runtime and libcublas loads; `None` to fall
 /// back to Burn's matmul (logged once).
+#[cfg(feature = "cuda")]
+fn cublas_product_bias<R: CubeRuntime>(
+    a: &CubeTensor<R>,
+    b: &CubeTensor<R>,
+    bias: &CubeTensor<R>,
+    math: crate::dense::ProductMath,
+) -> Option<CubeTensor<R>> {
+    use cubecl::cuda::CudaRuntime;
+    use std::any::Any;
+    let a = (a as &dyn Any).downcast_ref::<CubeTensor<CudaRuntime>>()?;
+    let b = (b as &dyn Any).downcast_ref::<CubeTensor<CudaRuntime>>()?;
+    let bias = (bias as &dyn Any).downcast_ref::<CubeTensor<CudaRuntime>>()?;
+    let (a, b, bias) =
+        (into_contiguous_aligned(a.clone()), into_contiguous_aligned(b.clone()), into_contiguous(bias.clone()));
+    match crate::cublas::gemm_bias(&a, &b, &bias, math) {
+        Ok(out) => {
+            let out: Box<dyn Any> = Box::new(out);
+            out.downcast::<CubeTensor<R>>().ok().map(|o| *o)
+        }
+        Err(e) => {
+            static LOGGED: std::sync::Once = std::sync::Once::new();
+            LOGGED.call_once(|| {
+                log::info!("cuBLASLt bias epilogue unavailable ({}): the bias is added after the product", e.0)
+            });
+            None
+        }
+    }
+}
+
 #[cfg(feature = "cuda")]
 fn cublas_product<R: CubeRuntime>(
     a: &CubeTensor<R>,

@@ -14,6 +14,7 @@ use burn::tensor::{DType, Shape, TensorMetadata};
 use burn_cubecl::tensor::CubeTensor;
 use cubecl::cuda::CudaRuntime;
 use cudarc::cublas::{result as blas, sys as bsys};
+use cudarc::cublaslt::{result as lt, sys as ltsys};
 use cudarc::driver::{result as drv, sys as dsys};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -224,4 +225,208 @@ pub(crate) fn memory_info(device: usize) -> Option<(u64, u64)> {
     unsafe { drv::ctx::set_current(ctx) }.ok()?;
     let (free, total) = drv::mem_get_info().ok()?;
     Some((free as u64, total as u64))
+}
+
+/// Workspace of cuBLASLt's matmuls, per device (allocated once, held for the process).
+const LT_WORKSPACE: usize = 32 << 20;
+
+/// A cuBLASLt handle and workspace per device for the calling thread, with the algorithm the
+/// heuristic chose per product shape.
+struct Lt {
+    handle: ltsys::cublasLtHandle_t,
+    workspace: u64,
+    algos: HashMap<(usize, usize, usize, usize, usize, DType, bool), ltsys::cublasLtMatmulAlgo_t>,
+}
+
+thread_local! {
+    static LT_HANDLES: RefCell<HashMap<usize, Lt>> = RefCell::new(HashMap::new());
+}
+
+/// Whether libcublasLt can be loaded on this machine (checked once).
+fn lt_available() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only probes whether the shared library opens.
+    *PRESENT.get_or_init(|| unsafe { ltsys::is_culib_present() })
+}
+
+fn lt_type(d: DType) -> Option<ltsys::cudaDataType> {
+    match d {
+        DType::F32 => Some(ltsys::cudaDataType::CUDA_R_32F),
+        DType::F16 => Some(ltsys::cudaDataType::CUDA_R_16F),
+        DType::BF16 => Some(ltsys::cudaDataType::CUDA_R_16BF),
+        _ => None,
+    }
+}
+
+/// The descriptors of one cuBLASLt product, destroyed on drop.
+struct LtDescs {
+    desc: ltsys::cublasLtMatmulDesc_t,
+    layouts: [ltsys::cublasLtMatrixLayout_t; 3],
+}
+
+impl Drop for LtDescs {
+    fn drop(&mut self) {
+        // SAFETY: each was created once by cuBLASLt and is destroyed once here.
+        unsafe {
+            let _ = lt::destroy_matmul_desc(self.desc);
+            for l in self.layouts {
+                let _ = lt::destroy_matrix_layout(l);
+            }
+        }
+    }
+}
+
+/// A cuBLASLt heuristic preference, destroyed on drop.
+struct LtPref(ltsys::cublasLtMatmulPreference_t);
+
+impl Drop for LtPref {
+    fn drop(&mut self) {
+        // SAFETY: created once by cuBLASLt and destroyed once here.
+        unsafe {
+            let _ = lt::destroy_matmul_pref(self.0);
+        }
+    }
+}
+
+/// `a @ b + bias` into a new `[m, n]` f32 tensor: `a` `[m, k]` and `b` `[k, n]` row-major (f32
+/// with `math`, or both f16 / bf16), `bias` `[n]` f32 added to every row by cuBLASLt's bias
+/// epilogue, so the bias costs no pass of its own. Enqueued on CubeCL's stream like [`gemm`];
+/// refuses (the caller adds the bias itself) where cuBLASLt is missing or no stream is reported.
+pub(crate) fn gemm_bias(
+    a: &CubeTensor<CudaRuntime>,
+    b: &CubeTensor<CudaRuntime>,
+    bias: &CubeTensor<CudaRuntime>,
+    math: ProductMath,
+) -> Result<CubeTensor<CudaRuntime>, Unavailable> {
+    if !available() || !lt_available() {
+        return Err(Unavailable("libcublasLt was not found".into()));
+    }
+    let (sa, sb) = (a.meta.shape(), b.meta.shape());
+    let (m, k, n) = (sa[0], sa[1], sb[1]);
+    if sb[0] != k || bias.shape().num_elements() != n || bias.dtype != DType::F32 {
+        return Err(Unavailable("shapes or bias dtype do not match".into()));
+    }
+    if a.dtype != b.dtype || m == 0 || n == 0 || k == 0 {
+        return Err(Unavailable("operand dtypes differ or a size is 0".into()));
+    }
+    let (Some(in_ty), Some(f32_ty)) = (lt_type(a.dtype), lt_type(DType::F32)) else {
+        return Err(Unavailable(format!("dtype {:?}", a.dtype)));
+    };
+    let (pa, lda, _, cube_stream) = operand(a)?;
+    let (pb, ldb, _, _) = operand(b)?;
+    if cube_stream == 0 {
+        return Err(Unavailable("no CubeCL stream reported".into()));
+    }
+    let bias_res =
+        bias.client.get_resource(bias.handle.clone()).map_err(|e| Unavailable(format!("resource: {e:?}")))?;
+    let pbias = bias_res.resource().ptr;
+    let out = burn_cubecl::ops::numeric::empty_device_contiguous_dtype(
+        a.client.clone(),
+        a.device.clone(),
+        Shape::new([m, n]),
+        DType::F32,
+    );
+    let (pc, _, _, _) = operand(&out)?;
+    let err = |what: &str, e: &dyn std::fmt::Debug| Unavailable(format!("cublasLt {what}: {e:?}"));
+    // the cuBLAS context of this device is current after `blas_for`
+    blas_for(a.device.index)?;
+    let compute = match (math, a.dtype) {
+        (ProductMath::Tf32, DType::F32) => ltsys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32,
+        _ => ltsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+    };
+    // row-major D = A B + bias is column-major D^T = B^T A^T + bias (one entry per row of D^T)
+    let descs = LtDescs {
+        desc: lt::create_matmul_desc(compute, f32_ty).map_err(|e| err("desc", &e))?,
+        layouts: [
+            lt::create_matrix_layout(in_ty, n as u64, k as u64, ldb as i64).map_err(|e| err("layout", &e))?,
+            lt::create_matrix_layout(in_ty, k as u64, m as u64, lda as i64).map_err(|e| err("layout", &e))?,
+            lt::create_matrix_layout(f32_ty, n as u64, m as u64, n as i64).map_err(|e| err("layout", &e))?,
+        ],
+    };
+    let epilogue = ltsys::cublasLtEpilogue_t::CUBLASLT_EPILOGUE_BIAS;
+    let bias_ptr = pbias as *const std::ffi::c_void;
+    // SAFETY: the attribute buffers outlive the calls and have the sizes passed.
+    unsafe {
+        lt::set_matmul_desc_attribute(
+            descs.desc,
+            ltsys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_EPILOGUE,
+            &epilogue as *const _ as *const std::ffi::c_void,
+            std::mem::size_of_val(&epilogue),
+        )
+        .map_err(|e| err("epilogue", &e))?;
+        lt::set_matmul_desc_attribute(
+            descs.desc,
+            ltsys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+            &bias_ptr as *const _ as *const std::ffi::c_void,
+            std::mem::size_of_val(&bias_ptr),
+        )
+        .map_err(|e| err("bias pointer", &e))?;
+    }
+    let key = (m, n, k, lda, ldb, a.dtype, compute == ltsys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32);
+    LT_HANDLES.with(|h| {
+        let mut map = h.borrow_mut();
+        if !map.contains_key(&a.device.index) {
+            let handle = lt::create_handle().map_err(|e| err("handle", &e))?;
+            // SAFETY: a plain device allocation in the current context, kept for the process.
+            let workspace = unsafe { drv::malloc_sync(LT_WORKSPACE) }.map_err(|e| err("workspace", &e))?;
+            map.insert(a.device.index, Lt { handle, workspace, algos: HashMap::new() });
+        }
+        let ctx = map.get_mut(&a.device.index).expect("inserted above");
+        let algo = match ctx.algos.get(&key) {
+            Some(algo) => *algo,
+            None => {
+                let pref = LtPref(lt::create_matmul_pref().map_err(|e| err("preference", &e))?);
+                let ws = LT_WORKSPACE as u64;
+                // SAFETY: as above; the heuristic reads the descriptors only.
+                let found = unsafe {
+                    lt::set_matmul_pref_attribute(
+                        pref.0,
+                        ltsys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                        &ws as *const u64 as *const std::ffi::c_void,
+                        std::mem::size_of::<u64>(),
+                    )
+                    .map_err(|e| err("workspace preference", &e))?;
+                    lt::get_matmul_algo_heuristic(
+                        ctx.handle,
+                        descs.desc,
+                        descs.layouts[0],
+                        descs.layouts[1],
+                        descs.layouts[2],
+                        descs.layouts[2],
+                        pref.0,
+                    )
+                    .map_err(|e| err("heuristic", &e))?
+                };
+                ctx.algos.insert(key, found.algo);
+                found.algo
+            }
+        };
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        // SAFETY: pointers come from live CubeCL buffers of the checked shapes, the bias buffer
+        // holds `n` f32, and the product runs on CubeCL's stream in order with the kernels
+        // that produce its inputs and read its output.
+        unsafe {
+            lt::matmul(
+                ctx.handle,
+                descs.desc,
+                &alpha as *const f32 as *const std::ffi::c_void,
+                &beta as *const f32 as *const std::ffi::c_void,
+                pb as *const std::ffi::c_void,
+                descs.layouts[0],
+                pa as *const std::ffi::c_void,
+                descs.layouts[1],
+                pc as *const std::ffi::c_void,
+                descs.layouts[2],
+                pc as *mut std::ffi::c_void,
+                descs.layouts[2],
+                &algo,
+                ctx.workspace as *mut std::ffi::c_void,
+                LT_WORKSPACE,
+                cube_stream as ltsys::cudaStream_t,
+            )
+        }
+        .map_err(|e| err("matmul", &e))
+    })?;
+    PRODUCTS.fetch_add(1, Ordering::Relaxed);
+    Ok(out)
 }

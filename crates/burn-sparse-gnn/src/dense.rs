@@ -158,6 +158,9 @@ pub(crate) fn linear_forward<B: SparseGnnBackend>(
     precision: LinearPrecision,
 ) -> (FloatTensor<B>, Vec<SavedTerm<B>>) {
     let mut y: Option<FloatTensor<B>> = None;
+    // the bias rides on the first product when it is not rescaled afterwards (cuBLASLt's bias
+    // epilogue on CUDA), else it is added at the end
+    let mut b = b;
     let mut saved = Vec::with_capacity(terms.len());
     for Term { x, w, x_half } in terms {
         let x_dtype = dtype_of::<B>(&x);
@@ -178,7 +181,10 @@ pub(crate) fn linear_forward<B: SparseGnnBackend>(
             p => (x.clone(), w.clone(), None, SavedInput::Whole(x), p.math()),
         };
         y = Some(match (y, scale) {
-            (None, None) => B::dense_product(a, wm, false, false, math),
+            (None, None) => match b.take() {
+                Some(bias) => B::dense_product_bias(a, wm, bias, math),
+                None => B::dense_product(a, wm, false, false, math),
+            },
             (None, Some(s)) => prim(t2::<B>(B::dense_product(a, wm, false, false, math)) * t2::<B>(s)),
             (Some(acc), None) => B::dense_product_acc(acc, a, wm, false, false, math),
             (Some(acc), Some(s)) => {

@@ -38,8 +38,8 @@ pub fn product_tolerance(name: &str) -> f64 {
     }
 }
 
-/// The dense products ([`burn_sparse_gnn::SparseGnnBackend::dense_product`]) in every
-/// arithmetic and orientation against f64 on the host: `(what, error, tolerance)`, `None`
+/// The dense products ([`burn_sparse_gnn::SparseGnnBackend::dense_product`], and
+/// `dense_product_bias` untransposed) in every arithmetic and orientation against f64 on the host: `(what, error, tolerance)`, `None`
 /// where the device lacks the half type. Shapes are odd (a wiring error in the leading
 /// dimensions or transposes shows as an error of order 1).
 pub fn product_checks<B: burn_sparse_gnn::SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>, f64)> {
@@ -97,7 +97,21 @@ pub fn product_checks<B: burn_sparse_gnn::SparseGnnBackend>(device: &B::Device) 
                 .flat_map(|i| (0..n).map(move |j| (i, j)))
                 .map(|(i, j)| (0..k).map(|t2| a_at(i, t2) * b_at(t2, j)).sum())
                 .collect();
-            out.push((what, Some(normwise_error(&y, &want)), product_tolerance(name)));
+            out.push((what.clone(), Some(normwise_error(&y, &want)), product_tolerance(name)));
+            if !ta && !tb {
+                // the same product with a bias added to every row (cuBLASLt's epilogue on CUDA)
+                let bias_v = f(n, 33);
+                let bias = Tensor::<B, 1>::from_data(TensorData::new(bias_v.clone(), [n]), device);
+                let y = B::dense_product_bias(
+                    t(&av, ar, ac).into_primitive().tensor(),
+                    t(&bv, br, bc).into_primitive().tensor(),
+                    bias.into_primitive().tensor(),
+                    math,
+                );
+                let y = host(Tensor::<B, 2>::from_primitive(burn::tensor::TensorPrimitive::Float(y)));
+                let want_b: Vec<f64> = want.iter().enumerate().map(|(i, w)| w + bias_v[i % n] as f64).collect();
+                out.push((format!("{what} + bias"), Some(normwise_error(&y, &want_b)), product_tolerance(name)));
+            }
         }
     }
     out
