@@ -174,9 +174,7 @@ pub trait SparseGnnBackend: Backend {
         bias: FloatTensor<Self>,
         math: crate::dense::ProductMath,
     ) -> FloatTensor<Self> {
-        let y = crate::dense::t2::<Self>(Self::dense_product(a, b, false, false, math));
-        let bias = Tensor::<Self, 1>::from_primitive(burn::tensor::TensorPrimitive::Float(bias));
-        crate::dense::prim(y + bias.unsqueeze::<2>())
+        crate::dense::add_row_bias::<Self>(Self::dense_product(a, b, false, false, math), bias)
     }
 
     /// Device memory held by this process on `device`: `(bytes reserved, bytes in use)`, where

@@ -414,9 +414,7 @@ where
             sample(&out);
             return out;
         }
-        let y = crate::dense::t2::<Self>(Self::dense_product(a, b, false, false, math));
-        let bias = burn::tensor::Tensor::<Self, 1>::from_primitive(burn::tensor::TensorPrimitive::Float(bias));
-        (y + bias.unsqueeze::<2>()).into_primitive().tensor()
+        crate::dense::add_row_bias::<Self>(Self::dense_product(a, b, false, false, math), bias)
     }
     fn dense_product_acc(acc: Ft<R>, a: Ft<R>, b: Ft<R>, ta: bool, tb: bool, math: crate::dense::ProductMath) -> Ft<R> {
         // cuBLAS adds the product to `acc` in place where no other tensor shares it

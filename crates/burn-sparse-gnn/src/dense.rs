@@ -76,6 +76,15 @@ pub(crate) fn prim<B: burn::tensor::backend::Backend>(t: Tensor<B, 2>) -> FloatT
     t.into_primitive().tensor()
 }
 
+/// `y + bias` with the `[n]` bias added to every row of the `[m, n]` `y`: where a layer's bias
+/// is not the epilogue of its product.
+pub(crate) fn add_row_bias<B: burn::tensor::backend::Backend>(
+    y: FloatTensor<B>,
+    bias: FloatTensor<B>,
+) -> FloatTensor<B> {
+    prim(t2::<B>(y) + Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(bias)).unsqueeze::<2>())
+}
+
 /// `op(a) @ op(b)` on Burn's matmul (the default of [`SparseGnnBackend::dense_product`]):
 /// half inputs are multiplied in f32 (and the result is f32); `a^T b` over many rows is split into chunks of
 /// [`CHUNK_ROWS`] rows.
@@ -154,13 +163,12 @@ fn dtype_of<B: burn::tensor::backend::Backend>(t: &FloatTensor<B>) -> burn::tens
 /// term's backward needs.
 pub(crate) fn linear_forward<B: SparseGnnBackend>(
     terms: Vec<Term<B>>,
-    b: Option<FloatTensor<B>>,
+    mut b: Option<FloatTensor<B>>,
     precision: LinearPrecision,
 ) -> (FloatTensor<B>, Vec<SavedTerm<B>>) {
     let mut y: Option<FloatTensor<B>> = None;
     // the bias rides on the first product when it is not rescaled afterwards (cuBLASLt's bias
     // epilogue on CUDA), else it is added at the end
-    let mut b = b;
     let mut saved = Vec::with_capacity(terms.len());
     for Term { x, w, x_half } in terms {
         let x_dtype = dtype_of::<B>(&x);
@@ -193,12 +201,12 @@ pub(crate) fn linear_forward<B: SparseGnnBackend>(
         });
         saved.push(SavedTerm { input, w, x_dtype });
     }
-    let y = t2::<B>(y.expect("a linear layer has at least one product"));
+    let y = y.expect("a linear layer has at least one product");
     let y = match b {
-        Some(b) => y + Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(b)).unsqueeze::<2>(),
+        Some(b) => add_row_bias::<B>(y, b),
         None => y,
     };
-    (prim(y), saved)
+    (y, saved)
 }
 
 /// The gradients of [`linear_forward`] from `dy`: per term `(dx, dw)`, and `db`, each computed
