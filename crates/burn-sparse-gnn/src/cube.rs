@@ -35,9 +35,15 @@ fn bind<R: CubeRuntime>(t: &CubeTensor<R>) -> TensorBinding<R> {
 
 /// Peak-memory sample (see [`crate::memory`]) with the output of a launch allocated.
 fn sample<R: CubeRuntime>(t: &CubeTensor<R>) {
+    sample_with(t, 0);
+}
+
+/// [`sample`] with `extra` bytes a launch allocates after its output and frees before it
+/// returns (the SpMM's staging rows of split rows), which are in use while it runs.
+fn sample_with<R: CubeRuntime>(t: &CubeTensor<R>, extra: u64) {
     if crate::memory::sampling() {
         if let Ok(m) = t.client.memory_usage() {
-            crate::memory::record(m.bytes_in_use);
+            crate::memory::record(m.bytes_in_use + extra);
         }
     }
 }
@@ -148,7 +154,7 @@ where
         let argmax = (reduce == Reduce::Max).then(|| empty(&x, [csr.n_rows, f], DType::I32));
         let (w, heads) = weights(w);
         let dtype = dtype_of(&x);
-        launch_spmm::<R>(
+        let staged = launch_spmm::<R>(
             &x.client,
             &csr_dev(csr),
             w.as_ref().map(bind),
@@ -160,7 +166,7 @@ where
             None,
             dtype,
         );
-        sample(&out);
+        sample_with(&out, staged);
         SpmmOutput { out, argmax }
     }
 

@@ -2,9 +2,10 @@
 //! live tensors at the moment they are asked, not a peak. While sampling is on, every sparse
 //! kernel, dense product (cuBLAS or Burn's matmul), ReLU + dropout and row-scaling launch of the
 //! `CubeBackend` implementation (forward and backward) records the bytes in use just after its
-//! output is allocated, so the recorded maximum follows the live-tensor peak through the
-//! backward pass at the granularity of those ops (Burn's own element-wise ops are not sampled). Off by default (the query
-//! goes through the compute client).
+//! output is allocated (the SpMM adds the staging rows it holds while it runs), so the recorded
+//! maximum follows the live-tensor peak through the backward pass at the granularity of those
+//! ops (Burn's own element-wise ops are not sampled). Off by default (the query goes through the
+//! compute client).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

@@ -214,7 +214,8 @@ pub struct MaxGradMask<R: Runtime> {
 /// hot-column split (`csr.hot`) runs as two passes (cold edges, then the hot columns from
 /// shared memory) where the device's shared memory holds the hot columns; the result then
 /// adds the two partial sums (deterministic, but a different order of additions than the
-/// single pass).
+/// single pass). Returns the bytes of f32 staging rows the launch allocated for the split rows
+/// (freed when it returns; in use while the kernels run).
 #[allow(clippy::too_many_arguments)]
 pub fn launch_spmm<R: Runtime>(
     client: &ComputeClient<R>,
@@ -227,10 +228,10 @@ pub fn launch_spmm<R: Runtime>(
     reduce: Reduce,
     grad_mask: Option<MaxGradMask<R>>,
     dtype: StorageType,
-) {
+) -> u64 {
     let f = out.shape[1];
     if f == 0 || csr.n_rows == 0 {
-        return;
+        return 0;
     }
     let elem = dtype.size();
     let mut mats = vec![&x, &out];
@@ -249,7 +250,8 @@ pub fn launch_spmm<R: Runtime>(
             csr.config.hot.min_width.resolve(|| if hot.forced { vec } else { crate::heuristics::HOT_MIN_WIDTH });
         if elem == 4 && vec == 4 && f >= min_width {
             if let Some(shape) = hot_shape(client, &csr.config.hot, hot.len, hot.nnz, n_vec, vec, elem) {
-                launch_spmm(client, &hot.cold, None, heads, x.clone(), out.clone(), None, reduce, None, dtype);
+                let staged =
+                    launch_spmm(client, &hot.cold, None, heads, x.clone(), out.clone(), None, reduce, None, dtype);
                 launch_spmm_hot(
                     client,
                     hot,
@@ -263,7 +265,7 @@ pub fn launch_spmm<R: Runtime>(
                     dtype,
                     &csr.config,
                 );
-                return;
+                return staged;
             }
         }
     }
@@ -280,8 +282,10 @@ pub fn launch_spmm<R: Runtime>(
     let w = weights.unwrap_or_else(|| dummy(1, elem));
     let arg = argmax.unwrap_or_else(|| crate::device::alloc_matrix::<R>(client, 1, vec, 4));
     // staging holds whole vectors: at least one vector even when unused
-    let stage = dummy((csr.n_slots * f).max(vec), 4);
-    let stage_arg = dummy(if is_max { (csr.n_slots * f).max(vec) } else { vec }, 4);
+    let stage_len = (csr.n_slots * f).max(vec);
+    let stage_arg_len = if is_max { stage_len } else { vec };
+    let stage = dummy(stage_len, 4);
+    let stage_arg = dummy(stage_arg_len, 4);
     let r = code(reduce);
     let masked = grad_mask.is_some();
     let (perm, mask) = match grad_mask {
@@ -342,6 +346,7 @@ pub fn launch_spmm<R: Runtime>(
             );
         }
     }
+    4 * (stage_len + stage_arg_len) as u64
 }
 
 /// Second pass of a deterministic split-row reduction: `out[row] = sum of the f32 staging slots
