@@ -5,7 +5,8 @@ Times, with CUDA events (warm-up, then the median of --runs), on fresh random da
   * cuSPARSE SpMM through torch.sparse.mm(csr, X), f32 and f16, at each width   (op "spmm")
   * torch.topk at hidden 256 -> k                                                 (op "maxk")
   * MaxK the way peers train it: topk + scatter mask + dense cuSPARSE SpMM       (op "maxk_aggregation")
-  * with --matmul: cuBLAS products of linear layers over all nodes (op "matmul"; x w, dy w^T, x^T dy)
+  * with --matmul: cuBLAS products of linear layers over all nodes (op "matmul"; x w, dy w^T, x^T dy),
+    each sample the mean of MATMUL_BATCH calls back to back (as `train-app bench --ops matmul`)
 and appends one JSON object per line to --out in the project's results format (bench/README.md).
 Every timed op is first checked against a float64 reference on a sample of rows.
 """
@@ -18,6 +19,9 @@ import numpy as np
 import torch
 
 from common import load_csr, timed_cuda as timed
+
+# products per timing sample of --matmul (train-app's MATMUL_BATCH)
+MATMUL_BATCH = 10
 
 
 def check_rows(indptr, count=200):
@@ -63,6 +67,12 @@ def main():
     gen = torch.Generator(device=dev)
     gen.manual_seed(0)
     if args.matmul:
+        def batched(fn):
+            def run():
+                for _ in range(MATMUL_BATCH):
+                    fn()
+            return run
+
         # f32 without TF32 (PyTorch's default), TF32, and f16 / bf16 inputs (f16 / bf16 output)
         for d_in, d_out in [(256, 256), (602, 256), (256, 41)]:
             x32 = torch.rand(n, d_in, device=dev, generator=gen)
@@ -75,7 +85,8 @@ def main():
                 x, w, dy = x32.to(cast), w32.to(cast), dy32.to(cast)
                 for variant, fn in [("fwd", lambda: x @ w), ("dgrad", lambda: dy @ w.t()),
                                     ("wgrad", lambda: x.t() @ dy)]:
-                    med, mn, p90 = timed(fn, args.runs, args.warmup)
+                    # per call, from MATMUL_BATCH calls back to back per sample (as ours)
+                    med, mn, p90 = (v / MATMUL_BATCH for v in timed(batched(fn), args.runs, args.warmup))
                     emit({"op": "matmul", "impl": "cublas", "width": d_out, "k": d_in, "median_ms": med,
                           "min_ms": mn, "p90_ms": p90, "variant": variant, "dtype": dtype,
                           "gbps": flops / med / 1e9})

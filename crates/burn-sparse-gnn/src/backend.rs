@@ -149,6 +149,15 @@ pub trait SparseGnnBackend: Backend {
         crate::dense::burn_product::<Self>(a, b, ta, tb)
     }
 
+    /// `op(a) @ op(b)` of half inputs (both f16 or both bf16) into a tensor of their type:
+    /// f32 accumulation, one rounding at the end (what `torch.matmul` returns for half
+    /// tensors). cuBLAS on CUDA; elsewhere [`SparseGnnBackend::dense_product`] then a cast.
+    /// Inputs of another type give the f32 product.
+    fn dense_product_half(a: FloatTensor<Self>, b: FloatTensor<Self>, ta: bool, tb: bool) -> FloatTensor<Self> {
+        let half = burn::tensor::TensorMetadata::dtype(&a);
+        crate::dense::half_product::<Self>(Self::dense_product(a, b, ta, tb, Default::default()), half)
+    }
+
     /// `acc + op(a) @ op(b)` for an f32 `acc` of the product's shape (see
     /// [`SparseGnnBackend::dense_product`]): a sum of products without a separate addition
     /// pass where the backend adds in place (cuBLAS with `beta = 1` on CUDA, when no other

@@ -406,11 +406,22 @@ where
     fn dense_product(a: Ft<R>, b: Ft<R>, ta: bool, tb: bool, math: crate::dense::ProductMath) -> Ft<R> {
         let _ = &math;
         #[cfg(feature = "cuda")]
-        if let Some(out) = cublas_product::<R>(&a, &b, ta, tb, math, None) {
+        if let Some(out) = cublas_product::<R>(&a, &b, ta, tb, math, None, false) {
             sample(&out);
             return out;
         }
         let out = crate::dense::burn_product::<Self>(a, b, ta, tb);
+        sample(&out);
+        out
+    }
+    fn dense_product_half(a: Ft<R>, b: Ft<R>, ta: bool, tb: bool) -> Ft<R> {
+        #[cfg(feature = "cuda")]
+        if let Some(out) = cublas_product::<R>(&a, &b, ta, tb, crate::dense::ProductMath::F32, None, true) {
+            sample(&out);
+            return out;
+        }
+        let half = a.dtype;
+        let out = crate::dense::half_product::<Self>(Self::dense_product(a, b, ta, tb, Default::default()), half);
         sample(&out);
         out
     }
@@ -426,7 +437,7 @@ where
         // cuBLAS adds the product to `acc` in place where no other tensor shares it
         #[cfg(feature = "cuda")]
         if acc.can_mut() {
-            if let Some(out) = cublas_product::<R>(&a, &b, ta, tb, math, Some(&acc)) {
+            if let Some(out) = cublas_product::<R>(&a, &b, ta, tb, math, Some(&acc), false) {
                 sample(&out);
                 return out;
             }
@@ -583,6 +594,7 @@ fn cublas_product<R: CubeRuntime>(
     tb: bool,
     math: crate::dense::ProductMath,
     acc: Option<&CubeTensor<R>>,
+    half_out: bool,
 ) -> Option<CubeTensor<R>> {
     use cubecl::cuda::CudaRuntime;
     use std::any::Any;
@@ -593,7 +605,7 @@ fn cublas_product<R: CubeRuntime>(
         None => None,
     };
     let (a, b) = (into_contiguous_aligned(a.clone()), into_contiguous_aligned(b.clone()));
-    match crate::cublas::gemm(&a, &b, ta, tb, math, acc) {
+    match crate::cublas::gemm(&a, &b, ta, tb, math, acc, half_out) {
         Ok(out) => {
             let out: Box<dyn Any> = Box::new(out);
             out.downcast::<CubeTensor<R>>().ok().map(|o| *o)

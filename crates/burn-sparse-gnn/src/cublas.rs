@@ -94,10 +94,11 @@ fn data_type(d: DType) -> Option<bsys::cudaDataType> {
 
 /// `op(a) @ op(b)` into a new `[m, n]` f32 tensor (`ta` / `tb`: the operand is used
 /// transposed), with `math`: f32 inputs in exact f32 or TF32, f16 / bf16 inputs with f32
-/// accumulation. Inputs are row-major (pitched rows allowed). With `acc` (a contiguous f32
-/// `[m, n]` tensor no other tensor shares) the product is added to its buffer in place
-/// (`beta = 1`) and the result is `acc` (the caller drops its own handle); on an error `acc` is
-/// unchanged.
+/// accumulation; with `half_out` and half inputs the result has the inputs' type (rounded once
+/// from the f32 accumulator). Inputs are row-major (pitched rows allowed). With `acc` (a
+/// contiguous f32 `[m, n]` tensor no other tensor shares) the product is added to its buffer in
+/// place (`beta = 1`) and the result is `acc` (the caller drops its own handle); on an error
+/// `acc` is unchanged.
 pub(crate) fn gemm(
     a: &CubeTensor<CudaRuntime>,
     b: &CubeTensor<CudaRuntime>,
@@ -105,6 +106,7 @@ pub(crate) fn gemm(
     tb: bool,
     math: ProductMath,
     acc: Option<&CubeTensor<CudaRuntime>>,
+    half_out: bool,
 ) -> Result<CubeTensor<CudaRuntime>, Unavailable> {
     if !available() {
         return Err(Unavailable("libcublas was not found".into()));
@@ -126,6 +128,11 @@ pub(crate) fn gemm(
     if a.dtype != b.dtype {
         return Err(Unavailable(format!("operand dtypes differ: {:?} / {:?}", a.dtype, b.dtype)));
     }
+    let out_dtype = match (half_out, a.dtype) {
+        (false, _) => DType::F32,
+        (true, DType::F16 | DType::BF16) if acc.is_none() => a.dtype,
+        (true, d) => return Err(Unavailable(format!("a {d:?} output needs half inputs and no accumulator"))),
+    };
     let compute = match (math, a.dtype) {
         (ProductMath::Tf32, DType::F32) => bsys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32,
         (_, DType::F32) => bsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
@@ -148,7 +155,7 @@ pub(crate) fn gemm(
             a.client.clone(),
             a.device.clone(),
             Shape::new([m, n]),
-            DType::F32,
+            out_dtype,
         ),
     };
     if m == 0 || n == 0 || (k == 0 && accumulate) {
@@ -160,7 +167,7 @@ pub(crate) fn gemm(
             a.client.clone(),
             a.device.clone(),
             Shape::new([m, n]),
-            DType::F32,
+            out_dtype,
         ));
     }
     let (pa, lda, _, _) = operand(a)?;
@@ -201,7 +208,7 @@ pub(crate) fn gemm(
             lda as i32,
             &beta as *const f32 as *const std::ffi::c_void,
             pc as *mut std::ffi::c_void,
-            bsys::cudaDataType::CUDA_R_32F,
+            data_type(out_dtype).expect("f32 or the inputs' half type"),
             n as i32,
             compute,
             bsys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT_TENSOR_OP,

@@ -85,6 +85,16 @@ pub(crate) fn add_row_bias<B: burn::tensor::backend::Backend>(
     prim(t2::<B>(y) + Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(bias)).unsqueeze::<2>())
 }
 
+/// The f32 product `y` rounded to `half` when that is F16 or BF16 (the default of
+/// [`SparseGnnBackend::dense_product_half`]).
+pub(crate) fn half_product<B: burn::tensor::backend::Backend>(y: FloatTensor<B>, half: burn::tensor::DType) -> FloatTensor<B> {
+    match half {
+        burn::tensor::DType::F16 => prim(t2::<B>(y).cast(FloatDType::F16)),
+        burn::tensor::DType::BF16 => prim(t2::<B>(y).cast(FloatDType::BF16)),
+        _ => y,
+    }
+}
+
 /// `op(a) @ op(b)` on Burn's matmul (the default of [`SparseGnnBackend::dense_product`]):
 /// half inputs are multiplied in f32 (and the result is f32); `a^T b` over many rows is split into chunks of
 /// [`CHUNK_ROWS`] rows.

@@ -181,6 +181,14 @@ struct Stats {
     p90: f64,
 }
 
+impl Stats {
+    /// The figures of a sample of `calls` calls as the figures of one call.
+    fn per_call(self, calls: usize) -> Stats {
+        let c = calls.max(1) as f64;
+        Stats { median: self.median / c, min: self.min / c, p90: self.p90 / c }
+    }
+}
+
 fn time<B: Backend, T>(device: &B::Device, warmup: usize, runs: usize, mut f: impl FnMut() -> T) -> Stats {
     for _ in 0..warmup {
         let out = f();
@@ -199,6 +207,27 @@ fn time<B: Backend, T>(device: &B::Device, warmup: usize, runs: usize, mut f: im
     t.sort_by(|a, b| a.total_cmp(b));
     let q = |p: f64| t[((t.len() - 1) as f64 * p).round() as usize];
     Stats { median: q(0.5), min: t[0], p90: q(0.9) }
+}
+
+/// Median, min and 90th percentile of one call of `f` in ms, each sample the mean over `batch`
+/// calls queued back to back between two device synchronisations: the device time of an op
+/// of a fraction of a millisecond, without a host round trip per call in it (what the dense
+/// products are timed with, as the peer script times cuBLAS).
+fn time_batched<B: Backend, T>(
+    device: &B::Device,
+    warmup: usize,
+    runs: usize,
+    batch: usize,
+    mut f: impl FnMut() -> T,
+) -> Stats {
+    let batch = batch.max(1);
+    time::<B, _>(device, warmup, runs, || {
+        for _ in 0..batch - 1 {
+            drop(f());
+        }
+        f()
+    })
+    .per_call(batch)
 }
 
 /// A tensor's values as f64 on the host.
@@ -544,12 +573,17 @@ impl Bench {
     }
 }
 
+/// Products per timing sample of `--ops matmul` (see [`time_batched`]).
+const MATMUL_BATCH: usize = 10;
+
 impl Bench {
     /// Dense products of a GNN's linear layers over all nodes ([`SparseGnnBackend::dense_product`]:
     /// cuBLAS on CUDA): forward `x w`, the input gradient `dy w^T` and the weight gradient
     /// `x^T dy`, in exact f32 and TF32 on f32 inputs and with f16 / bf16 inputs (f32
-    /// accumulation and output), each checked against an f64 product on sampled rows; and a whole
-    /// linear layer's forward + backward through autodiff (`ops::linear`) in each precision.
+    /// accumulation; the output in the half type, and in f32 as the layers use it), each checked
+    /// against an f64 product on sampled rows and timed over [`MATMUL_BATCH`] calls per sample;
+    /// and a whole linear layer's forward + backward through autodiff (`ops::linear`) in each
+    /// precision.
     fn run_matmul<B: SparseGnnAutodiffBackend>(
         &self,
         device: &B::Device,
@@ -607,19 +641,46 @@ impl Bench {
                     }
                 }
                 let err = rel_err(&got, &want);
-                for (variant, ta, tb) in [("fwd", false, false), ("dgrad", false, true), ("wgrad", true, false)] {
-                    let (a, b) = match variant {
-                        "fwd" => (&xc, &wc),
-                        "dgrad" => (&dyc, &wc),
-                        _ => (&xc, &dyc),
-                    };
-                    let s = time::<I<B>, _>(device, self.warmup, self.runs, || product(a, b, ta, tb));
-                    let mut r = self.record("matmul", d_out, Some(d_in), &s, &dev_name);
-                    r.dtype = name.into();
-                    r.variant = Some(variant.into());
-                    r.gbps = Some(flops / s.median / 1e9);
-                    r.check_error = (variant == "fwd").then_some(err);
-                    emit(r)?;
+                // half inputs: the product in their type too (as torch.matmul returns it), and
+                // with the f32 output the layers use ("-f32" variants)
+                let product_half = |a: &Tensor<I<B>, 2>, b: &Tensor<I<B>, 2>, ta: bool, tb: bool| {
+                    let p = I::<B>::dense_product_half(
+                        a.clone().into_primitive().tensor(),
+                        b.clone().into_primitive().tensor(),
+                        ta,
+                        tb,
+                    );
+                    Tensor::<I<B>, 2>::from_primitive(burn::tensor::TensorPrimitive::Float(p))
+                };
+                let err_half = half.map(|_| {
+                    let y = host(product_half(&xc, &wc, false, false).cast(FloatDType::F32));
+                    let got: Vec<f64> =
+                        rows.iter().flat_map(|&r| (0..d_out).map(move |c| (r, c))).map(|(r, c)| y[r * d_out + c]).collect();
+                    rel_err(&got, &want)
+                });
+                let outputs: &[&str] = if half.is_some() { &["", "-f32"] } else { &[""] };
+                for out in outputs {
+                    for (variant, ta, tb) in [("fwd", false, false), ("dgrad", false, true), ("wgrad", true, false)] {
+                        let (a, b) = match variant {
+                            "fwd" => (&xc, &wc),
+                            "dgrad" => (&dyc, &wc),
+                            _ => (&xc, &dyc),
+                        };
+                        let half_out = half.is_some() && out.is_empty();
+                        let s = time_batched::<I<B>, _>(device, self.warmup, self.runs, MATMUL_BATCH, || {
+                            if half_out {
+                                product_half(a, b, ta, tb)
+                            } else {
+                                product(a, b, ta, tb)
+                            }
+                        });
+                        let mut r = self.record("matmul", d_out, Some(d_in), &s, &dev_name);
+                        r.dtype = name.into();
+                        r.variant = Some(format!("{variant}{out}"));
+                        r.gbps = Some(flops / s.median / 1e9);
+                        r.check_error = (variant == "fwd").then_some(if half_out { err_half.unwrap_or(err) } else { err });
+                        emit(r)?;
+                    }
                 }
             }
             // a whole layer (forward, backward of the input and the weight) through autodiff
