@@ -2,7 +2,8 @@
 # The side-by-side comparison on a GPU machine, in one command (repository root):
 #   bench/run_h200.sh <train-app binary> <out dir> [<data dir>] [parts]
 # parts (comma-separated, default all): selftest, kernels, matmul (the dense products alone,
-# also part of kernels), train, profile, products, proteins, memory (mixed-precision SAGE as the
+# also part of kernels), train, sage (the reddit-scale SAGE ReLU epochs in f32, mixed f16 and
+# TF32 with PyG's, also part of train), profile, products, proteins, memory (mixed-precision SAGE as the
 # first configuration of its process at the three scales: its own reserved / live figures),
 # accuracy (ours against PyG), mixed (mixed precision and TF32 against f32).
 # Our binary and the peer scripts (torch 2.11 / torch_geometric 2.8) run one after the other on
@@ -43,7 +44,7 @@ if has selftest; then
   ( time timeout 150 "$BIN" selftest --backend cuda ) > "$OUT/selftest.log" 2>&1
   grep -E "^== |checks|selftest|FAIL" "$OUT/selftest.log" | tail -n 20 | tee -a "$LOG"
 fi
-if has kernels || has matmul || has train || has profile; then
+if has kernels || has matmul || has train || has sage || has profile; then
   [ -d "$G" ] || { step "gen reddit-scale"; timeout 120 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1; }
 fi
 if has kernels; then
@@ -70,6 +71,12 @@ if has train; then
   timeout 60 "$BIN" bench-train --backend cuda --dataset "$G" --models gin,gat --nonlins relu --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
   step "pyg train"
   PYTHONUNBUFFERED=1 timeout 150 python3 bench/peers_train.py --graph "$G" --out "$RES" --models sage,gcn,gin,gat >> "$LOG" 2>&1
+fi
+if has sage; then
+  step "sage relu"
+  timeout 90 "$BIN" bench-train --backend cuda --dataset "$G" --models sage --nonlins relu --precisions f32,mixedf16,tf32 \
+    --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1
+  PYTHONUNBUFFERED=1 timeout 90 python3 bench/peers_train.py --graph "$G" --out "$RES" --models sage --nonlins relu --paths adj_t >> "$LOG" 2>&1
 fi
 if has profile; then
   step "profile"
