@@ -14,6 +14,7 @@
 //! | rows by distinct ids ([`crate::rows`]) | gather of `[dy; 0]` through the inverse map |
 //! | ReLU + dropout ([`crate::dropout`]) | `dy` times the saved bit mask and `1 / (1 - p)` |
 //! | CBSR SpGEMM | `dvalues = SSpMM(dy)`, `dw = sum_t dy[i, idx] * values` |
+//! | mean / sum aggregation then two linear maps ([`crate::ops::aggregate_pair`]) | `t = A^T (dy / deg)`, `dx = t w_n^T + dy w_r^T` (in place), `dw_n = x^T t`, `dw_r = x^T dy` |
 //! | matmul with a half-precision saved input | `dx = dy w^T`, `dw = sum over row chunks of (scale * x16)^T dy` |
 
 use crate::backend::{CbsrPrim, CsrPrimitive, PoolSpec, Reduce, ReluDropout, SampleSpec, SparseGnnBackend, SpmmOutput};
@@ -503,6 +504,10 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         untracked::<B, C>(B::dense_product(a.primitive, b.primitive, ta, tb, math))
     }
 
+    fn dense_product_half(a: FloatTensor<Self>, b: FloatTensor<Self>, ta: bool, tb: bool) -> FloatTensor<Self> {
+        untracked::<B, C>(B::dense_product_half(a.primitive, b.primitive, ta, tb))
+    }
+
     fn dense_product_bias(
         a: FloatTensor<Self>,
         b: FloatTensor<Self>,
@@ -567,6 +572,53 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
                 prep.finish(LinearState { terms, has_b, precision }, out)
             }
             OpsKind::UnTracked(prep) => prep.finish(crate::dense::linear_forward::<B>(terms, bi, precision).0),
+        }
+    }
+
+    fn ad_aggregate_pair(
+        g: &GraphPrimitive<Self>,
+        x: FloatTensor<Self>,
+        w_neigh: FloatTensor<Self>,
+        w_root: FloatTensor<Self>,
+        b: Option<FloatTensor<Self>>,
+        reduce: Reduce,
+        precision: LinearPrecision,
+    ) -> FloatTensor<Self> {
+        let (d_in, d_out) = {
+            let s = w_neigh.primitive.shape();
+            (s[0], s[1])
+        };
+        let n = g.csr.n_rows;
+        // the fused backward's transposed SpMM is `d_out` wide: where the input needs no
+        // gradient, or the output is wider than the input, the aggregate is kept instead (the
+        // neighbour weight's gradient is then one product)
+        if x.node.requirement.is_none() || d_out > d_in {
+            let x_half = match precision {
+                LinearPrecision::Half(h) => Some(prim(t2::<Self>(x.clone()).cast(h))),
+                _ => None,
+            };
+            let neigh = Self::ad_spmm(g, None, x_half.clone().unwrap_or_else(|| x.clone()), reduce);
+            let head = |t| crate::aggregate::head::<Self>(t, n);
+            let root = Term { x: head(x), w: w_root, x_half: x_half.map(head) };
+            return Self::ad_linear_pair(Term::new(neigh, w_neigh), root, b, precision);
+        }
+        let has_b = b.is_some();
+        let nodes = [
+            x.node.clone(),
+            w_neigh.node.clone(),
+            w_root.node.clone(),
+            b.as_ref().map(|b| b.node.clone()).unwrap_or_else(|| x.node.clone()),
+        ];
+        let bi = b.map(|b| b.primitive);
+        let forward = |bi| {
+            crate::aggregate::pair_forward::<B>(g, x.primitive, w_neigh.primitive, w_root.primitive, bi, reduce, precision)
+        };
+        match AggregatePairBackward.prepare::<C>(nodes).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let (out, saved) = forward(bi);
+                prep.finish(AggregatePairState { g: g.clone(), saved, has_b }, out)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(forward(bi).0),
         }
     }
 
@@ -736,6 +788,34 @@ impl<B: SparseGnnBackend> Backward<B, 5> for LinearPairBackward {
 
     fn backward(self, ops: Ops<Self::State, 5>, grads: &mut Gradients, _ck: &mut Checkpointer) {
         linear_grads::<B, 5>(ops, grads);
+    }
+}
+
+#[derive(Debug)]
+struct AggregatePairBackward;
+
+#[derive(Clone, Debug)]
+struct AggregatePairState<B: Backend> {
+    g: GraphPrimitive<B>,
+    saved: crate::aggregate::PairSaved<B>,
+    has_b: bool,
+}
+
+impl<B: SparseGnnBackend> Backward<B, 4> for AggregatePairBackward {
+    type State = AggregatePairState<B>;
+
+    fn backward(self, ops: Ops<Self::State, 4>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node_x, node_wn, node_wr, node_b] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        let AggregatePairState { g, saved, has_b } = ops.state;
+        let node_b = node_b.filter(|_| has_b);
+        let want = [node_x.is_some(), node_wn.is_some(), node_wr.is_some(), node_b.is_some()];
+        let out = crate::aggregate::pair_backward::<B>(&g, dy, saved, want);
+        for (node, grad) in [node_x, node_wn, node_wr, node_b].into_iter().zip(out) {
+            if let (Some(node), Some(grad)) = (node, grad) {
+                grads.register::<B>(node.id, grad);
+            }
+        }
     }
 }
 

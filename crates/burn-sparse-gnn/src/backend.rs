@@ -287,6 +287,21 @@ pub trait SparseGnnBackend: Backend {
         crate::dense::linear_forward::<Self>(vec![first, second], b, precision).0
     }
 
+    /// Differentiable `aggr(x) @ w_neigh + x[..n] @ w_root + b` with a mean or sum
+    /// aggregation over `g` (see [`crate::ops::aggregate_pair`]).
+    #[allow(clippy::too_many_arguments)]
+    fn ad_aggregate_pair(
+        g: &GraphPrimitive<Self>,
+        x: FloatTensor<Self>,
+        w_neigh: FloatTensor<Self>,
+        w_root: FloatTensor<Self>,
+        b: Option<FloatTensor<Self>>,
+        reduce: Reduce,
+        precision: crate::dense::LinearPrecision,
+    ) -> FloatTensor<Self> {
+        crate::aggregate::pair_forward::<Self>(g, x, w_neigh, w_root, b, reduce, precision).0
+    }
+
     /// The half copy of `x` (`[n, d]`) and its row scales (`[n, 1]`, dtype of `x`): each row
     /// divided by its largest magnitude (at least 1e-30) and rounded to `half`, so nothing
     /// overflows. Composed tensor ops by default; backends with kernels do it in one pass

@@ -23,6 +23,7 @@
 //! assert_eq!(x.grad(&grads).unwrap().dims(), [3, 2]);
 //! ```
 
+mod aggregate;
 pub mod autodiff;
 pub mod backend;
 #[cfg(feature = "testing")]

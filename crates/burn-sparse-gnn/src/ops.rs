@@ -426,3 +426,85 @@ pub fn linear_pair<B: SparseGnnBackend>(
 ) -> Tensor<B, 2> {
     wrap(B::ad_linear_pair(first.prim(), second.prim(), b.map(float), precision))
 }
+
+/// `aggr(x) @ w_neigh + x[..n] @ w_root + b`: a mean or sum aggregation over `g` followed by a
+/// GraphSAGE layer's neighbour and root maps, with the arithmetic of `precision`, differentiable
+/// in every input. `x` has one row per column of `g` (on a part of a partitioned graph: its own
+/// rows, then its halo); the root map takes its first `n = g.n_rows()` rows.
+///
+/// Where `x` needs a gradient and `d_out <= d_in`, the backward pass takes the neighbour map's
+/// gradients from `A^T dy` and keeps no copy of the `n x d_in` aggregate (module docs of
+/// `autodiff`); otherwise it runs as [`spmm`] then [`linear_pair`]. In half precision `x` is
+/// rounded to the half type once for the aggregation and the root product.
+///
+/// ```
+/// use burn::backend::{Autodiff, NdArray};
+/// use burn::tensor::Tensor;
+/// use burn_sparse_gnn::dense::LinearPrecision;
+/// use burn_sparse_gnn::{ops, BuildOptions, Csr, Graph, GraphOptions, Reduce};
+/// type B = Autodiff<NdArray>;
+/// let dev = Default::default();
+/// // 0 -> 1, 1 -> 2 and back: node 1 has two neighbours
+/// let adj = Csr::from_edges(3, &[0, 1], &[1, 2], None, BuildOptions::undirected()).unwrap();
+/// let g = Graph::<B>::new(&adj, &dev, GraphOptions::default());
+/// let x = Tensor::<B, 2>::from_floats([[1.0], [2.0], [4.0]], &dev).require_grad();
+/// let wn = Tensor::<B, 2>::from_floats([[1.0]], &dev).require_grad();
+/// let wr = Tensor::<B, 2>::from_floats([[10.0]], &dev).require_grad();
+/// let y = ops::aggregate_pair(&g, x.clone(), wn, wr, None, Reduce::Mean, LinearPrecision::F32);
+/// assert_eq!(y.to_data().to_vec::<f32>().unwrap(), vec![12.0, 22.5, 42.0]);
+/// let grads = y.sum().backward();
+/// // dy = 1: x_j gets 10 from its root map and 1 / deg(i) from each neighbour i
+/// assert_eq!(x.grad(&grads).unwrap().to_data().to_vec::<f32>().unwrap(), vec![10.5, 12.0, 10.5]);
+/// ```
+pub fn try_aggregate_pair<B: SparseGnnBackend>(
+    g: &Graph<B>,
+    x: Tensor<B, 2>,
+    w_neigh: Tensor<B, 2>,
+    w_root: Tensor<B, 2>,
+    b: Option<Tensor<B, 1>>,
+    reduce: Reduce,
+    precision: crate::dense::LinearPrecision,
+) -> Result<Tensor<B, 2>, OpError> {
+    const OP: &str = "aggregate_pair";
+    let dims = x.dims();
+    expect_rows(OP, "x", &dims, g.n_cols())?;
+    let d_in = dims[1];
+    let wn = w_neigh.dims();
+    if wn[0] != d_in {
+        return Err(OpError::Shape { op: OP, what: "w_neigh", got: wn.to_vec(), expected: format!("[{d_in}, _]") });
+    }
+    let wr = w_root.dims();
+    if wr != wn {
+        return Err(OpError::Shape { op: OP, what: "w_root", got: wr.to_vec(), expected: format!("{wn:?}") });
+    }
+    if let Some(b) = &b {
+        if b.dims() != [wn[1]] {
+            return Err(OpError::Shape { op: OP, what: "b", got: b.dims().to_vec(), expected: format!("[{}]", wn[1]) });
+        }
+    }
+    if !matches!(reduce, Reduce::Mean | Reduce::Sum) {
+        return Err(OpError::Config { op: OP, msg: format!("the aggregation must be mean or sum, not {reduce:?}") });
+    }
+    Ok(wrap(B::ad_aggregate_pair(
+        g.prim(),
+        float(x),
+        float(w_neigh),
+        float(w_root),
+        b.map(float),
+        reduce,
+        precision,
+    )))
+}
+
+/// [`try_aggregate_pair`], panicking on a shape mismatch or a max aggregation.
+pub fn aggregate_pair<B: SparseGnnBackend>(
+    g: &Graph<B>,
+    x: Tensor<B, 2>,
+    w_neigh: Tensor<B, 2>,
+    w_root: Tensor<B, 2>,
+    b: Option<Tensor<B, 1>>,
+    reduce: Reduce,
+    precision: crate::dense::LinearPrecision,
+) -> Tensor<B, 2> {
+    try_aggregate_pair(g, x, w_neigh, w_root, b, reduce, precision).unwrap_or_else(|e| panic!("{e}"))
+}

@@ -38,8 +38,9 @@ pub fn product_tolerance(name: &str) -> f64 {
     }
 }
 
-/// The dense products ([`burn_sparse_gnn::SparseGnnBackend::dense_product`], and
-/// `dense_product_bias` untransposed) in every arithmetic and orientation against f64 on the host: `(what, error, tolerance)`, `None`
+/// The dense products ([`burn_sparse_gnn::SparseGnnBackend::dense_product`],
+/// `dense_product_half` on half inputs, and `dense_product_bias` untransposed) in every
+/// arithmetic and orientation against f64 on the host: `(what, error, tolerance)`, `None`
 /// where the device lacks the half type. Shapes are odd (a wiring error in the leading
 /// dimensions or transposes shows as an error of order 1).
 pub fn product_checks<B: burn_sparse_gnn::SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>, f64)> {
@@ -98,6 +99,22 @@ pub fn product_checks<B: burn_sparse_gnn::SparseGnnBackend>(device: &B::Device) 
                 .map(|(i, j)| (0..k).map(|t2| a_at(i, t2) * b_at(t2, j)).sum())
                 .collect();
             out.push((what.clone(), Some(normwise_error(&y, &want)), product_tolerance(name)));
+            if half.is_some() {
+                // the product in the half type (f32 accumulation, one rounding)
+                let y = B::dense_product_half(
+                    t(&av, ar, ac).into_primitive().tensor(),
+                    t(&bv, br, bc).into_primitive().tensor(),
+                    ta,
+                    tb,
+                );
+                let y = Tensor::<B, 2>::from_primitive(burn::tensor::TensorPrimitive::Float(y));
+                let err = if y.dtype() == burn::tensor::DType::from(half.expect("half")) {
+                    normwise_error(&host(y.cast(FloatDType::F32)), &want)
+                } else {
+                    f64::INFINITY
+                };
+                out.push((format!("{what}, half output"), Some(err), product_tolerance(name)));
+            }
             if !ta && !tb {
                 // the same product with a bias added to every row (cuBLASLt's epilogue on CUDA)
                 let bias_v = f(n, 33);
@@ -171,30 +188,36 @@ fn sage_run<B: SparseGnnAutodiffBackend>(
 }
 
 /// MaxK-GNN's GraphSAGE layer (MaxK k = 8 of 64 -> CBSR SpGEMM forward, SSpMM backward) and
-/// the GraphSAGE layer on ReLU output (SpMM, the neighbour and root products into one output)
-/// through `Autodiff<B>` on `device`, against the same layer with the same weights on the CPU
-/// backend (in f64), on a random graph with a hub, empty rows, self-loops and duplicate edges
-/// (and once with rows split across edge groups), and the ReLU layer once more in mixed f16
-/// where the device has f16: normwise errors of the output and of every gradient, with their
-/// bounds.
+/// the GraphSAGE layer on ReLU output through `Autodiff<B>` on `device`, against the same layer
+/// with the same weights on the CPU backend (in f64), on a random graph with a hub, empty rows,
+/// self-loops and duplicate edges (and once with rows split across edge groups). The ReLU layer
+/// runs in its three forms: narrowing (64 -> 24: the neighbour map before the aggregation),
+/// square (24 -> 24: the aggregation then both maps, the backward from `A^T dy` without the
+/// aggregate) and widening (24 -> 40: the aggregate kept for the backward); the square one once
+/// more in mixed f16 where the device has f16. Normwise errors of the output and of every
+/// gradient, with their bounds.
 pub fn layer_checks<B: SparseGnnAutodiffBackend>(device: &B::Device) -> Vec<LayerCheck> {
     let spec = RandomGraphSpec { n_rows: 301, n_cols: 301, hub_degree: 3_000, ..Default::default() };
     let adj = random_csr(&spec);
-    let (n, d, d_out, k) = (301usize, 64usize, 24usize, 8usize);
+    let (n, k) = (301usize, 8usize);
     let f = |len: usize, seed: u64| random_values(len, seed).into_iter().map(|v| v as f32).collect::<Vec<f32>>();
-    let xv = f(n * d, 11);
-    let rv = f(n * d_out, 12);
-    let weights = [f(d * d_out, 13), f(d_out, 14), f(d * d_out, 15)];
+    // per shape (d, d_out): the input, the output's weights in the loss and the layer's weights
+    let data = |(d, d_out): (usize, usize)| {
+        let salt = (d * 100 + d_out) as u64;
+        (f(n * d, 11 + salt), f(n * d_out, 12 + salt), [f(d * d_out, 13 + salt), f(d_out, 14 + salt), f(d * d_out, 15 + salt)])
+    };
     let maxk = Nonlinearity::Maxk { k };
+    let (narrow, square, widen) = ((64usize, 24usize), (24usize, 24usize), (24usize, 40usize));
     // the CPU side runs on the conformance suite's f64 reference backend: Burn keys a device's
     // default dtypes by the device type, which NdArray<f32> and NdArray<f64> share, so in a
     // process where the suite has run, an NdArray<f32> layer would mix f64 tensors created with
     // the device default into its f32 ones. The edge-group width does not change its result.
-    let cpu = |nonlin: Nonlinearity| {
+    let cpu = |nonlin: Nonlinearity, shape: (usize, usize)| {
+        let (xv, rv, weights) = data(shape);
         sage_run::<burn_sparse_gnn::conformance::RefBackend>(
             &Default::default(),
             &adj,
-            (n, d, d_out),
+            (n, shape.0, shape.1),
             &xv,
             &rv,
             &weights,
@@ -202,26 +225,33 @@ pub fn layer_checks<B: SparseGnnAutodiffBackend>(device: &B::Device) -> Vec<Laye
             (nonlin, Precision::F32),
         )
     };
-    let (cpu_maxk, cpu_relu) = (cpu(maxk), cpu(Nonlinearity::Relu));
     let half = B::supports_dtype(device, burn::tensor::DType::F16);
     let mut runs = vec![];
     for gw in [256usize, 7] {
-        runs.push((format!("SAGE + MaxK k={k} (group width {gw})"), gw, maxk, Precision::F32, LAYER_TOLERANCE));
-        runs.push((format!("SAGE + ReLU (group width {gw})"), gw, Nonlinearity::Relu, Precision::F32, LAYER_TOLERANCE));
+        runs.push((format!("SAGE + MaxK k={k} (group width {gw})"), gw, maxk, narrow, Precision::F32, LAYER_TOLERANCE));
+        runs.push((format!("SAGE + ReLU (group width {gw})"), gw, Nonlinearity::Relu, narrow, Precision::F32, LAYER_TOLERANCE));
     }
+    runs.push(("SAGE + ReLU, square".to_string(), 256, Nonlinearity::Relu, square, Precision::F32, LAYER_TOLERANCE));
+    runs.push(("SAGE + ReLU, widening".to_string(), 256, Nonlinearity::Relu, widen, Precision::F32, LAYER_TOLERANCE));
     if half {
         runs.push((
-            "SAGE + ReLU, mixed f16".to_string(),
+            "SAGE + ReLU, square, mixed f16".to_string(),
             256,
             Nonlinearity::Relu,
+            square,
             Precision::MixedF16,
             LAYER_TOLERANCE_HALF,
         ));
     }
+    let mut refs: Vec<((Nonlinearity, (usize, usize)), LayerRun)> = Vec::new();
     let mut out = Vec::new();
-    for (name, gw, nonlin, precision, bound) in runs {
-        let dev = sage_run::<B>(device, &adj, (n, d, d_out), &xv, &rv, &weights, gw, (nonlin, precision));
-        let cpu = if nonlin == maxk { &cpu_maxk } else { &cpu_relu };
+    for (name, gw, nonlin, shape, precision, bound) in runs {
+        let (xv, rv, weights) = data(shape);
+        let dev = sage_run::<B>(device, &adj, (n, shape.0, shape.1), &xv, &rv, &weights, gw, (nonlin, precision));
+        if !refs.iter().any(|(key, _)| *key == (nonlin, shape)) {
+            refs.push(((nonlin, shape), cpu(nonlin, shape)));
+        }
+        let cpu = &refs.iter().find(|(key, _)| *key == (nonlin, shape)).expect("computed above").1;
         for (what, a, b) in [
             ("output", &dev.y, &cpu.y),
             ("grad input", &dev.dx, &cpu.dx),

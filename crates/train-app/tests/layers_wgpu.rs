@@ -12,9 +12,10 @@ fn sage_layers_on_wgpu_match_the_cpu_backend() {
     use burn::tensor::backend::Backend;
     let dev = burn::backend::wgpu::WgpuDevice::DefaultDevice;
     let checks = layer_checks::<Autodiff<Wgpu>>(&dev);
-    // MaxK and ReLU input at two group widths, and ReLU in mixed f16 where the device has f16
+    // MaxK and narrowing ReLU input at two group widths, square and widening ReLU input, and
+    // the square one in mixed f16 where the device has f16
     let mixed = <Wgpu as Backend>::supports_dtype(&dev, burn::tensor::DType::F16);
-    assert_eq!(checks.len(), 20 + if mixed { 5 } else { 0 });
+    assert_eq!(checks.len(), 30 + if mixed { 5 } else { 0 });
     for (what, err, bound) in &checks {
         println!("{what}: {err:.2e}");
         assert!(*err <= *bound, "{what}: error {err:.2e} over {bound:.0e}");

@@ -8,7 +8,6 @@ use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
-use burn_sparse_gnn::ops::LinearTerm;
 use burn_sparse_gnn::{ops, Graph, Reduce, SparseGnnBackend};
 use serde::{Deserialize, Serialize};
 
@@ -118,23 +117,18 @@ impl<B: SparseGnnBackend> SageConv<B> {
     }
 
     /// Mean / sum aggregation of dense rows then both maps into one output
-    /// ([`ops::linear_pair`]: the root product adds to the neighbour product in place). In
-    /// mixed precision one half copy of `x` serves the aggregation and the root product, and
-    /// the neighbour product multiplies the half aggregate as the SpMM wrote it.
+    /// ([`ops::aggregate_pair`]: the root product adds to the neighbour product in place, and
+    /// the backward pass keeps no copy of the aggregate where the input needs a gradient). In
+    /// mixed precision one half copy of `x` serves the aggregation and the root product.
     fn forward_pair(&self, g: &Graph<B>, x: &Tensor<B, 2>, root: &Linear<B>, precision: Precision) -> Tensor<B, 2> {
         let reduce = if self.aggr == SageAggr::Mean { Reduce::Mean } else { Reduce::Sum };
-        let n = g.n_rows();
-        let x_half = precision.half().map(|_| precision.down(x.clone()));
-        let neigh = ops::spmm(g, x_half.clone().unwrap_or_else(|| x.clone()), reduce);
-        let root_term = LinearTerm::new(Hidden::Dense(x.clone()).head(n).dense(), root.weight.val());
-        let root_term = match x_half {
-            Some(xh) => root_term.with_half(Hidden::Dense(xh).head(n).dense()),
-            None => root_term,
-        };
-        ops::linear_pair(
-            LinearTerm::new(neigh, self.lin_neigh.weight.val()),
-            root_term,
+        ops::aggregate_pair(
+            g,
+            x.clone(),
+            self.lin_neigh.weight.val(),
+            root.weight.val(),
             self.lin_neigh.bias.as_ref().map(|b| b.val()),
+            reduce,
             precision.linear_precision(),
         )
     }
