@@ -12,7 +12,9 @@
 //! - **parameters**: weights, their gradients and Adam's two moments (f32);
 //! - **saved activations**: per convolution what autodiff keeps for the backward pass: the
 //!   one-bit ReLU / dropout masks, the linear maps' inputs (f32, or a half copy in mixed
-//!   precision), the aggregated rows, MaxK's CBSR values and column ids, GAT's per-edge scores;
+//!   precision), the aggregated rows where the backward reads them (not for a GraphSAGE mean /
+//!   sum layer on dense rows that need a gradient, whose backward starts from `A^T dy`), MaxK's
+//!   CBSR values and column ids, GAT's per-edge scores;
 //! - **working set**: the tensors alive at the peak besides the saved ones: the current layer's
 //!   output and the gradient flowing back (two `[n, hidden]` f32 tensors), a half copy in
 //!   mixed precision, and the logits with their softmax and gradient.
@@ -134,7 +136,21 @@ pub fn estimate_training(size: &GraphSize, cfg: &GnnModelConfig) -> MemoryEstima
                 4 * k + if h <= 256 { k.div_ceil(4) * 4 } else { 4 * k } + dropout * mask(k) + saved * h
             }
         };
+        let last = !cfg.linear_io && l + 1 == cfg.layers;
+        let width_out = if last { cfg.classes as u64 } else { h };
+        let dense_in = classic_first || cfg.nonlin == Nonlinearity::Relu;
         let conv = match cfg.conv {
+            // SAGE mean / sum on dense rows (`SageConv::forward`): a narrowing map runs before
+            // the aggregation and keeps nothing more; on an input that needs a gradient a map
+            // no wider than its input takes its gradients from `A^T dy` and keeps no aggregate
+            // (`ops::aggregate_pair`); otherwise the aggregate is kept (half in mixed precision)
+            ConvKind::Sage if dense_in && cfg.sage_aggr != crate::SageAggr::MaxPool => {
+                if width_out < width_in || (!classic_first && width_out <= width_in) {
+                    0
+                } else {
+                    saved * width_in
+                }
+            }
             // the aggregated rows the linear map reads
             ConvKind::Sage | ConvKind::Gcn => saved * width_in.max(h),
             // the MLP: its input, the inner ReLU mask and the inner activations
@@ -183,6 +199,25 @@ mod tests {
         assert!(narrow.saved_activations * 3 < f32.saved_activations);
         let sum = f32.graph + f32.node_data + f32.parameters + f32.saved_activations + f32.working_set;
         assert_eq!(f32.total, sum);
+    }
+
+    #[test]
+    fn square_sage_layers_on_relu_keep_no_aggregate() {
+        let size = GraphSize { nodes: 1_000, edges: 50_000, features: 100, hot_split: false };
+        for (precision, bytes) in [(Precision::F32, 4u64), (Precision::MixedF16, 2)] {
+            let cfg = GnnModelConfig::new(ConvKind::Sage, 100, 256, 47)
+                .with_layers(4)
+                .with_precision(precision)
+                .with_linear_io(true)
+                .with_dropout(0.5);
+            let est = estimate_training(&size, &cfg);
+            // per convolution its ReLU / dropout mask and its saved input; the output map's input
+            let per_node = 4 * (256 / 32 * 4 + bytes * 256) + bytes * 256;
+            assert_eq!(est.saved_activations, 1_000 * per_node, "{precision:?}");
+            // MaxK input is aggregated by the CBSR SpGEMM, whose output the map keeps
+            let maxk = estimate_training(&size, &cfg.clone().with_nonlin(Nonlinearity::Maxk { k: 32 }));
+            assert!(maxk.saved_activations > 1_000 * 4 * bytes * 256, "{precision:?}");
+        }
     }
 
     #[test]
