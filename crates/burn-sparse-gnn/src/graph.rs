@@ -337,6 +337,26 @@ impl GraphOptions {
             Choice::Auto => auto_split_pays(&adj.as_ref()),
         }
     }
+
+    /// The most staging slots one sparse kernel over `adj` or its transpose allocates with
+    /// these options: one per edge group of a row whose edges span several groups, at the SpMM
+    /// and the CBSR group widths (the hot-column split's cold edges are counted at the SpMM
+    /// width too, an upper bound). While such a kernel runs, each slot holds an f32 row of the
+    /// aggregated width: memory estimates count them.
+    pub fn staging_slots(&self, adj: &Csr) -> usize {
+        let slots = |degrees: &[usize], width: usize| -> usize {
+            degrees.iter().filter(|&&d| d > width).map(|&d| d.div_ceil(width)).sum()
+        };
+        let nnz = adj.nnz();
+        [(adj.row_degrees(), adj.n_rows()), (adj.col_degrees(), adj.n_cols())]
+            .iter()
+            .flat_map(|(degrees, rows)| {
+                let spmm = self.group_width.resolve(|| heuristics::group_width(*rows, nnz)).max(1);
+                [spmm, self.cbsr_group_width.max(1)].map(|w| slots(degrees, w))
+            })
+            .max()
+            .unwrap_or(0)
+    }
 }
 
 fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Device) -> CsrPrim<IntTensor<B>> {
@@ -549,6 +569,37 @@ impl<B: AutodiffBackend> Graph<B> {
             },
             setup_seconds: self.setup_seconds,
             memo: Default::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::{random_csr, RandomGraphSpec};
+
+    /// `staging_slots` counts what the kernels' edge groups hold: the most slots over the
+    /// adjacency and its transpose at the SpMM and CBSR group widths.
+    #[test]
+    fn staging_slots_match_the_edge_groups() {
+        for (n_rows, n_cols, avg_degree, hub_degree) in [(301, 301, 6, 10_000), (97, 1_203, 300, 2_500), (50, 50, 3, 0)] {
+            let spec = RandomGraphSpec { n_rows, n_cols, avg_degree, hub_degree, self_loops: n_rows == n_cols, ..Default::default() };
+            let adj = random_csr(&spec);
+            let r = adj.as_ref();
+            let t = transpose(&r);
+            let tr = t.as_csr(&r);
+            for opts in [GraphOptions::default(), GraphOptions::default().with_group_width(7)] {
+                let mut want = 0;
+                for csr in [&r, &tr] {
+                    let spmm = opts.group_width.resolve(|| heuristics::group_width(csr.n_rows, csr.nnz()));
+                    for width in [spmm, opts.cbsr_group_width] {
+                        want = want.max(EdgeGroups::new(csr, width).n_slots());
+                    }
+                }
+                assert_eq!(opts.staging_slots(&adj), want, "{n_rows}x{n_cols}, {:?}", opts.group_width);
+                // a hub row always spans several groups of these widths
+                assert!(hub_degree == 0 || want > 0);
+            }
         }
     }
 }

@@ -17,7 +17,8 @@
 //!   CBSR values and column ids, GAT's per-edge scores;
 //! - **working set**: the tensors alive at the peak besides the saved ones: the current layer's
 //!   output and the gradient flowing back (two `[n, hidden]` f32 tensors), a half copy in
-//!   mixed precision, and the logits with their softmax and gradient.
+//!   mixed precision, the logits with their softmax and gradient, and the f32 staging rows a
+//!   sparse kernel holds for rows split over several edge groups while it runs.
 //!
 //! Measured against the live-tensor peak of `train-app bench-train` on CUDA (GraphSAGE 4x256,
 //! R-MAT graphs); `docs/PERFORMANCE.md` lists the comparison.
@@ -39,6 +40,11 @@ pub struct GraphSize {
     /// Whether the f32 SpMM keeps a hot-column split of the graph (a second copy of the cold
     /// edges' columns per direction); `Graph::shape()` tells after upload.
     pub hot_split: bool,
+    /// Staging slots of the sparse kernels' split rows, in the direction and at the group
+    /// width that have most (`GraphOptions::staging_slots` tells from the CSR; 0 where no
+    /// row spans several edge groups). Each is an f32 row of the hidden width while a kernel
+    /// runs: on graphs of thousands of edges per node they reach gigabytes.
+    pub staging_slots: usize,
 }
 
 /// Estimated device bytes of training, per component (see the module docs).
@@ -168,7 +174,10 @@ pub fn estimate_training(size: &GraphSize, cfg: &GnnModelConfig) -> MemoryEstima
     }
     let saved_activations = n * per_node + e * per_edge + if cfg.linear_io { n * saved * h } else { 0 };
     let classes = cfg.classes as u64;
-    let working_set = n * (2 * 4 * h + if half { 2 * h } else { 0 } + 3 * 4 * classes);
+    // a max aggregation stages the arg-max beside the values
+    let staged_rows = if cfg.conv == ConvKind::Sage && cfg.sage_aggr == crate::SageAggr::MaxPool { 2 } else { 1 };
+    let staging = staged_rows * 4 * size.staging_slots as u64 * h;
+    let working_set = n * (2 * 4 * h + if half { 2 * h } else { 0 } + 3 * 4 * classes) + staging;
     let total = graph + node_data + parameters + saved_activations + working_set;
     MemoryEstimate { graph, node_data, parameters, saved_activations, working_set, total }
 }
@@ -188,7 +197,7 @@ mod tests {
 
     #[test]
     fn mixed_precision_and_narrower_models_need_less() {
-        let size = GraphSize { nodes: 232_965, edges: 114_615_892, features: 602, hot_split: true };
+        let size = GraphSize { nodes: 232_965, edges: 114_615_892, features: 602, hot_split: true, staging_slots: 0 };
         let f32 = estimate_training(&size, &sage(Precision::F32));
         let mixed = estimate_training(&size, &sage(Precision::MixedF16));
         assert!(mixed.total < f32.total, "{mixed} vs {f32}");
@@ -202,8 +211,21 @@ mod tests {
     }
 
     #[test]
+    fn staging_rows_of_split_rows_are_in_the_working_set() {
+        let size = GraphSize { nodes: 1_000, edges: 2_000_000, features: 100, hot_split: false, staging_slots: 0 };
+        let split = GraphSize { staging_slots: 7_900, ..size };
+        for precision in [Precision::F32, Precision::MixedF16] {
+            let cfg = GnnModelConfig::new(ConvKind::Sage, 100, 256, 47).with_layers(4).with_precision(precision);
+            let (plain, staged) = (estimate_training(&size, &cfg), estimate_training(&split, &cfg));
+            // one f32 row of the hidden width per slot, nothing else changes
+            assert_eq!(staged.working_set - plain.working_set, 7_900 * 4 * 256, "{precision:?}");
+            assert_eq!(staged.total - plain.total, 7_900 * 4 * 256, "{precision:?}");
+        }
+    }
+
+    #[test]
     fn square_sage_layers_on_relu_keep_no_aggregate() {
-        let size = GraphSize { nodes: 1_000, edges: 50_000, features: 100, hot_split: false };
+        let size = GraphSize { nodes: 1_000, edges: 50_000, features: 100, hot_split: false, staging_slots: 0 };
         for (precision, bytes) in [(Precision::F32, 4u64), (Precision::MixedF16, 2)] {
             let cfg = GnnModelConfig::new(ConvKind::Sage, 100, 256, 47)
                 .with_layers(4)

@@ -90,6 +90,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         edges,
         features: host.d_in,
         hot_split: graph_shape.hot_cols > 0 || graph_shape.hot_cols_transpose > 0,
+        staging_slots: host.opts.staging_slots(host.data.adjacency()),
     };
     let shape = crate::bench::Shape {
         graph: Some(graph_shape.into()),
