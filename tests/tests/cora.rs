@@ -84,7 +84,8 @@ fn graphsage_maxk_32_is_within_1_5_points_of_its_relu_twin() {
     // paired seeds: one seed's test accuracy moves by 1-2 points with the order of float
     // additions, so the means of two seeds differed by up to 2 points between builds
     let seeds = [42u64, 1, 2, 3];
-    let runs: Vec<(&str, u64)> = ["relu", "maxk:32"].iter().flat_map(|&nl| seeds.iter().map(move |&s| (nl, s))).collect();
+    let runs: Vec<(&str, u64)> =
+        ["relu", "maxk:32"].iter().flat_map(|&nl| seeds.iter().map(move |&s| (nl, s))).collect();
     let run = |&(nonlin, seed): &(&str, u64)| {
         test_accuracy(&TrainConfig {
             nonlin: nonlin.into(),
@@ -102,7 +103,8 @@ fn graphsage_maxk_32_is_within_1_5_points_of_its_relu_twin() {
         acc
     });
     let mean = |nonlin: &str| {
-        let picked: Vec<f64> = runs.iter().zip(&accuracies).filter(|((nl, _), _)| *nl == nonlin).map(|(_, &a)| a).collect();
+        let picked: Vec<f64> =
+            runs.iter().zip(&accuracies).filter(|((nl, _), _)| *nl == nonlin).map(|(_, &a)| a).collect();
         picked.iter().sum::<f64>() / picked.len() as f64
     };
     let (relu, maxk) = (mean("relu"), mean("maxk:32"));

@@ -86,7 +86,11 @@ pub(crate) fn pair_forward<B: SparseGnnBackend>(
 }
 
 /// `dy / max(deg, 1)` per row in `dtype`, in one row-scaling pass.
-fn inv_degree_rows<B: SparseGnnBackend>(g: &GraphPrimitive<B>, dy: FloatTensor<B>, dtype: FloatDType) -> FloatTensor<B> {
+fn inv_degree_rows<B: SparseGnnBackend>(
+    g: &GraphPrimitive<B>,
+    dy: FloatTensor<B>,
+    dtype: FloatDType,
+) -> FloatTensor<B> {
     let n = g.csr.n_rows;
     let rp: Tensor<B, 1, Int> = Tensor::from_primitive(g.csr.row_ptr.clone());
     let deg = rp.clone().slice([1..n + 1]) - rp.slice([0..n]);

@@ -611,7 +611,15 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         ];
         let bi = b.map(|b| b.primitive);
         let forward = |bi| {
-            crate::aggregate::pair_forward::<B>(g, x.primitive, w_neigh.primitive, w_root.primitive, bi, reduce, precision)
+            crate::aggregate::pair_forward::<B>(
+                g,
+                x.primitive,
+                w_neigh.primitive,
+                w_root.primitive,
+                bi,
+                reduce,
+                precision,
+            )
         };
         match AggregatePairBackward.prepare::<C>(nodes).compute_bound().stateful() {
             OpsKind::Tracked(prep) => {

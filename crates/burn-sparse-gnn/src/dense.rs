@@ -87,7 +87,10 @@ pub(crate) fn add_row_bias<B: burn::tensor::backend::Backend>(
 
 /// The f32 product `y` rounded to `half` when that is F16 or BF16 (the default of
 /// [`SparseGnnBackend::dense_product_half`]).
-pub(crate) fn half_product<B: burn::tensor::backend::Backend>(y: FloatTensor<B>, half: burn::tensor::DType) -> FloatTensor<B> {
+pub(crate) fn half_product<B: burn::tensor::backend::Backend>(
+    y: FloatTensor<B>,
+    half: burn::tensor::DType,
+) -> FloatTensor<B> {
     match half {
         burn::tensor::DType::F16 => prim(t2::<B>(y).cast(FloatDType::F16)),
         burn::tensor::DType::BF16 => prim(t2::<B>(y).cast(FloatDType::BF16)),

@@ -582,8 +582,16 @@ mod tests {
     /// adjacency and its transpose at the SpMM and CBSR group widths.
     #[test]
     fn staging_slots_match_the_edge_groups() {
-        for (n_rows, n_cols, avg_degree, hub_degree) in [(301, 301, 6, 10_000), (97, 1_203, 300, 2_500), (50, 50, 3, 0)] {
-            let spec = RandomGraphSpec { n_rows, n_cols, avg_degree, hub_degree, self_loops: n_rows == n_cols, ..Default::default() };
+        for (n_rows, n_cols, avg_degree, hub_degree) in [(301, 301, 6, 10_000), (97, 1_203, 300, 2_500), (50, 50, 3, 0)]
+        {
+            let spec = RandomGraphSpec {
+                n_rows,
+                n_cols,
+                avg_degree,
+                hub_degree,
+                self_loops: n_rows == n_cols,
+                ..Default::default()
+            };
             let adj = random_csr(&spec);
             let r = adj.as_ref();
             let t = transpose(&r);

@@ -485,15 +485,7 @@ pub fn try_aggregate_pair<B: SparseGnnBackend>(
     if !matches!(reduce, Reduce::Mean | Reduce::Sum) {
         return Err(OpError::Config { op: OP, msg: format!("the aggregation must be mean or sum, not {reduce:?}") });
     }
-    Ok(wrap(B::ad_aggregate_pair(
-        g.prim(),
-        float(x),
-        float(w_neigh),
-        float(w_root),
-        b.map(float),
-        reduce,
-        precision,
-    )))
+    Ok(wrap(B::ad_aggregate_pair(g.prim(), float(x), float(w_neigh), float(w_root), b.map(float), reduce, precision)))
 }
 
 /// [`try_aggregate_pair`], panicking on a shape mismatch or a max aggregation.

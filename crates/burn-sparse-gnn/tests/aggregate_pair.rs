@@ -93,7 +93,12 @@ where
                     for x_grad in [true, false] {
                         let fused = run::<B>(dev, &g, shape, (reduce, precision), x_grad, true);
                         let composed = run::<B>(dev, &g, shape, (reduce, precision), x_grad, false);
-                        for (what, a, b) in ["output", "dx", "dw_neigh", "dw_root", "db"].iter().zip(&fused).zip(&composed).map(|((w, a), b)| (w, a, b)) {
+                        for (what, a, b) in ["output", "dx", "dw_neigh", "dw_root", "db"]
+                            .iter()
+                            .zip(&fused)
+                            .zip(&composed)
+                            .map(|((w, a), b)| (w, a, b))
+                        {
                             if a.is_empty() && b.is_empty() {
                                 continue;
                             }

@@ -654,8 +654,11 @@ impl Bench {
                 };
                 let err_half = half.map(|_| {
                     let y = host(product_half(&xc, &wc, false, false).cast(FloatDType::F32));
-                    let got: Vec<f64> =
-                        rows.iter().flat_map(|&r| (0..d_out).map(move |c| (r, c))).map(|(r, c)| y[r * d_out + c]).collect();
+                    let got: Vec<f64> = rows
+                        .iter()
+                        .flat_map(|&r| (0..d_out).map(move |c| (r, c)))
+                        .map(|(r, c)| y[r * d_out + c])
+                        .collect();
                     rel_err(&got, &want)
                 });
                 let outputs: &[&str] = if half.is_some() { &["", "-f32"] } else { &[""] };
@@ -678,7 +681,8 @@ impl Bench {
                         r.dtype = name.into();
                         r.variant = Some(format!("{variant}{out}"));
                         r.gbps = Some(flops / s.median / 1e9);
-                        r.check_error = (variant == "fwd").then_some(if half_out { err_half.unwrap_or(err) } else { err });
+                        r.check_error =
+                            (variant == "fwd").then_some(if half_out { err_half.unwrap_or(err) } else { err });
                         emit(r)?;
                     }
                 }

@@ -204,7 +204,11 @@ pub fn layer_checks<B: SparseGnnAutodiffBackend>(device: &B::Device) -> Vec<Laye
     // per shape (d, d_out): the input, the output's weights in the loss and the layer's weights
     let data = |(d, d_out): (usize, usize)| {
         let salt = (d * 100 + d_out) as u64;
-        (f(n * d, 11 + salt), f(n * d_out, 12 + salt), [f(d * d_out, 13 + salt), f(d_out, 14 + salt), f(d * d_out, 15 + salt)])
+        (
+            f(n * d, 11 + salt),
+            f(n * d_out, 12 + salt),
+            [f(d * d_out, 13 + salt), f(d_out, 14 + salt), f(d * d_out, 15 + salt)],
+        )
     };
     let maxk = Nonlinearity::Maxk { k };
     let (narrow, square, widen) = ((64usize, 24usize), (24usize, 24usize), (24usize, 40usize));
@@ -229,7 +233,14 @@ pub fn layer_checks<B: SparseGnnAutodiffBackend>(device: &B::Device) -> Vec<Laye
     let mut runs = vec![];
     for gw in [256usize, 7] {
         runs.push((format!("SAGE + MaxK k={k} (group width {gw})"), gw, maxk, narrow, Precision::F32, LAYER_TOLERANCE));
-        runs.push((format!("SAGE + ReLU (group width {gw})"), gw, Nonlinearity::Relu, narrow, Precision::F32, LAYER_TOLERANCE));
+        runs.push((
+            format!("SAGE + ReLU (group width {gw})"),
+            gw,
+            Nonlinearity::Relu,
+            narrow,
+            Precision::F32,
+            LAYER_TOLERANCE,
+        ));
     }
     runs.push(("SAGE + ReLU, square".to_string(), 256, Nonlinearity::Relu, square, Precision::F32, LAYER_TOLERANCE));
     runs.push(("SAGE + ReLU, widening".to_string(), 256, Nonlinearity::Relu, widen, Precision::F32, LAYER_TOLERANCE));

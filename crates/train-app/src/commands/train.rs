@@ -112,7 +112,8 @@ fn estimate(
     for (i, p) in pg.parts.iter().enumerate() {
         let hot_split = host.opts.splits_hot_columns(&p.adj);
         let staging_slots = host.opts.staging_slots(&p.adj);
-        let size = GraphSize { nodes: p.owned.len(), edges: p.adj.nnz(), features: host.d_in, hot_split, staging_slots };
+        let size =
+            GraphSize { nodes: p.owned.len(), edges: p.adj.nnz(), features: host.d_in, hot_split, staging_slots };
         let e = estimate_training(&size, &model);
         // the halo rows of every convolution's input state
         let halo = (p.halo.len() * cfg.hidden * 4 * cfg.layers) as u64;
