@@ -619,48 +619,34 @@ impl Bench {
                     None => t.clone(),
                 };
                 let (xc, wc, dyc) = (cast(&x), cast(&w), cast(&dy));
-                let product = |a: &Tensor<I<B>, 2>, b: &Tensor<I<B>, 2>, ta: bool, tb: bool| {
-                    let p = I::<B>::dense_product(
-                        a.clone().into_primitive().tensor(),
-                        b.clone().into_primitive().tensor(),
-                        ta,
-                        tb,
-                        math,
-                    );
+                // `half_out` (half inputs): the product in their type, as torch.matmul returns
+                // it; otherwise the f32 output the layers use ("-f32" variants for half inputs)
+                let product = |a: &Tensor<I<B>, 2>, b: &Tensor<I<B>, 2>, ta: bool, tb: bool, half_out: bool| {
+                    let (a, b) = (a.clone().into_primitive().tensor(), b.clone().into_primitive().tensor());
+                    let p = if half_out {
+                        I::<B>::dense_product_half(a, b, ta, tb)
+                    } else {
+                        I::<B>::dense_product(a, b, ta, tb, math)
+                    };
                     Tensor::<I<B>, 2>::from_primitive(burn::tensor::TensorPrimitive::Float(p))
                 };
                 // the forward product against f64 on sampled rows of the stored (rounded) inputs
                 let xs = host(xc.clone().cast(FloatDType::F32));
                 let ws = host(wc.clone().cast(FloatDType::F32));
-                let y = host(product(&xc, &wc, false, false));
-                let (mut got, mut want) = (Vec::new(), Vec::new());
-                for &r in &rows {
-                    for c in 0..d_out {
-                        want.push((0..d_in).map(|t| xs[r * d_in + t] * ws[t * d_out + c]).sum::<f64>());
-                        got.push(y[r * d_out + c]);
-                    }
-                }
-                let err = rel_err(&got, &want);
-                // half inputs: the product in their type too (as torch.matmul returns it), and
-                // with the f32 output the layers use ("-f32" variants)
-                let product_half = |a: &Tensor<I<B>, 2>, b: &Tensor<I<B>, 2>, ta: bool, tb: bool| {
-                    let p = I::<B>::dense_product_half(
-                        a.clone().into_primitive().tensor(),
-                        b.clone().into_primitive().tensor(),
-                        ta,
-                        tb,
-                    );
-                    Tensor::<I<B>, 2>::from_primitive(burn::tensor::TensorPrimitive::Float(p))
-                };
-                let err_half = half.map(|_| {
-                    let y = host(product_half(&xc, &wc, false, false).cast(FloatDType::F32));
+                let want: Vec<f64> = rows
+                    .iter()
+                    .flat_map(|&r| (0..d_out).map(move |c| (r, c)))
+                    .map(|(r, c)| (0..d_in).map(|t| xs[r * d_in + t] * ws[t * d_out + c]).sum::<f64>())
+                    .collect();
+                let fwd_error = |half_out: bool| {
+                    let y = host(product(&xc, &wc, false, false, half_out).cast(FloatDType::F32));
                     let got: Vec<f64> = rows
                         .iter()
                         .flat_map(|&r| (0..d_out).map(move |c| (r, c)))
                         .map(|(r, c)| y[r * d_out + c])
                         .collect();
                     rel_err(&got, &want)
-                });
+                };
                 let outputs: &[&str] = if half.is_some() { &["", "-f32"] } else { &[""] };
                 for out in outputs {
                     for (variant, ta, tb) in [("fwd", false, false), ("dgrad", false, true), ("wgrad", true, false)] {
@@ -671,18 +657,13 @@ impl Bench {
                         };
                         let half_out = half.is_some() && out.is_empty();
                         let s = time_batched::<I<B>, _>(device, self.warmup, self.runs, MATMUL_BATCH, || {
-                            if half_out {
-                                product_half(a, b, ta, tb)
-                            } else {
-                                product(a, b, ta, tb)
-                            }
+                            product(a, b, ta, tb, half_out)
                         });
                         let mut r = self.record("matmul", d_out, Some(d_in), &s, &dev_name);
                         r.dtype = name.into();
                         r.variant = Some(format!("{variant}{out}"));
                         r.gbps = Some(flops / s.median / 1e9);
-                        r.check_error =
-                            (variant == "fwd").then_some(if half_out { err_half.unwrap_or(err) } else { err });
+                        r.check_error = (variant == "fwd").then(|| fwd_error(half_out));
                         emit(r)?;
                     }
                 }
