@@ -288,6 +288,113 @@ impl<B: SparseGnnBackend> Backward<B, 1> for TakeRowsBackward {
     }
 }
 
+// ---- the halo exchange: one pending list for the P outputs' backward steps ----------------
+
+#[derive(Debug)]
+struct ExchangeBackward<const N: usize>;
+
+/// What the outputs' backward steps have queued: per halo piece the part that sent the rows,
+/// their gradient (on the receiving part's device) and the route's inverse.
+#[derive(Debug)]
+struct PendingHalo<B: Backend> {
+    remaining: usize,
+    pieces: Vec<(usize, FloatTensor<B>, IntTensor<B>)>,
+    devices: Vec<B::Device>,
+}
+
+impl<B: Backend> Drop for PendingHalo<B> {
+    fn drop(&mut self) {
+        if !self.pieces.is_empty() {
+            log::error!(
+                "halo exchange: {} output(s) never ran their backward step, so {} halo gradient piece(s) were not \
+                 sent back; every output of an exchange must reach the loss",
+                self.remaining,
+                self.pieces.len()
+            );
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct ExchangeState<B: Backend> {
+    part: usize,
+    owned: usize,
+    /// Per route: the sending part, its first row in the output, its rows, its inverse.
+    halo: Vec<(usize, usize, usize, IntTensor<B>)>,
+    pending: std::sync::Arc<std::sync::Mutex<PendingHalo<B>>>,
+}
+
+impl<B: SparseGnnBackend, const N: usize> Backward<B, N> for ExchangeBackward<N> {
+    type State = ExchangeState<B>;
+
+    fn backward(self, ops: Ops<Self::State, N>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let dy = grads.consume::<B>(&ops.node);
+        let ExchangeState { part, owned, halo, pending } = ops.state;
+        let parents = ops.parents;
+        if let Some(node) = &parents[part] {
+            grads.register::<B>(node.id, crate::exchange::row_range::<B>(dy.clone(), 0, owned));
+        }
+        let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
+        for (from, start, len, inverse) in halo {
+            if parents[from].is_some() {
+                pending.pieces.push((from, crate::exchange::row_range::<B>(dy.clone(), start, len), inverse));
+            }
+        }
+        pending.remaining = pending.remaining.saturating_sub(1);
+        if pending.remaining > 0 {
+            return;
+        }
+        let pieces = std::mem::take(&mut pending.pieces);
+        let moves = pieces.iter().map(|(from, g, _)| (g.clone(), pending.devices[*from].clone())).collect();
+        let moved = B::transfer_all(moves);
+        for ((from, _, inverse), g) in pieces.into_iter().zip(moved) {
+            if let Some(node) = &parents[from] {
+                grads.register::<B>(node.id, crate::exchange::gather_back::<B>(g, inverse));
+            }
+        }
+    }
+}
+
+/// The exchange of `N` parts under autodiff: every output a child of all `N` states.
+fn exchange_tracked<B: SparseGnnBackend, C: CheckpointStrategy, const N: usize>(
+    states: Vec<FloatTensor<Ad<B, C>>>,
+    devices: Vec<B::Device>,
+    routes: Vec<Vec<crate::exchange::Route<B>>>,
+) -> Vec<FloatTensor<Ad<B, C>>> {
+    let nodes: Vec<_> = states.iter().map(|s| s.node.clone()).collect();
+    let nodes: [_; N] = match nodes.try_into() {
+        Ok(n) => n,
+        Err(_) => unreachable!("called with N states"),
+    };
+    let inner: Vec<FloatTensor<B>> = states.into_iter().map(|s| s.primitive).collect();
+    let owned = crate::exchange::own_rows::<B>(&inner);
+    let outs = crate::exchange::forward::<B>(inner, &devices, &routes);
+    let pending = std::sync::Arc::new(std::sync::Mutex::new(PendingHalo::<B> {
+        remaining: N,
+        pieces: Vec::new(),
+        devices: devices.clone(),
+    }));
+    outs.into_iter()
+        .zip(routes)
+        .enumerate()
+        .map(|(p, (out, list))| match ExchangeBackward::<N>.prepare::<C>(nodes.clone()).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let mut start = owned[p];
+                let halo = list
+                    .into_iter()
+                    .map(|r| {
+                        let len = r.indices.shape()[0];
+                        start += len;
+                        (r.from, start - len, len, r.inverse)
+                    })
+                    .collect();
+                prep.finish(ExchangeState { part: p, owned: owned[p], halo, pending: pending.clone() }, out)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(out),
+        })
+        .collect()
+}
+
 // ---- ReLU + dropout: the gradient passes where the saved bit is set ---------------------
 
 #[derive(Debug)]
@@ -730,6 +837,44 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
             OpsKind::Tracked(prep) => prep.finish(inverse, B::float_select(x.primitive, 0, indices)),
             OpsKind::UnTracked(prep) => prep.finish(B::float_select(x.primitive, 0, indices)),
         }
+    }
+
+    fn ad_exchange(
+        states: Vec<FloatTensor<Self>>,
+        devices: Vec<B::Device>,
+        routes: Vec<Vec<crate::exchange::Route<Self>>>,
+    ) -> Vec<FloatTensor<Self>> {
+        let routes: Vec<Vec<crate::exchange::Route<B>>> = routes
+            .into_iter()
+            .map(|l| {
+                l.into_iter()
+                    .map(|r| crate::exchange::Route { from: r.from, indices: r.indices, inverse: r.inverse })
+                    .collect()
+            })
+            .collect();
+        macro_rules! parts {
+            ($($n:literal)*) => {
+                match states.len() {
+                    $($n => return exchange_tracked::<B, C, $n>(states, devices, routes),)*
+                    _ => {}
+                }
+            };
+        }
+        parts!(1 2 3 4 5 6 7 8);
+        // more parts: one differentiable move per route (the transfers take turns)
+        let mut outs = Vec::with_capacity(states.len());
+        for (p, list) in routes.into_iter().enumerate() {
+            let mut pieces = vec![states[p].clone()];
+            for r in list {
+                let rows = Self::ad_take_rows(states[r.from].clone(), r.indices, r.inverse);
+                pieces.push(<Self as burn::tensor::ops::FloatTensorOps<Self>>::float_to_device(rows, &devices[p]));
+            }
+            outs.push(match pieces.len() {
+                1 => pieces.remove(0),
+                _ => <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_cat(pieces, 0),
+            });
+        }
+        outs
     }
 
     fn ad_cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<FloatTensor<Self>>, c: &CbsrPrim<Self>) -> FloatTensor<Self> {

@@ -260,6 +260,24 @@ pub trait SparseGnnBackend: Backend {
         Self::float_select(x, 0, indices)
     }
 
+    /// Moves each tensor to the device next to it, all moves of the call together (the
+    /// transfers of a halo exchange). Not differentiable: [`crate::exchange::exchange`] is.
+    /// Default: `float_to_device` one after another; on CUDA one NCCL group, both directions of
+    /// every link at once ([`crate::nccl`]).
+    fn transfer_all(pieces: Vec<(FloatTensor<Self>, Self::Device)>) -> Vec<FloatTensor<Self>> {
+        pieces.into_iter().map(|(t, d)| Self::float_to_device(t, &d)).collect()
+    }
+
+    /// Differentiable halo exchange (see [`crate::exchange`]): per part `p`, `states[p]`
+    /// followed by the rows its routes select from the other parts' states, on `devices[p]`.
+    fn ad_exchange(
+        states: Vec<FloatTensor<Self>>,
+        devices: Vec<Self::Device>,
+        routes: Vec<Vec<crate::exchange::Route<Self>>>,
+    ) -> Vec<FloatTensor<Self>> {
+        crate::exchange::forward::<Self>(states, &devices, &routes)
+    }
+
     /// Differentiable [`SparseGnnBackend::cbsr_spgemm`] (backward: SSpMM).
     fn ad_cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<FloatTensor<Self>>, c: &CbsrPrim<Self>) -> FloatTensor<Self> {
         Self::cbsr_spgemm(g, w, c)

@@ -445,6 +445,14 @@ where
         let p = Self::dense_product(a, b, ta, tb, math);
         crate::dense::t2::<Self>(acc).add(crate::dense::t2::<Self>(p)).into_primitive().tensor()
     }
+    fn transfer_all(pieces: Vec<(Ft<R>, R::Device)>) -> Vec<Ft<R>> {
+        #[cfg(feature = "cuda")]
+        let pieces = match nccl_transfer::<R>(pieces) {
+            Ok(out) => return out,
+            Err(pieces) => pieces,
+        };
+        pieces.into_iter().map(|(t, d)| <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_to_device(t, &d)).collect()
+    }
     fn device_memory(device: &R::Device) -> Option<(u64, u64)> {
         let client = R::client(device);
         client.memory_usage().ok().map(|m| (m.bytes_reserved, m.bytes_in_use))
@@ -557,6 +565,40 @@ where
 
 /// The product through cuBLAS where `R` is the CUDA runtime and libcublas loads; `None` to fall
 /// back to Burn's matmul (logged once).
+/// The pieces through one NCCL group where they are CUDA tensors between CUDA devices and NCCL
+/// loads; otherwise (or when the group cannot run) the pieces back, for moves one by one.
+#[cfg(feature = "cuda")]
+fn nccl_transfer<R: CubeRuntime>(pieces: Vec<(Ft<R>, R::Device)>) -> Result<Vec<Ft<R>>, Vec<(Ft<R>, R::Device)>> {
+    use cubecl::cuda::{CudaDevice, CudaRuntime};
+    use std::any::Any;
+    if pieces.len() < 2 || !crate::nccl::available() {
+        return Err(pieces);
+    }
+    let mut cuda = Vec::with_capacity(pieces.len());
+    for (t, d) in &pieces {
+        let t = (t as &dyn Any).downcast_ref::<CubeTensor<CudaRuntime>>();
+        let d = (d as &dyn Any).downcast_ref::<CudaDevice>();
+        match (t, d) {
+            (Some(t), Some(d)) => cuda.push((into_contiguous(t.clone()), d.clone())),
+            _ => return Err(pieces),
+        }
+    }
+    match crate::nccl::transfer(cuda) {
+        Ok(out) => Ok(out
+            .into_iter()
+            .map(|t| {
+                let t: Box<dyn Any> = Box::new(t);
+                *t.downcast::<CubeTensor<R>>().expect("R is CudaRuntime")
+            })
+            .collect()),
+        Err(e) => {
+            static LOGGED: std::sync::Once = std::sync::Once::new();
+            LOGGED.call_once(|| log::warn!("grouped NCCL transfers unavailable ({}): tensors move one by one", e.0));
+            Err(pieces)
+        }
+    }
+}
+
 #[cfg(feature = "cuda")]
 fn cublas_product_bias<R: CubeRuntime>(
     a: &CubeTensor<R>,

@@ -35,10 +35,13 @@ pub mod data;
 pub mod dense;
 pub mod dropout;
 pub mod error;
+pub mod exchange;
 pub mod fallback;
 pub mod graph;
 pub(crate) mod host;
 pub mod memory;
+#[cfg(feature = "cuda")]
+pub(crate) mod nccl;
 mod ndarray;
 pub mod ops;
 pub mod partition;

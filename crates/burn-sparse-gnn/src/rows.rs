@@ -77,6 +77,11 @@ impl<B: Backend> RowIndex<B> {
     pub fn indices(&self) -> Tensor<B, 1, Int> {
         self.indices.clone()
     }
+
+    /// Per source row: the entry of the selection naming it, or `len()` (`[source_rows]`).
+    pub fn inverse(&self) -> Tensor<B, 1, Int> {
+        self.inverse.clone()
+    }
 }
 
 impl<B: AutodiffBackend> RowIndex<B> {

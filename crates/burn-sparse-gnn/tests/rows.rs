@@ -72,3 +72,107 @@ fn a_tensor_of_other_rows_is_an_error() {
     let e = try_take_rows(x, &idx).unwrap_err();
     assert!(e.to_string().contains("take_rows"), "{e}");
 }
+
+/// `exchange` over `p` parts of one device: value and every state's gradient equal the same
+/// exchange composed of `take_rows`, `to_device` and `cat` (a route per other part, rows
+/// unordered, some parts sending nothing to some others).
+fn check_exchange<B: SparseGnnBackend + AutodiffBackend>(parts: usize, device: &B::Device) {
+    let w = 3usize;
+    let rows_of = |p: usize| 5 + 2 * p;
+    let make = || -> Vec<Tensor<B, 2>> {
+        (0..parts)
+            .map(|p| {
+                let n = rows_of(p);
+                Tensor::<B, 2>::from_data(TensorData::new(values(n * w, 10 + p as u64), [n, w]), device).require_grad()
+            })
+            .collect()
+    };
+    // part p reads rows (p + q + i) % n_q of part q, for q != p with (p + q) % 3 != 0
+    let mut routes: Vec<Vec<(usize, RowIndex<B>)>> = Vec::new();
+    for p in 0..parts {
+        let mut list = Vec::new();
+        for q in (0..parts).filter(|&q| q != p && (p + q) % 3 != 0) {
+            let n = rows_of(q);
+            let rows: Vec<u32> = (0..1 + (p + q) % 4).map(|i| ((p + q + 2 * i) % n) as u32).rev().collect();
+            list.push((q, RowIndex::<B>::new(&rows, n, device).expect("distinct rows")));
+        }
+        routes.push(list);
+    }
+    let route_refs: Vec<Vec<(usize, &RowIndex<B>)>> =
+        routes.iter().map(|l| l.iter().map(|(q, r)| (*q, r)).collect()).collect();
+    let devices = vec![device.clone(); parts];
+    let weights: Vec<Tensor<B, 2>> = (0..parts)
+        .map(|p| {
+            let m = rows_of(p) + routes[p].iter().map(|(_, r)| r.len()).sum::<usize>();
+            Tensor::<B, 2>::from_data(TensorData::new(values(m * w, 50 + p as u64), [m, w]), device)
+        })
+        .collect();
+    let loss = |outs: Vec<Tensor<B, 2>>| -> Tensor<B, 1> {
+        outs.into_iter().zip(&weights).map(|(o, r)| (o * r.clone()).sum()).reduce(|a, b| a + b).unwrap()
+    };
+
+    let states = make();
+    let ours = burn_sparse_gnn::exchange::exchange(states.clone(), &devices, &route_refs).expect("valid exchange");
+    let plain_states = make();
+    let plain: Vec<Tensor<B, 2>> = (0..parts)
+        .map(|p| {
+            let mut pieces = vec![plain_states[p].clone()];
+            for (q, rows) in &routes[p] {
+                pieces.push(take_rows(plain_states[*q].clone(), rows).to_device(device));
+            }
+            Tensor::cat(pieces, 0)
+        })
+        .collect();
+    for (a, b) in ours.iter().zip(&plain) {
+        assert_eq!(a.dims(), b.dims());
+        let (a, b): (Vec<f32>, Vec<f32>) = (a.clone().into_data().to_vec().unwrap(), b.clone().into_data().to_vec().unwrap());
+        assert_eq!(a, b, "forward, {parts} parts");
+    }
+    let ga = loss(ours).backward();
+    let gb = loss(plain).backward();
+    for p in 0..parts {
+        let a: Vec<f32> = states[p].grad(&ga).expect("gradient").into_data().to_vec().unwrap();
+        let b: Vec<f32> = plain_states[p].grad(&gb).expect("gradient").into_data().to_vec().unwrap();
+        assert_eq!(a.len(), rows_of(p) * w);
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() <= 1e-6 * (1.0 + y.abs()), "gradient of part {p} of {parts}: {x} vs {y}");
+        }
+    }
+}
+
+#[test]
+fn exchange_equals_take_rows_and_cat_on_the_cpu() {
+    // 3 parts: one output node per part, all children of the three states; 9 parts: the
+    // composed path for more than 8 parts
+    for parts in [1, 2, 3, 9] {
+        check_exchange::<Autodiff<NdArray>>(parts, &Default::default());
+    }
+}
+
+#[cfg(feature = "wgpu")]
+#[test]
+fn exchange_equals_take_rows_and_cat_on_wgpu() {
+    check_exchange::<Autodiff<burn_sparse_gnn::Wgpu>>(4, &Default::default());
+}
+
+#[test]
+fn exchange_refuses_bad_routes() {
+    type B = NdArray;
+    let device = Default::default();
+    let states = vec![Tensor::<B, 2>::zeros([3, 2], &device), Tensor::<B, 2>::zeros([4, 2], &device)];
+    let devices = vec![device; 2];
+    let rows = RowIndex::<B>::new(&[0, 2], 3, &device).unwrap();
+    // a route from the part itself
+    let e = burn_sparse_gnn::exchange::exchange(states.clone(), &devices, &[vec![(0, &rows)], vec![]]).unwrap_err();
+    assert!(e.to_string().contains("route from part 0"), "{e}");
+    // rows of a 3-row state named for the 4-row one
+    let e = burn_sparse_gnn::exchange::exchange(states.clone(), &devices, &[vec![(1, &rows)], vec![]]).unwrap_err();
+    assert!(e.to_string().contains("[3, _]"), "{e}");
+    // one route list for two states
+    let e = burn_sparse_gnn::exchange::exchange(states.clone(), &devices, &[vec![]]).unwrap_err();
+    assert!(e.to_string().contains("one per state"), "{e}");
+    // states of different widths
+    let mixed = vec![Tensor::<B, 2>::zeros([3, 2], &device), Tensor::<B, 2>::zeros([4, 5], &device)];
+    let e = burn_sparse_gnn::exchange::exchange(mixed, &devices, &[vec![], vec![]]).unwrap_err();
+    assert!(e.to_string().contains("like the first"), "{e}");
+}

@@ -184,8 +184,26 @@ impl<B: SparseGnnBackend> DistGraph<B> {
     }
 
     /// The halo exchange: each part's state followed by the rows it reads from the others
-    /// (grouped by owner part in ascending order, as its local columns are).
+    /// (grouped by owner part in ascending order, as its local columns are). Dense states go
+    /// through [`burn_sparse_gnn::exchange::exchange`] (all transfers of the exchange together,
+    /// forward and backward); CBSR states move piece by piece (values and column ids).
     pub fn exchange(&self, states: &[Hidden<B>]) -> Vec<Hidden<B>> {
+        if states.iter().all(|s| matches!(s, Hidden::Dense(_))) {
+            let devices: Vec<B::Device> = self.parts.iter().map(|p| p.device.clone()).collect();
+            let routes: Vec<Vec<(usize, &RowIndex<B>)>> = (0..self.parts.len())
+                .map(|p| {
+                    self.parts
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(q, other)| other.send.get(p).and_then(|s| s.as_ref()).map(|rows| (q, rows)))
+                        .collect()
+                })
+                .collect();
+            let dense = states.iter().map(Hidden::dense).collect();
+            let full = burn_sparse_gnn::exchange::exchange(dense, &devices, &routes)
+                .expect("the parts' send lists were built for these states");
+            return full.into_iter().map(Hidden::Dense).collect();
+        }
         self.parts
             .iter()
             .enumerate()

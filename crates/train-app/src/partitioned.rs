@@ -316,12 +316,16 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
             }
         }
     }
+    let groups_before = burn_sparse_gnn::exchange::grouped_transfers();
     let exchange_s = part::time_exchange(&data.dg.inner(), cfg.hidden, 5)?;
+    let grouped = burn_sparse_gnn::exchange::grouped_transfers() > groups_before;
     let exchange_bytes = (data.dg.halo_rows() * cfg.hidden * 4) as f64;
     let mut partition = serde_json::to_value(&data.report).unwrap_or_default();
     if let Some(obj) = partition.as_object_mut() {
         obj.insert("exchange_ms_dense_f32".into(), serde_json::json!(exchange_s * 1e3));
         obj.insert("exchange_gbps_dense_f32".into(), serde_json::json!(exchange_bytes / exchange_s / 1e9));
+        // one NCCL group per exchange (both directions at once), or tensors moved one by one
+        obj.insert("exchange_path".into(), serde_json::json!(if grouped { "nccl-group" } else { "one-by-one" }));
         obj.insert(
             "reserved_bytes_per_device".into(),
             serde_json::json!(per_device.iter().map(|(_, r)| *r).collect::<Vec<_>>()),

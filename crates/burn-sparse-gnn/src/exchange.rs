@@ -1,0 +1,136 @@
+//! The halo exchange of a partitioned graph as one differentiable op over all parts.
+//!
+//! Part `p` holds `states[p]` (its own rows, on its device) and reads rows of other parts: its
+//! routes `(q, rows)` name, in order, the rows of `states[q]` it receives. [`exchange`] returns
+//! per part `[states[p]; states[q][rows] for each route]` on the part's device.
+//!
+//! All transfers of a call go through [`SparseGnnBackend::transfer_all`] together (on CUDA one
+//! NCCL group: both directions of every link at once), in the forward pass and in the backward
+//! pass. The backward pass of one output cannot send its halo rows' gradients alone without
+//! taking turns with the other parts' sends, so the P outputs share one pending list: each
+//! output's backward step passes its own rows' gradient to its part and queues its halo rows'
+//! gradients, and the last of the P steps moves all of them in one group and adds each to the
+//! rows of the part that sent them (a gather through the route's inverse, see [`crate::rows`]).
+//! Every output is a child of all P states, so autodiff runs all P steps before any state's
+//! own step. Every output must therefore reach the loss (as in a partitioned model, where
+//! every part's logits do): an output left out holds back the halo gradients of all.
+
+use crate::backend::SparseGnnBackend;
+use crate::dense::{prim, t2};
+use crate::error::OpError;
+use crate::rows::RowIndex;
+use burn::tensor::backend::Backend;
+use burn::tensor::ops::{FloatTensor, IntTensor};
+use burn::tensor::{Int, Tensor, TensorMetadata, TensorPrimitive};
+
+/// How many grouped transfers (one NCCL group each, [`SparseGnnBackend::transfer_all`] on
+/// CUDA) this process ran; 0 without the `cuda` feature.
+pub fn grouped_transfers() -> usize {
+    #[cfg(feature = "cuda")]
+    return crate::nccl::grouped_transfers();
+    #[cfg(not(feature = "cuda"))]
+    0
+}
+
+/// Rows part `to` receives from part `from` (primitive level): `indices` select them from
+/// `from`'s state, `inverse` gathers their gradient back (see [`RowIndex`]); both on `from`'s
+/// device.
+#[derive(Clone, Debug)]
+pub struct Route<B: Backend> {
+    /// The sending part.
+    pub from: usize,
+    /// Selected rows of the sender's state.
+    pub indices: IntTensor<B>,
+    /// Per row of the sender's state: the entry of `indices` naming it, or `indices.len()`.
+    pub inverse: IntTensor<B>,
+}
+
+/// The halo exchange (see the module docs): per part `p`, `states[p]` followed by the rows
+/// `routes[p]` names, on `devices[p]` (differentiable). Errors when the lists' lengths differ,
+/// a route names a missing part or its own part, a route's rows do not fit its sender's state,
+/// or the states differ in width.
+pub fn exchange<B: SparseGnnBackend>(
+    states: Vec<Tensor<B, 2>>,
+    devices: &[B::Device],
+    routes: &[Vec<(usize, &RowIndex<B>)>],
+) -> Result<Vec<Tensor<B, 2>>, OpError> {
+    let n = states.len();
+    let bad = |what: &'static str, got: Vec<usize>, expected: String| OpError::Shape { op: "exchange", what, got, expected };
+    if devices.len() != n || routes.len() != n {
+        return Err(bad("devices / routes", vec![devices.len(), routes.len()], format!("{n} each (one per state)")));
+    }
+    let width = states.first().map(|s| s.dims()[1]).unwrap_or(0);
+    for s in &states {
+        if s.dims()[1] != width {
+            return Err(bad("a state", s.dims().to_vec(), format!("[_, {width}] like the first")));
+        }
+    }
+    let mut prims = Vec::with_capacity(n);
+    for (p, list) in routes.iter().enumerate() {
+        let mut out = Vec::with_capacity(list.len());
+        for &(q, rows) in list {
+            if q >= n || q == p {
+                return Err(OpError::Config {
+                    op: "exchange",
+                    msg: format!("part {p} has a route from part {q} (parts 0..{n}, not itself)"),
+                });
+            }
+            if rows.source_rows() != states[q].dims()[0] {
+                return Err(bad("a sender's state", states[q].dims().to_vec(), format!("[{}, _]", rows.source_rows())));
+            }
+            out.push(Route { from: q, indices: rows.indices().into_primitive(), inverse: rows.inverse().into_primitive() });
+        }
+        prims.push(out);
+    }
+    let states = states.into_iter().map(|s| s.into_primitive().tensor()).collect();
+    let outs = B::ad_exchange(states, devices.to_vec(), prims);
+    Ok(outs.into_iter().map(|t| Tensor::from_primitive(TensorPrimitive::Float(t))).collect())
+}
+
+/// The forward pass on primitives: selects every route's rows, moves them together, appends
+/// them to each part's state.
+pub(crate) fn forward<B: SparseGnnBackend>(
+    states: Vec<FloatTensor<B>>,
+    devices: &[B::Device],
+    routes: &[Vec<Route<B>>],
+) -> Vec<FloatTensor<B>> {
+    let mut pieces = Vec::new();
+    for (p, list) in routes.iter().enumerate() {
+        for r in list {
+            pieces.push((B::float_select(states[r.from].clone(), 0, r.indices.clone()), devices[p].clone()));
+        }
+    }
+    let mut moved = B::transfer_all(pieces).into_iter();
+    states
+        .into_iter()
+        .zip(routes)
+        .map(|(own, list)| {
+            if list.is_empty() {
+                return own;
+            }
+            let mut parts = vec![own];
+            parts.extend(moved.by_ref().take(list.len()));
+            B::float_cat(parts, 0)
+        })
+        .collect()
+}
+
+/// The gradient of a sender's state from the gradient of the rows it sent: `[dy; 0]` gathered
+/// through the route's inverse.
+pub(crate) fn gather_back<B: Backend>(dy: FloatTensor<B>, inverse: IntTensor<B>) -> FloatTensor<B> {
+    let dy = t2::<B>(dy);
+    let width = dy.dims()[1];
+    let zero = Tensor::<B, 2>::zeros([1, width], (&dy.device(), dy.dtype()));
+    let inverse = Tensor::<B, 1, Int>::from_primitive(inverse);
+    prim(Tensor::cat(vec![dy, zero], 0).select(0, inverse))
+}
+
+/// Rows `start..start + len` of a 2-D tensor (a view where the backend allows it).
+pub(crate) fn row_range<B: Backend>(t: FloatTensor<B>, start: usize, len: usize) -> FloatTensor<B> {
+    prim(t2::<B>(t).slice([start..start + len]))
+}
+
+/// Rows of each part's state, for the backward pass.
+pub(crate) fn own_rows<B: Backend>(states: &[FloatTensor<B>]) -> Vec<usize> {
+    states.iter().map(|s| s.shape()[0]).collect()
+}

@@ -1,0 +1,210 @@
+//! Grouped transfers between the GPUs of one process through NCCL (the halo exchange of a
+//! partitioned graph, forward and backward).
+//!
+//! Burn's `to_device` moves one tensor at a time, and each move waits for the previous one: on
+//! two GPUs the two directions of an exchange take turns on the link. Here all transfers of one
+//! call are one NCCL group (`ncclGroupStart`, a send and a receive per tensor, `ncclGroupEnd`),
+//! so both directions of every link run at once. NCCL is loaded at run time (`cudarc`, dynamic
+//! loading, as cuBLAS is); where `libnccl.so` cannot be found the caller moves the tensors one
+//! by one instead.
+//!
+//! Ordering against CubeCL's work, with no host synchronisation: every device in the call gets
+//! a communication stream of our own. It first waits for the CUDA stream CubeCL orders the
+//! caller's work on (reported with each buffer by the patched `cubecl-cuda` in `vendor/`), so a
+//! send reads its tensor after the kernels that wrote it and a receive writes memory only after
+//! the kernels that used it before ran. After the group, each device's compute stream waits for
+//! its communication stream: a received tensor is read, and a sent tensor's memory reused, only
+//! after the transfer.
+//!
+//! One communicator set per list of devices (`ncclCommInitAll`), created on the first transfer
+//! among them and kept for the process.
+
+use burn::tensor::TensorMetadata;
+use burn_cubecl::ops::numeric::empty_device_contiguous_dtype;
+use burn_cubecl::tensor::CubeTensor;
+use cubecl::cuda::{CudaDevice, CudaRuntime};
+use cubecl::Runtime;
+use cudarc::driver::{result as drv, sys as dsys};
+use cudarc::nccl::{result as nccl, sys as nsys};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// Why a grouped transfer could not run (the caller moves the tensors one by one).
+#[derive(Debug)]
+pub(crate) struct Unavailable(pub String);
+
+static GROUPS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many grouped NCCL transfers this process ran.
+pub fn grouped_transfers() -> usize {
+    GROUPS.load(Ordering::Relaxed)
+}
+
+/// Whether libnccl can be loaded on this machine (checked once).
+pub fn available() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only probes whether the shared library opens.
+    *PRESENT.get_or_init(|| unsafe { nsys::is_culib_present() })
+}
+
+/// The communicators of one list of devices (rank `i` on `devices[i]`) and a communication
+/// stream per device, in its primary context.
+struct Comms {
+    devices: Vec<usize>,
+    comms: Vec<nsys::ncclComm_t>,
+    streams: Vec<dsys::CUstream>,
+    ctxs: Vec<dsys::CUcontext>,
+}
+
+// SAFETY: the handles are plain pointers to driver and NCCL objects that any thread may use;
+// all use goes through the `COMMS` mutex.
+unsafe impl Send for Comms {}
+
+static COMMS: Mutex<Option<HashMap<Vec<usize>, Comms>>> = Mutex::new(None);
+
+fn err(what: &str, e: &dyn std::fmt::Debug) -> Unavailable {
+    Unavailable(format!("{what}: {e:?}"))
+}
+
+fn init(devices: &[usize]) -> Result<Comms, Unavailable> {
+    let mut ctxs = Vec::with_capacity(devices.len());
+    let mut streams = Vec::with_capacity(devices.len());
+    for &d in devices {
+        let dev = drv::device::get(d as i32).map_err(|e| err("device", &e))?;
+        // SAFETY: `dev` is a valid device; CubeCL runs on the same primary context.
+        let ctx = unsafe { drv::primary_ctx::retain(dev) }.map_err(|e| err("primary context", &e))?;
+        unsafe { drv::ctx::set_current(ctx) }.map_err(|e| err("context", &e))?;
+        streams.push(drv::stream::create(drv::stream::StreamKind::NonBlocking).map_err(|e| err("stream", &e))?);
+        ctxs.push(ctx);
+    }
+    let list: Vec<i32> = devices.iter().map(|&d| d as i32).collect();
+    let mut comms = vec![std::ptr::null_mut(); devices.len()];
+    // SAFETY: `comms` has one slot per listed device.
+    unsafe { nccl::comm_init_all(comms.as_mut_ptr(), list.len() as i32, list.as_ptr()) }
+        .map_err(|e| err("ncclCommInitAll", &e))?;
+    Ok(Comms { devices: devices.to_vec(), comms, streams, ctxs })
+}
+
+/// Makes `waiter` wait for the work queued on `on` so far (both in context `ctx`).
+///
+/// # Safety
+/// Both streams must live in `ctx`.
+unsafe fn wait_for(ctx: dsys::CUcontext, on: dsys::CUstream, waiter: dsys::CUstream) -> Result<(), Unavailable> {
+    drv::ctx::set_current(ctx).map_err(|e| err("context", &e))?;
+    let event = drv::event::create(dsys::CUevent_flags::CU_EVENT_DISABLE_TIMING).map_err(|e| err("event", &e))?;
+    drv::event::record(event, on).map_err(|e| err("event record", &e))?;
+    drv::stream::wait_event(waiter, event, dsys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+        .map_err(|e| err("stream wait", &e))?;
+    // released by the driver once the wait is done
+    drv::event::destroy(event).map_err(|e| err("event destroy", &e))
+}
+
+/// A contiguous buffer's device pointer, its size in bytes and the stream CubeCL orders work on
+/// it on.
+fn resource(t: &CubeTensor<CudaRuntime>) -> Result<(u64, usize, dsys::CUstream), Unavailable> {
+    let res = t.client.get_resource(t.handle.clone()).map_err(|e| err("resource", &e))?;
+    let stream = res.resource().stream;
+    if stream == 0 {
+        return Err(Unavailable("no CubeCL stream reported".into()));
+    }
+    let bytes = t.shape().num_elements() * t.dtype.size();
+    Ok((res.resource().ptr, bytes, stream as dsys::CUstream))
+}
+
+/// Moves every `(tensor, device)` of `pieces` to its device (contiguous tensors), all in one
+/// NCCL group. A piece already on its device is returned as it is.
+pub(crate) fn transfer(
+    pieces: Vec<(CubeTensor<CudaRuntime>, CudaDevice)>,
+) -> Result<Vec<CubeTensor<CudaRuntime>>, Unavailable> {
+    if !available() {
+        return Err(Unavailable("libnccl.so not found".into()));
+    }
+    let mut devices: Vec<usize> = pieces.iter().flat_map(|(t, d)| [t.device.index, d.index]).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    let rank = |d: usize| devices.iter().position(|&x| x == d).expect("listed above");
+    // the received tensors, and per piece (source rank, destination rank, pointers, bytes)
+    let mut out = Vec::with_capacity(pieces.len());
+    let mut moves = Vec::new();
+    let mut compute: Vec<Option<dsys::CUstream>> = vec![None; devices.len()];
+    for (t, d) in &pieces {
+        if t.device.index == d.index {
+            out.push(t.clone());
+            continue;
+        }
+        let (src_ptr, bytes, src_stream) = resource(t)?;
+        let client = CudaRuntime::client(d);
+        let dst = empty_device_contiguous_dtype::<CudaRuntime>(client, d.clone(), t.shape(), t.dtype);
+        let (dst_ptr, _, dst_stream) = resource(&dst)?;
+        let (s, r) = (rank(t.device.index), rank(d.index));
+        for (slot, stream) in [(s, src_stream), (r, dst_stream)] {
+            match compute[slot] {
+                None => compute[slot] = Some(stream),
+                Some(seen) if seen == stream => {}
+                Some(_) => return Err(Unavailable("work on one device ordered on two CubeCL streams".into())),
+            }
+        }
+        moves.push((s, r, src_ptr, dst_ptr, bytes));
+        out.push(dst);
+    }
+    if moves.is_empty() {
+        return Ok(out);
+    }
+    let mut guard = COMMS.lock().map_err(|_| Unavailable("communicator table poisoned".into()))?;
+    let table = guard.get_or_insert_with(HashMap::new);
+    if !table.contains_key(&devices) {
+        let c = init(&devices)?;
+        table.insert(devices.clone(), c);
+    }
+    let c = table.get(&devices).expect("inserted above");
+    debug_assert_eq!(c.devices, devices);
+    // SAFETY: every stream lives in its device's primary context; the pointers are live CubeCL
+    // buffers of `bytes` bytes, kept alive by `pieces` and `out` until the compute streams
+    // wait for the transfers (below).
+    unsafe {
+        for (i, s) in compute.iter().enumerate() {
+            if let Some(s) = s {
+                wait_for(c.ctxs[i], *s, c.streams[i])?;
+            }
+        }
+        nccl::group_start().map_err(|e| err("ncclGroupStart", &e))?;
+        let mut failed = None;
+        for &(s, r, src, dst, bytes) in &moves {
+            let sent = nccl::send(
+                src as *const std::ffi::c_void,
+                bytes,
+                nsys::ncclDataType_t::ncclUint8,
+                r as i32,
+                c.comms[s],
+                c.streams[s] as nsys::cudaStream_t,
+            );
+            let received = nccl::recv(
+                dst as *mut std::ffi::c_void,
+                bytes,
+                nsys::ncclDataType_t::ncclUint8,
+                s as i32,
+                c.comms[r],
+                c.streams[r] as nsys::cudaStream_t,
+            );
+            if let Err(e) = sent.and(received) {
+                failed = Some(err("ncclSend / ncclRecv", &e));
+                break;
+            }
+        }
+        // the group is closed even after a failed call, so NCCL's state stays usable
+        let ended = nccl::group_end().map_err(|e| err("ncclGroupEnd", &e));
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        ended?;
+        for (i, s) in compute.iter().enumerate() {
+            if let Some(s) = s {
+                wait_for(c.ctxs[i], c.streams[i], *s)?;
+            }
+        }
+    }
+    GROUPS.fetch_add(1, Ordering::Relaxed);
+    drop(pieces);
+    Ok(out)
+}
