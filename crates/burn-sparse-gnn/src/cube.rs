@@ -45,6 +45,12 @@ fn sample_with<R: CubeRuntime>(t: &CubeTensor<R>, extra: u64) {
         if let Ok(m) = t.client.memory_usage() {
             crate::memory::record(m.bytes_in_use + extra);
         }
+        #[cfg(feature = "cuda")]
+        if let Some(d) = (&t.device as &dyn std::any::Any).downcast_ref::<cubecl::cuda::CudaDevice>() {
+            if let Some((free, total)) = crate::cublas::memory_info(d.index) {
+                crate::memory::record_device(total.saturating_sub(free) + extra);
+            }
+        }
     }
 }
 
@@ -444,6 +450,13 @@ where
         }
         let p = Self::dense_product(a, b, ta, tb, math);
         crate::dense::t2::<Self>(acc).add(crate::dense::t2::<Self>(p)).into_primitive().tensor()
+    }
+    fn release_free_memory(device: &R::Device) {
+        #[cfg(feature = "cuda")]
+        if let Some(d) = (device as &dyn std::any::Any).downcast_ref::<cubecl::cuda::CudaDevice>() {
+            crate::cublas::keep_freed_memory(d.index);
+        }
+        <Self as burn::tensor::backend::Backend>::memory_cleanup(device);
     }
     fn transfer_all(pieces: Vec<(Ft<R>, R::Device)>) -> Vec<Ft<R>> {
         #[cfg(feature = "cuda")]

@@ -32,6 +32,8 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     let graph_name = host.data.name.clone();
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(device, cfg.seed);
+    // the driver's bytes in use before this run's graph and model (context, libraries)
+    let used_before = B::device_capacity(device).map(|(free, total)| total.saturating_sub(free));
     let mut model =
         NodeClassifier::new(model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?, cfg.seed);
     let batch: GraphBatch<B> = batcher.batch(vec![SplitKind::Train], device);
@@ -39,6 +41,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     let mut times = Vec::new();
     let mut peak = 0u64;
     let mut peak_in_use = 0u64;
+    let mut device_peak = 0u64;
     // one more epoch after the timed ones samples the live-tensor peak
     let total = tb.warmup + tb.epochs + 1;
     for epoch in 0..total {
@@ -59,6 +62,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         };
         sample();
         let loss = out.loss.clone();
+        burn_sparse_gnn::memory::release_between_passes::<B>(device);
         let raw = loss.backward();
         sample();
         let grads = GradientsParams::from_grads(raw, &model);
@@ -67,6 +71,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         let ms = start.elapsed().as_secs_f64() * 1e3;
         if probe {
             peak_in_use = peak_in_use.max(burn_sparse_gnn::memory::stop_peak_sampling());
+            device_peak = burn_sparse_gnn::memory::device_peak();
         }
         let l: f64 = out.loss.into_scalar().elem();
         if !l.is_finite() {
@@ -103,6 +108,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     rec.variant = Some(format!("{} layers{}", cfg.layers, if cfg.atomic { ", atomic sspmm" } else { "" }));
     rec.peak_bytes = (peak > 0).then_some(peak);
     rec.peak_in_use_bytes = (peak_in_use > 0).then_some(peak_in_use);
+    rec.device_peak_bytes = used_before.filter(|_| device_peak > 0).map(|before| device_peak.saturating_sub(before));
     rec.estimate = Some(gnn_models::memory::estimate_training(&size, &model_cfg));
     Ok(rec)
 }
@@ -151,6 +157,7 @@ pub fn epoch_record(
         kept_fraction: None,
         tuning: crate::bench::tuning_string(&shape),
         peak_in_use_bytes: None,
+        device_peak_bytes: None,
         hot_stats: None,
         shape: Some(shape),
         devices: None,
