@@ -839,10 +839,6 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         }
     }
 
-    fn release_free_memory(device: &B::Device) {
-        B::release_free_memory(device)
-    }
-
     fn ad_exchange(
         states: Vec<FloatTensor<Self>>,
         devices: Vec<B::Device>,

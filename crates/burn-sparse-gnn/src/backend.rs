@@ -260,13 +260,6 @@ pub trait SparseGnnBackend: Backend {
         Self::float_select(x, 0, indices)
     }
 
-    /// Hands the memory of buffers no tensor uses on `device` back to the device (Burn's
-    /// `memory_cleanup`; on CUDA the driver's pool keeps it for the next allocations of any
-    /// size). See [`crate::memory::PoolMode::ExactPerPass`].
-    fn release_free_memory(device: &Self::Device) {
-        Self::memory_cleanup(device);
-    }
-
     /// Moves each tensor to the device next to it, all moves of the call together (the
     /// transfers of a halo exchange). Not differentiable: [`crate::exchange::exchange`] is.
     /// Default: `float_to_device` one after another; on CUDA one NCCL group, both directions of

@@ -451,13 +451,6 @@ where
         let p = Self::dense_product(a, b, ta, tb, math);
         crate::dense::t2::<Self>(acc).add(crate::dense::t2::<Self>(p)).into_primitive().tensor()
     }
-    fn release_free_memory(device: &R::Device) {
-        #[cfg(feature = "cuda")]
-        if let Some(d) = (device as &dyn std::any::Any).downcast_ref::<cubecl::cuda::CudaDevice>() {
-            crate::cublas::keep_freed_memory(d.index);
-        }
-        <Self as burn::tensor::backend::Backend>::memory_cleanup(device);
-    }
     fn transfer_all(pieces: Vec<(Ft<R>, R::Device)>) -> Vec<Ft<R>> {
         #[cfg(feature = "cuda")]
         let pieces = match nccl_transfer::<R>(pieces) {

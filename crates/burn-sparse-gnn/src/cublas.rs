@@ -234,42 +234,6 @@ pub(crate) fn memory_info(device: usize) -> Option<(u64, u64)> {
     Some((free as u64, total as u64))
 }
 
-/// Raises the release threshold of device `device`'s default memory pool (the one CubeCL's
-/// stream-ordered allocations use) to its maximum, once per device: memory handed back stays
-/// in the driver's pool for the next allocations, of any size, instead of going back to the
-/// system at the next synchronisation. Best effort: a driver that refuses keeps its default.
-pub(crate) fn keep_freed_memory(device: usize) {
-    static DONE: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
-    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
-    if done.contains(&device) {
-        return;
-    }
-    done.push(device);
-    let Ok(dev) = drv::device::get(device as i32) else { return };
-    // SAFETY: `dev` is a valid device; the pool handle comes from the driver and the value is
-    // a u64 as the attribute requires.
-    unsafe {
-        let Ok(ctx) = drv::primary_ctx::retain(dev) else { return };
-        if drv::ctx::set_current(ctx).is_err() {
-            return;
-        }
-        let mut pool: dsys::CUmemoryPool = std::ptr::null_mut();
-        if dsys::cuDeviceGetDefaultMemPool(&mut pool, dev) != dsys::CUresult::CUDA_SUCCESS {
-            log::warn!("device {device}: no default memory pool; freed memory goes back at each synchronisation");
-            return;
-        }
-        let mut threshold = u64::MAX;
-        let set = dsys::cuMemPoolSetAttribute(
-            pool,
-            dsys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-            &mut threshold as *mut u64 as *mut std::ffi::c_void,
-        );
-        if set != dsys::CUresult::CUDA_SUCCESS {
-            log::warn!("device {device}: memory pool release threshold not set ({set:?})");
-        }
-    }
-}
-
 /// Workspace of cuBLASLt's matmuls, per device (allocated once, held for the process).
 const LT_WORKSPACE: usize = 32 << 20;
 

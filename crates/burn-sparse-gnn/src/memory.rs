@@ -7,7 +7,7 @@
 //! ops (Burn's own element-wise ops are not sampled). Off by default (the query goes through the
 //! compute client).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 static SAMPLING: AtomicBool = AtomicBool::new(false);
 static PEAK: AtomicU64 = AtomicU64::new(0);
@@ -62,12 +62,6 @@ pub enum PoolMode {
     /// reserved bytes stay close to the live peak.
     #[default]
     Exact,
-    /// [`PoolMode::Exact`], and between the forward and the backward pass of a training step
-    /// ([`release_between_passes`]) the buffers nothing uses go back to the device, where the
-    /// backward pass's tensors of other sizes can take their memory. On CUDA the driver keeps
-    /// what is handed back in its pool for the next allocations (its release threshold is
-    /// raised once per device), so the next forward pass allocates without mapping new memory.
-    ExactPerPass,
     /// CubeCL's default pools: large pages cut into slices (sizes rounded up to the page of
     /// their class, pages kept for the life of the process).
     Pooled,
@@ -90,33 +84,22 @@ pub fn set_pool_mode(mode: PoolMode) -> Result<(), PoolModeTooLate> {
     }
     let mut cfg = CubeClRuntimeConfig::from_current_dir().override_from_env();
     cfg.memory.persistent_memory = match mode {
-        PoolMode::Exact | PoolMode::ExactPerPass => PersistentMemory::Enforced,
+        PoolMode::Exact => PersistentMemory::Enforced,
         PoolMode::Pooled => PersistentMemory::Enabled,
     };
     *state = Some(std::sync::Arc::new(cfg));
-    MODE.store(mode as u8, Ordering::SeqCst);
+    EXACT_POOLS.store(mode == PoolMode::Exact, Ordering::SeqCst);
     Ok(())
 }
 
-/// The chosen mode as `PoolMode as u8`; CubeCL's own default ([`PoolMode::Pooled`]) until
-/// [`set_pool_mode`] is called.
-static MODE: AtomicU8 = AtomicU8::new(PoolMode::Pooled as u8);
+static EXACT_POOLS: AtomicBool = AtomicBool::new(false);
 
 /// The pool mode chosen by [`set_pool_mode`] (CubeCL's own default, [`PoolMode::Pooled`]'s
 /// behaviour, if it was never called).
 pub fn pool_mode() -> PoolMode {
-    match MODE.load(Ordering::SeqCst) {
-        m if m == PoolMode::Exact as u8 => PoolMode::Exact,
-        m if m == PoolMode::ExactPerPass as u8 => PoolMode::ExactPerPass,
-        _ => PoolMode::Pooled,
-    }
-}
-
-/// Between the forward and the backward pass of a training step: under
-/// [`PoolMode::ExactPerPass`] hands the buffers no tensor uses on `device` back
-/// ([`crate::SparseGnnBackend::release_free_memory`]); nothing in the other modes.
-pub fn release_between_passes<B: crate::SparseGnnBackend>(device: &B::Device) {
-    if pool_mode() == PoolMode::ExactPerPass {
-        B::release_free_memory(device);
+    if EXACT_POOLS.load(Ordering::SeqCst) {
+        PoolMode::Exact
+    } else {
+        PoolMode::Pooled
     }
 }

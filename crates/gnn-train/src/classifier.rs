@@ -67,7 +67,6 @@ impl<B: SparseGnnAutodiffBackend> TrainStep for NodeClassifier<B> {
         // dropout draws depend on (seed, epoch) only: a resumed run repeats them
         B::seed(&device, self.seed.wrapping_mul(1_000_003).wrapping_add(batch.epoch as u64));
         let item = self.classify(&batch);
-        burn_sparse_gnn::memory::release_between_passes::<B>(&device);
         let grads = item.loss.backward();
         if let Some(m) = B::device_memory(&device) {
             *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner()) = Some(m);

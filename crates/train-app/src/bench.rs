@@ -57,8 +57,8 @@ pub struct Record {
     pub peak_in_use_bytes: Option<u64>,
     /// Training epochs on CUDA: the largest device memory in use as the driver reports it
     /// (`total - free`, sampled with `peak_in_use_bytes`) less what was in use before the run's
-    /// graph and model were set up: every pool and driver cache of the run, what a second
-    /// process on the device could not have.
+    /// graph and model were set up: every pool and driver cache of the run, and the libraries'
+    /// handles and workspaces created during it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_peak_bytes: Option<u64>,
     /// SpMM: how much of the graph's traffic its most-read columns take (what the hot-column
@@ -125,7 +125,6 @@ impl From<burn_sparse_gnn::GraphShape> for ResolvedGraph {
 pub fn pools_name() -> String {
     match burn_sparse_gnn::memory::pool_mode() {
         burn_sparse_gnn::memory::PoolMode::Exact => "exact",
-        burn_sparse_gnn::memory::PoolMode::ExactPerPass => "exact-per-pass",
         burn_sparse_gnn::memory::PoolMode::Pooled => "pooled",
     }
     .into()

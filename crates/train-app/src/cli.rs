@@ -17,10 +17,8 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     /// How the GPU memory pools hold memory: `exact` (buffers of the exact sizes the work
-    /// allocates, reused for the same sizes: reserved memory stays close to what is in use),
-    /// `exact-per-pass` (the same, and the buffers the forward pass leaves unused go back to the
-    /// device before the backward pass, for tensors of other sizes) or `pooled` (CubeCL's
-    /// default pages and slices).
+    /// allocates, reused for the same sizes: reserved memory stays close to what is in use) or
+    /// `pooled` (CubeCL's default pages and slices).
     #[arg(long, global = true, value_enum, default_value = "exact")]
     pub memory_pools: PoolsArg,
 }
@@ -28,7 +26,6 @@ pub struct Cli {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PoolsArg {
     Exact,
-    ExactPerPass,
     Pooled,
 }
 

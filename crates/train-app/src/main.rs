@@ -12,7 +12,6 @@ fn main() {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let pools = match cli.memory_pools {
         PoolsArg::Exact => burn_sparse_gnn::memory::PoolMode::Exact,
-        PoolsArg::ExactPerPass => burn_sparse_gnn::memory::PoolMode::ExactPerPass,
         PoolsArg::Pooled => burn_sparse_gnn::memory::PoolMode::Pooled,
     };
     if let Err(e) = burn_sparse_gnn::memory::set_pool_mode(pools) {

@@ -202,9 +202,6 @@ pub fn train_step<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>>(
 ) -> (GnnModel<B>, Tensor<B, 1>) {
     let logits = model.forward_partitioned(&data.dg, data.xs.clone());
     let loss = partitioned_loss(data.dg.leader(), &logits, &data.labels, &data.weights[0]);
-    for part in data.dg.parts() {
-        burn_sparse_gnn::memory::release_between_passes::<B>(&part.device);
-    }
     let grads = GradientsParams::from_grads(loss.backward(), &model);
     (optim.step(lr, model, grads), loss.detach())
 }

@@ -62,7 +62,6 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         };
         sample();
         let loss = out.loss.clone();
-        burn_sparse_gnn::memory::release_between_passes::<B>(device);
         let raw = loss.backward();
         sample();
         let grads = GradientsParams::from_grads(raw, &model);
