@@ -19,7 +19,7 @@
 
 use crate::backend::{CbsrPrim, CsrPrimitive, PoolSpec, Reduce, ReluDropout, SampleSpec, SparseGnnBackend, SpmmOutput};
 use crate::dense::{LinearPrecision, SavedTerm, Term};
-use crate::graph::{CsrPrim, GraphPrimitive};
+use crate::graph::GraphPrimitive;
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
@@ -74,21 +74,6 @@ fn like_weight<B: Backend>(dw: FloatTensor<B>, w_shape: &[usize]) -> FloatTensor
     B::float_reshape(dw, w_shape.into())
 }
 
-/// `dout * (1 / max(deg, 1))` per row (the mean's chain rule).
-fn scale_by_inv_degree<B: SparseGnnBackend>(csr: &CsrPrim<IntTensor<B>>, dout: FloatTensor<B>) -> FloatTensor<B> {
-    let n = csr.n_rows;
-    let rp: Tensor<B, 1, Int> = Tensor::from_primitive(csr.row_ptr.clone());
-    let deg = rp.clone().slice([1..n + 1]) - rp.slice([0..n]);
-    let dtype = dout.dtype();
-    let deg = deg.clamp_min(1).float().cast(dtype);
-    // a division, not `recip()`: NdArray's reciprocal is a 12-bit SIMD approximation on x86
-    // (relative error up to 2.4e-4, which showed in the CPU backend's mean gradients)
-    let inv = deg.ones_like() / deg;
-    // one row-scaling pass (a kernel on the CubeCL backends, where the broadcast product of
-    // Burn's ops ran at about half the bandwidth)
-    B::rows_from_half(dout, prim(inv.unsqueeze_dim::<2>(1)), dtype.into())
-}
-
 /// Edge weights in transpose order (`t_perm` is padded to one entry when there is no edge).
 fn permute_weights<B: Backend>(g: &GraphPrimitive<B>, w: FloatTensor<B>) -> FloatTensor<B> {
     if g.csr.nnz == 0 {
@@ -117,7 +102,13 @@ impl<B: SparseGnnBackend> Backward<B, 2> for SpmmBackward {
         let [node_x, node_w] = ops.parents;
         let dout = grads.consume::<B>(&ops.node);
         let SpmmState { g, w, x, reduce } = ops.state;
-        let d = if reduce == Reduce::Mean { scale_by_inv_degree::<B>(&g.csr, dout) } else { dout };
+        let d = match reduce {
+            Reduce::Mean => {
+                let dtype = dout.dtype().into();
+                crate::aggregate::inv_degree_rows::<B>(&g.csr, dout, dtype)
+            }
+            _ => dout,
+        };
         if let (Some(node), Some(w), Some(x)) = (node_w, w.as_ref(), x) {
             let shape = w.shape().as_slice().to_vec();
             let dw = B::sddmm(&g.csr, d.clone(), x, heads_of::<B>(w));

@@ -457,7 +457,10 @@ where
             Ok(out) => return out,
             Err(pieces) => pieces,
         };
-        pieces.into_iter().map(|(t, d)| <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_to_device(t, &d)).collect()
+        pieces
+            .into_iter()
+            .map(|(t, d)| <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_to_device(t, &d))
+            .collect()
     }
     fn device_memory(device: &R::Device) -> Option<(u64, u64)> {
         let client = R::client(device);

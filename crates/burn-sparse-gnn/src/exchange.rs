@@ -55,7 +55,8 @@ pub fn exchange<B: SparseGnnBackend>(
     routes: &[Vec<(usize, &RowIndex<B>)>],
 ) -> Result<Vec<Tensor<B, 2>>, OpError> {
     let n = states.len();
-    let bad = |what: &'static str, got: Vec<usize>, expected: String| OpError::Shape { op: "exchange", what, got, expected };
+    let bad =
+        |what: &'static str, got: Vec<usize>, expected: String| OpError::Shape { op: "exchange", what, got, expected };
     if devices.len() != n || routes.len() != n {
         return Err(bad("devices / routes", vec![devices.len(), routes.len()], format!("{n} each (one per state)")));
     }
@@ -78,7 +79,11 @@ pub fn exchange<B: SparseGnnBackend>(
             if rows.source_rows() != states[q].dims()[0] {
                 return Err(bad("a sender's state", states[q].dims().to_vec(), format!("[{}, _]", rows.source_rows())));
             }
-            out.push(Route { from: q, indices: rows.indices().into_primitive(), inverse: rows.inverse().into_primitive() });
+            out.push(Route {
+                from: q,
+                indices: rows.indices().into_primitive(),
+                inverse: rows.inverse().into_primitive(),
+            });
         }
         prims.push(out);
     }

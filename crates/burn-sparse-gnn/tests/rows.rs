@@ -125,7 +125,8 @@ fn check_exchange<B: SparseGnnBackend + AutodiffBackend>(parts: usize, device: &
         .collect();
     for (a, b) in ours.iter().zip(&plain) {
         assert_eq!(a.dims(), b.dims());
-        let (a, b): (Vec<f32>, Vec<f32>) = (a.clone().into_data().to_vec().unwrap(), b.clone().into_data().to_vec().unwrap());
+        let (a, b): (Vec<f32>, Vec<f32>) =
+            (a.clone().into_data().to_vec().unwrap(), b.clone().into_data().to_vec().unwrap());
         assert_eq!(a, b, "forward, {parts} parts");
     }
     let ga = loss(ours).backward();
