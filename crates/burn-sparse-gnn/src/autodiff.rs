@@ -327,7 +327,7 @@ impl<B: SparseGnnBackend, const N: usize> Backward<B, N> for ExchangeBackward<N>
         }
         let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
         for (from, start, len, inverse) in halo {
-            if parents[from].is_some() {
+            if parents[from].is_some() && len > 0 {
                 pending.pieces.push((from, crate::exchange::row_range::<B>(dy.clone(), start, len), inverse));
             }
         }

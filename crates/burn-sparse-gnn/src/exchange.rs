@@ -99,9 +99,11 @@ pub(crate) fn forward<B: SparseGnnBackend>(
     devices: &[B::Device],
     routes: &[Vec<Route<B>>],
 ) -> Vec<FloatTensor<B>> {
+    // a route of no rows moves nothing and adds no rows
+    let rows = |r: &Route<B>| r.indices.shape()[0];
     let mut pieces = Vec::new();
     for (p, list) in routes.iter().enumerate() {
-        for r in list {
+        for r in list.iter().filter(|r| rows(r) > 0) {
             pieces.push((B::float_select(states[r.from].clone(), 0, r.indices.clone()), devices[p].clone()));
         }
     }
@@ -110,11 +112,12 @@ pub(crate) fn forward<B: SparseGnnBackend>(
         .into_iter()
         .zip(routes)
         .map(|(own, list)| {
-            if list.is_empty() {
+            let n = list.iter().filter(|r| rows(r) > 0).count();
+            if n == 0 {
                 return own;
             }
             let mut parts = vec![own];
-            parts.extend(moved.by_ref().take(list.len()));
+            parts.extend(moved.by_ref().take(n));
             B::float_cat(parts, 0)
         })
         .collect()

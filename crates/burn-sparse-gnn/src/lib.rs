@@ -61,7 +61,7 @@ pub use partition::{
     partition, LocalPart, Partition, PartitionError, PartitionMethod, PartitionOptions, PartitionStats,
     PartitionedGraph,
 };
-pub use rows::{take_rows, try_take_rows, RowIndex};
+pub use rows::{spread_rows, take_rows, try_take_rows, RowIndex, RowSpread};
 /// The kernels and CPU references (re-exported for applications and benchmarks).
 pub use sparse_gnn_kernels as kernels;
 pub use sparse_gnn_kernels::config::{Choice, KernelConfig, PlaneUse};

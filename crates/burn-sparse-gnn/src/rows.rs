@@ -122,3 +122,77 @@ pub fn try_take_rows<B: SparseGnnBackend>(x: Tensor<B, 2>, rows: &RowIndex<B>) -
     );
     Ok(Tensor::from_primitive(TensorPrimitive::Float(out)))
 }
+
+/// Rows of a `[kept, w]` tensor spread over `len` positions, zeros elsewhere (the sampled halo
+/// rows of a boundary-sampled exchange put back at their columns). The backward pass picks the
+/// rows at the kept positions, the forward pass is a gather through the inverse map, both
+/// parallel over every element (see the module docs).
+#[derive(Clone, Debug)]
+pub struct RowSpread<B: Backend> {
+    /// Per position: the kept entry it holds, or `kept` (the zero row).
+    indices: Tensor<B, 1, Int>,
+    /// Per kept entry its position, then `len` (for the zero row).
+    inverse: Tensor<B, 1, Int>,
+    kept: usize,
+    len: usize,
+}
+
+impl<B: Backend> RowSpread<B> {
+    /// Entry `i` of the kept rows goes to position `positions[i]` of `len`. Errors when a
+    /// position is out of range or named twice.
+    pub fn new(positions: &[u32], len: usize, device: &B::Device) -> Result<Self, GraphError> {
+        let kept = positions.len();
+        let limit = i32::MAX as usize - 1;
+        if len > limit {
+            return Err(GraphError::TooLarge { what: "spread rows", count: len, limit });
+        }
+        let mut indices = vec![kept as i32; len];
+        for (entry, &p) in positions.iter().enumerate() {
+            let row = p as usize;
+            let issue = if row >= len {
+                Some("outside the source")
+            } else if indices[row] != kept as i32 {
+                Some("named twice")
+            } else {
+                None
+            };
+            if let Some(issue) = issue {
+                return Err(GraphError::RowSelection { entry, row, rows: len, issue });
+            }
+            indices[row] = entry as i32;
+        }
+        let mut inverse: Vec<i32> = positions.iter().map(|&p| p as i32).collect();
+        inverse.push(len as i32);
+        Ok(Self { indices: int_tensor::<B>(indices, device), inverse: int_tensor::<B>(inverse, device), kept, len })
+    }
+
+    /// Number of kept rows.
+    pub fn kept(&self) -> usize {
+        self.kept
+    }
+
+    /// Number of positions (rows of the spread tensor).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no positions.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// `x` (`[spread.kept(), w]`) spread over `spread.len()` rows, zeros elsewhere
+/// (differentiable). Panics when `x` has another number of rows.
+pub fn spread_rows<B: SparseGnnBackend>(x: Tensor<B, 2>, spread: &RowSpread<B>) -> Tensor<B, 2> {
+    let [rows, width] = x.dims();
+    assert_eq!(rows, spread.kept, "spread_rows: x has {rows} rows, the spread keeps {}", spread.kept);
+    let zero = Tensor::<B, 2>::zeros([1, width], (&x.device(), x.dtype()));
+    let ext = Tensor::cat(vec![x, zero], 0);
+    let out = B::ad_take_rows(
+        ext.into_primitive().tensor(),
+        spread.indices.clone().into_primitive(),
+        spread.inverse.clone().into_primitive(),
+    );
+    Tensor::from_primitive(TensorPrimitive::Float(out))
+}

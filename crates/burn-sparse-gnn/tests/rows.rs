@@ -177,3 +177,33 @@ fn exchange_refuses_bad_routes() {
     let e = burn_sparse_gnn::exchange::exchange(mixed, &devices, &[vec![], vec![]]).unwrap_err();
     assert!(e.to_string().contains("like the first"), "{e}");
 }
+
+#[test]
+fn spread_rows_puts_rows_at_their_positions_and_picks_their_gradient() {
+    use burn_sparse_gnn::{spread_rows, RowSpread};
+    type B = Autodiff<NdArray>;
+    let device = Default::default();
+    let (kept, len, w) = (3usize, 7usize, 2usize);
+    let positions = [5u32, 0, 3];
+    let x = Tensor::<B, 2>::from_data(TensorData::new(values(kept * w, 4), [kept, w]), &device).require_grad();
+    let r = Tensor::<B, 2>::from_data(TensorData::new(values(len * w, 5), [len, w]), &device);
+    let spread = RowSpread::<B>::new(&positions, len, &device).expect("distinct positions");
+    assert_eq!((spread.kept(), spread.len()), (kept, len));
+    let out = spread_rows(x.clone(), &spread);
+    let (o, xv): (Vec<f32>, Vec<f32>) =
+        (out.clone().into_data().to_vec().unwrap(), x.clone().into_data().to_vec().unwrap());
+    let rv: Vec<f32> = r.clone().into_data().to_vec().unwrap();
+    for row in 0..len {
+        let got = &o[row * w..(row + 1) * w];
+        match positions.iter().position(|&p| p as usize == row) {
+            Some(e) => assert_eq!(got, &xv[e * w..(e + 1) * w], "row {row}"),
+            None => assert!(got.iter().all(|&v| v == 0.0), "row {row} is not kept: zeros"),
+        }
+    }
+    let g: Vec<f32> = x.grad(&(out * r).sum().backward()).unwrap().into_data().to_vec().unwrap();
+    for (e, &p) in positions.iter().enumerate() {
+        assert_eq!(&g[e * w..(e + 1) * w], &rv[p as usize * w..(p as usize + 1) * w], "entry {e}");
+    }
+    assert!(RowSpread::<B>::new(&[1, 1], 4, &device).is_err(), "a position named twice");
+    assert!(RowSpread::<B>::new(&[4], 4, &device).is_err(), "a position past the end");
+}

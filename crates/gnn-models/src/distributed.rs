@@ -53,6 +53,9 @@ pub enum DistError {
     /// The parts' own rows do not list every node of the graph once.
     #[error("the parts' own rows are not the graph's nodes, each once: {0}")]
     Cover(GraphError),
+    /// A boundary-sampling rate outside `(0, 1]`.
+    #[error("the boundary-sampling rate must be in (0, 1], got {0}")]
+    SamplingRate(f64),
 }
 
 /// One part on its device.
@@ -83,6 +86,10 @@ pub struct DistGraph<B: Backend> {
     /// On the leader: the position of every global node in the concatenation of the parts'
     /// own rows.
     inverse: RowIndex<B>,
+    /// Host copies per part: the global ids of its own rows, and per other part the local rows
+    /// it sends there (what boundary sampling draws from).
+    host_owned: Vec<Vec<u32>>,
+    host_send: Vec<Vec<Vec<u32>>>,
 }
 
 impl<B: SparseGnnBackend> DistGraph<B> {
@@ -148,7 +155,14 @@ impl<B: SparseGnnBackend> DistGraph<B> {
             }
         }
         let inverse = RowIndex::new(&inverse, n, &leader).map_err(DistError::Cover)?;
-        Ok(Self { inverse, parts, leader, n_nodes: adj.n_rows() })
+        Ok(Self {
+            inverse,
+            parts,
+            leader,
+            n_nodes: adj.n_rows(),
+            host_owned: partition.parts.iter().map(|l| l.owned.clone()).collect(),
+            host_send: partition.parts.iter().map(|l| l.send.clone()).collect(),
+        })
     }
 
     /// The parts.
@@ -220,6 +234,115 @@ impl<B: SparseGnnBackend> DistGraph<B> {
     }
 }
 
+/// BNS-GCN's boundary-node sampling (Wan et al., MLSys 2022), opt-in: in each training step a
+/// halo row crosses to a part with probability `rate` (a hash of `seed`, the step and the
+/// node's global id, the same for every layer of the step), and the rows that cross are scaled
+/// by `1 / rate`, so every aggregation over the halo is unbiased; the rows that do not cross
+/// count as zeros. The exchange moves about `rate` times the bytes, and the model is no longer
+/// the one-device model: the gradients are a sample. Evaluation exchanges every row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoundarySampling {
+    /// Fraction of the halo rows that cross per step, in `(0, 1]`.
+    pub rate: f64,
+    /// Seed of the draws.
+    pub seed: u64,
+}
+
+/// The halo rows that cross in one step under [`BoundarySampling`].
+#[derive(Clone, Debug)]
+pub struct SampledHalo<B: Backend> {
+    /// Per receiving part: per sending part `q` in ascending order, the rows of `q`'s state
+    /// that cross (on `q`'s device) and where they go in the receiving part's halo block from
+    /// `q` (on its device).
+    routes: Vec<Vec<(usize, RowIndex<B>, burn_sparse_gnn::RowSpread<B>)>>,
+    scale: f64,
+    rows: usize,
+}
+
+impl<B: Backend> SampledHalo<B> {
+    /// Halo rows that cross in this step, all parts together.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+}
+
+/// Whether node `id` crosses in step `step` (a splitmix64 hash against the rate).
+fn crosses(seed: u64, step: u64, id: u32, rate: f64) -> bool {
+    let mut z = seed ^ step.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (u64::from(id) << 17);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    ((z >> 11) as f64) / ((1u64 << 53) as f64) < rate
+}
+
+impl<B: SparseGnnBackend> DistGraph<B> {
+    /// The halo rows that cross in training step `step` under `sampling` (see
+    /// [`BoundarySampling`]). Errors when the rate is not in `(0, 1]`.
+    pub fn sample_halo(&self, sampling: &BoundarySampling, step: u64) -> Result<SampledHalo<B>, DistError> {
+        let rate = sampling.rate;
+        if !(rate > 0.0 && rate <= 1.0) {
+            return Err(DistError::SamplingRate(rate));
+        }
+        let mut rows = 0;
+        let mut routes = Vec::with_capacity(self.parts.len());
+        for (p, part) in self.parts.iter().enumerate() {
+            let mut list = Vec::new();
+            for (q, other) in self.parts.iter().enumerate() {
+                let Some(send) = self.host_send[q].get(p).filter(|s| q != p && !s.is_empty()) else { continue };
+                let mut kept_rows = Vec::new();
+                let mut positions = Vec::new();
+                for (pos, &r) in send.iter().enumerate() {
+                    if crosses(sampling.seed, step, self.host_owned[q][r as usize], rate) {
+                        kept_rows.push(r);
+                        positions.push(pos as u32);
+                    }
+                }
+                rows += kept_rows.len();
+                let err = |source| DistError::Graph { part: p, source };
+                let sel = RowIndex::new(&kept_rows, other.owned, &other.device).map_err(err)?;
+                let spread = burn_sparse_gnn::RowSpread::new(&positions, send.len(), &part.device).map_err(err)?;
+                list.push((q, sel, spread));
+            }
+            routes.push(list);
+        }
+        Ok(SampledHalo { routes, scale: 1.0 / rate, rows })
+    }
+
+    /// The halo exchange of one step under boundary sampling: each part's state followed by its
+    /// halo rows, those that cross scaled by `1 / rate`, the others zero (dense states only:
+    /// `None` for CBSR states).
+    pub fn exchange_sampled(&self, states: &[Hidden<B>], halo: &SampledHalo<B>) -> Option<Vec<Hidden<B>>> {
+        if !states.iter().all(|s| matches!(s, Hidden::Dense(_))) {
+            return None;
+        }
+        let devices: Vec<B::Device> = self.parts.iter().map(|p| p.device.clone()).collect();
+        let routes: Vec<Vec<(usize, &RowIndex<B>)>> =
+            halo.routes.iter().map(|l| l.iter().map(|(q, sel, _)| (*q, sel)).collect()).collect();
+        let dense = states.iter().map(Hidden::dense).collect();
+        let moved = burn_sparse_gnn::exchange::exchange(dense, &devices, &routes)
+            .expect("the sampled rows were drawn from these states' send lists");
+        let full = moved
+            .into_iter()
+            .zip(&self.parts)
+            .zip(&halo.routes)
+            .map(|((t, part), list)| {
+                if list.is_empty() {
+                    return Hidden::Dense(t);
+                }
+                let mut pieces = vec![t.clone().slice([0..part.owned])];
+                let mut start = part.owned;
+                for (_, _, spread) in list {
+                    let got = t.clone().slice([start..start + spread.kept()]);
+                    start += spread.kept();
+                    pieces.push(burn_sparse_gnn::spread_rows(got * halo.scale, spread));
+                }
+                Hidden::Dense(Tensor::cat(pieces, 0))
+            })
+            .collect();
+        Some(full)
+    }
+}
+
 impl<B: burn_sparse_gnn::SparseGnnAutodiffBackend> DistGraph<B> {
     /// The same parts without autodiff (evaluation with the model's `valid()` copy).
     pub fn inner(&self) -> DistGraph<B::InnerBackend> {
@@ -240,6 +363,8 @@ impl<B: burn_sparse_gnn::SparseGnnAutodiffBackend> DistGraph<B> {
             leader: self.leader.clone(),
             n_nodes: self.n_nodes,
             inverse: self.inverse.inner(),
+            host_owned: self.host_owned.clone(),
+            host_send: self.host_send.clone(),
         }
     }
 }
@@ -249,6 +374,18 @@ impl<B: SparseGnnBackend> GnnModel<B> {
     /// e.g. from [`DistGraph::scatter`]); returns each part's logits. Equals
     /// [`GnnModel::forward`] on the whole graph, rows split by part (see the module docs).
     pub fn forward_partitioned(&self, dg: &DistGraph<B>, xs: Vec<Tensor<B, 2>>) -> Vec<Tensor<B, 2>> {
+        self.forward_partitioned_sampled(dg, xs, None)
+    }
+
+    /// [`GnnModel::forward_partitioned`] with the halo rows of `halo` only (boundary sampling,
+    /// see [`BoundarySampling`]; dense states: a convolution reading CBSR states exchanges
+    /// every row). `None`: every row, the exact model.
+    pub fn forward_partitioned_sampled(
+        &self,
+        dg: &DistGraph<B>,
+        xs: Vec<Tensor<B, 2>>,
+        halo: Option<&SampledHalo<B>>,
+    ) -> Vec<Tensor<B, 2>> {
         // a clone of a lazily initialised parameter initialises its own copy: initialise them
         // here, so every part reads the same tensors and their gradients reach this model's
         self.initialise_parameters();
@@ -276,7 +413,10 @@ impl<B: SparseGnnBackend> GnnModel<B> {
                     m.activate(l, h, part.graph.kernel_config(), on(&seed, part).as_ref(), Some(&part.global_ids))
                 })
                 .collect();
-            let full = dg.exchange(&states);
+            let full = match halo.and_then(|h| dg.exchange_sampled(&states, h)) {
+                Some(full) => full,
+                None => dg.exchange(&states),
+            };
             hs = models.iter().zip(&dg.parts).zip(&full).map(|((m, part), a)| m.convolve(l, &part.graph, a)).collect();
         }
         models.iter().zip(hs).map(|(m, h)| m.output(h)).collect()

@@ -186,3 +186,75 @@ fn inference_is_exact() {
     let d = max_diff(&want.into_data().to_vec::<f64>().unwrap(), &got.into_data().to_vec::<f64>().unwrap());
     assert!(d < 1e-9, "inference logits differ by {d}");
 }
+
+/// Boundary sampling: at rate 1 every halo row crosses and the step equals the exact one; at
+/// rate 1/2 about half the halo rows cross, each scaled by 2, the others are zeros; a rate
+/// outside (0, 1] is an error.
+#[test]
+fn boundary_sampling_keeps_a_scaled_sample_of_the_halo() {
+    use gnn_models::distributed::BoundarySampling;
+    use gnn_models::Hidden;
+    let _turn = RNG.lock().unwrap_or_else(|e| e.into_inner());
+    let adj = graph(2);
+    let dev: burn::tensor::Device<B> = Default::default();
+    let part = partition(&adj, &PartitionOptions { parts: 3, method: PartitionMethod::Greedy, seed: 3 }).expect("p");
+    let pg = PartitionedGraph::build(&adj, &part).expect("parts");
+    let dg = DistGraph::<B>::new(&adj, &pg, &[dev], GraphOptions::default()).expect("partitioned graph");
+    let halo_total: usize = pg.parts.iter().map(|l| l.halo.len()).sum();
+    assert!(halo_total > 20, "the test graph needs a halo ({halo_total} rows)");
+
+    // rate 1: the sampled step is the exact step
+    let cfg = GnnModelConfig::new(ConvKind::Sage, D_IN, 8, CLASSES).with_layers(3).with_dropout(0.4);
+    B::seed(&dev, 11);
+    let model: GnnModel<B> = cfg.init(&dev).expect("valid model");
+    model.initialise_parameters();
+    let exact = parts(&model, &adj, &pg, 5);
+    let (x, y, w) = inputs(&dev);
+    let all = dg.sample_halo(&BoundarySampling { rate: 1.0, seed: 9 }, 0).expect("rate 1");
+    assert_eq!(all.rows(), halo_total);
+    B::seed(&dev, 5);
+    let logits = model.forward_partitioned_sampled(&dg, dg.scatter(x.clone()), Some(&all));
+    let loss = partitioned_loss(dg.leader(), &logits, &dg.scatter(y), &dg.scatter(w));
+    let grads = loss.backward();
+    let mut v = Grads { grads: &grads, out: Vec::new() };
+    model.visit(&mut v);
+    assert!((loss.into_scalar() - exact.loss).abs() < 1e-9 * exact.loss.abs().max(1.0));
+    for (a, b) in v.out.iter().zip(&exact.grads) {
+        assert!(max_diff(a, b) < 1e-9, "rate 1: a gradient differs by {}", max_diff(a, b));
+    }
+
+    // rate 1/2: the rows that cross are doubled, the others zero, in every part's halo block
+    let half = dg.sample_halo(&BoundarySampling { rate: 0.5, seed: 9 }, 4).expect("rate 1/2");
+    assert!(half.rows() > halo_total / 5 && half.rows() < halo_total * 4 / 5, "{} of {halo_total}", half.rows());
+    let other = dg.sample_halo(&BoundarySampling { rate: 0.5, seed: 9 }, 5).expect("next step");
+    let states: Vec<Hidden<B>> = dg.parts().iter().zip(dg.scatter(x)).map(|(_, xp)| Hidden::Dense(xp)).collect();
+    let exact_full = dg.exchange(&states);
+    let sampled = dg.exchange_sampled(&states, &half).expect("dense states");
+    let again = dg.exchange_sampled(&states, &other).expect("dense states");
+    let mut crossed = 0;
+    let mut differs = false;
+    for (p, part) in dg.parts().iter().enumerate() {
+        let e: Vec<f64> = exact_full[p].dense().into_data().to_vec().expect("f64");
+        let s: Vec<f64> = sampled[p].dense().into_data().to_vec().expect("f64");
+        let t: Vec<f64> = again[p].dense().into_data().to_vec().expect("f64");
+        assert_eq!(e.len(), s.len());
+        // own rows untouched
+        assert_eq!(e[..part.owned * D_IN], s[..part.owned * D_IN]);
+        for r in part.owned..part.owned + part.halo {
+            let (er, sr) = (&e[r * D_IN..(r + 1) * D_IN], &s[r * D_IN..(r + 1) * D_IN]);
+            if sr.iter().all(|&v| v == 0.0) && er.iter().any(|&v| v != 0.0) {
+                continue;
+            }
+            crossed += 1;
+            for (a, b) in er.iter().zip(sr) {
+                assert_eq!(2.0 * a, *b, "part {p} halo row {r}: a row that crosses is scaled by 1 / rate");
+            }
+        }
+        differs |= s != t;
+    }
+    assert_eq!(crossed, half.rows(), "the rows that cross are the sampled ones");
+    assert!(differs, "another step draws other rows");
+    for rate in [0.0, -0.5, 1.5, f64::NAN] {
+        assert!(dg.sample_halo(&BoundarySampling { rate, seed: 1 }, 0).is_err(), "rate {rate}");
+    }
+}

@@ -228,12 +228,23 @@ pub struct SpreadArgs {
     /// --out).
     #[arg(long)]
     pub partition_cache: Option<PathBuf>,
+    /// BNS-GCN's boundary-node sampling (opt-in, not exact): the fraction of halo rows that
+    /// cross between parts in each training step, in (0, 1]; those that cross are scaled by
+    /// 1 / rate, the others count as zeros. Evaluation exchanges every row. ReLU GCN,
+    /// GraphSAGE and GIN.
+    #[arg(long)]
+    pub boundary_sampling: Option<f64>,
 }
 
 impl SpreadArgs {
     /// The spread asked for, `None` for the whole graph on one device.
     pub fn spread(&self) -> Result<Option<train_app::partitioned::Spread>> {
         if self.devices.is_none() && self.parts.is_none() {
+            if self.boundary_sampling.is_some() {
+                return Err(AppError::Config(
+                    "--boundary-sampling samples the halo of a partitioned run: add --devices or --parts".into(),
+                ));
+            }
             return Ok(None);
         }
         let devices = self.devices.clone().unwrap_or_else(|| vec![0]);
@@ -241,6 +252,7 @@ impl SpreadArgs {
             parts: self.parts.unwrap_or(devices.len()),
             devices,
             method: self.partition.parse().map_err(|e| AppError::Config(format!("--partition: {e}")))?,
+            boundary_sampling: self.boundary_sampling,
         };
         spread.check()?;
         Ok(Some(spread))

@@ -28,6 +28,9 @@ pub struct Spread {
     pub parts: usize,
     /// Partitioner.
     pub method: PartitionMethod,
+    /// BNS-GCN's boundary-node sampling: the fraction of halo rows that cross per training
+    /// step (`gnn_models::distributed::BoundarySampling`); `None`: every row, the exact model.
+    pub boundary_sampling: Option<f64>,
 }
 
 impl Spread {
@@ -51,6 +54,31 @@ impl Spread {
         }
         if self.devices.iter().any(|&i| i > u16::MAX as usize) {
             return Err(AppError::Config(format!("--devices: index out of range in {:?}", self.devices)));
+        }
+        if let Some(rate) = self.boundary_sampling {
+            if !(rate > 0.0 && rate <= 1.0) {
+                return Err(AppError::Config(format!(
+                    "--boundary-sampling {rate}: the fraction of halo rows that cross must be in (0, 1]"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that boundary sampling, when asked for, applies to `cfg`'s model: its states
+    /// must be dense (ReLU; MaxK and max-pool states are CBSR) and its aggregation linear in
+    /// them (GCN, GraphSAGE, GIN; GAT's attention is not).
+    pub fn check_sampling(&self, cfg: &TrainConfig) -> Result<()> {
+        if self.boundary_sampling.is_none() {
+            return Ok(());
+        }
+        if cfg.nonlin != "relu" || cfg.model == gnn_models::ConvKind::Gat {
+            return Err(AppError::Config(format!(
+                "--boundary-sampling needs a ReLU GCN, GraphSAGE or GIN (got {} with {}): MaxK states are \
+                 CBSR rows and GAT's attention is not linear in its neighbours",
+                cfg.model.name(),
+                cfg.nonlin
+            )));
         }
         Ok(())
     }
@@ -82,6 +110,9 @@ pub struct PartitionReport {
     pub setup_seconds: f64,
     /// Whether the partition came from the cache file.
     pub cached: bool,
+    /// The boundary-sampling rate of the training steps (absent: exact).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boundary_sampling: Option<f64>,
 }
 
 /// A partitioned graph on its devices with the node data split by part.
@@ -164,6 +195,7 @@ pub fn setup<B: SparseGnnBackend>(
         partition_seconds,
         setup_seconds: start.elapsed().as_secs_f64(),
         cached: was_cached,
+        boundary_sampling: spread.boundary_sampling,
     };
     Ok(PartitionedData { xs: dg.scatter(x), labels: dg.scatter(labels), weights, dg, report })
 }
@@ -193,17 +225,37 @@ pub fn exchanged_bytes_per_epoch(
     total
 }
 
+/// The expected bytes of an epoch whose halo rows cross at `rate` (all of them: `None`).
+pub fn sampled_bytes(bytes: u64, rate: Option<f64>) -> u64 {
+    match rate {
+        Some(r) => (bytes as f64 * r).round() as u64,
+        None => bytes,
+    }
+}
+
 /// One training step on the parts; returns the loss.
+/// With boundary sampling (`data.report.boundary_sampling`), the halo rows that cross are
+/// drawn from `seed` and `step`.
 pub fn train_step<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>>(
     model: GnnModel<B>,
     optim: &mut O,
     data: &PartitionedData<B>,
     lr: f64,
-) -> (GnnModel<B>, Tensor<B, 1>) {
-    let logits = model.forward_partitioned(&data.dg, data.xs.clone());
+    seed: u64,
+    step: u64,
+) -> Result<(GnnModel<B>, Tensor<B, 1>)> {
+    let halo = match data.report.boundary_sampling {
+        Some(rate) => Some(
+            data.dg
+                .sample_halo(&gnn_models::BoundarySampling { rate, seed }, step)
+                .map_err(|e| AppError::Config(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let logits = model.forward_partitioned_sampled(&data.dg, data.xs.clone(), halo.as_ref());
     let loss = partitioned_loss(data.dg.leader(), &logits, &data.labels, &data.weights[0]);
     let grads = GradientsParams::from_grads(loss.backward(), &model);
-    (optim.step(lr, model, grads), loss.detach())
+    Ok((optim.step(lr, model, grads), loss.detach()))
 }
 
 /// Accuracy of `model` (no autodiff) on train, valid and test.
@@ -276,8 +328,11 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(&leader, cfg.seed);
     let mut model = model_cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
-    data.report.exchanged_bytes_per_epoch =
-        part::exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows());
+    spread.check_sampling(cfg)?;
+    data.report.exchanged_bytes_per_epoch = part::sampled_bytes(
+        part::exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows()),
+        spread.boundary_sampling,
+    );
     let mut optim = part::adam(cfg).init();
     let mut times = Vec::new();
     let (mut peak, mut peak_in_use) = (0u64, 0u64);
@@ -288,7 +343,7 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
         part::sync_all(&data.dg)?;
         let start = Instant::now();
         B::seed(&leader, cfg.seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64 + 1));
-        let (next, loss) = part::train_step(model, &mut optim, &data, cfg.lr);
+        let (next, loss) = part::train_step(model, &mut optim, &data, cfg.lr, cfg.seed, epoch as u64)?;
         model = next;
         part::sync_all(&data.dg)?;
         let ms = start.elapsed().as_secs_f64() * 1e3;
@@ -347,7 +402,12 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
         shape,
         device_name,
     );
-    rec.variant = Some(format!("{} layers, {} parts", cfg.layers, spread.parts));
+    rec.variant = Some(format!(
+        "{} layers, {} parts{}",
+        cfg.layers,
+        spread.parts,
+        spread.boundary_sampling.map(|r| format!(", boundary sampling {r}")).unwrap_or_default()
+    ));
     rec.peak_bytes = (peak > 0).then_some(peak);
     rec.peak_in_use_bytes = (peak_in_use > 0).then_some(peak_in_use);
     rec.devices = Some(spread.devices.len());
@@ -513,7 +573,9 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(&leader, cfg.seed);
     let mut model = model_cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
-    data.report.exchanged_bytes_per_epoch = exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows());
+    spread.check_sampling(cfg)?;
+    data.report.exchanged_bytes_per_epoch =
+        sampled_bytes(exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows()), spread.boundary_sampling);
     let st = &data.report.stats;
     eprintln!(
         "partition: {} parts ({}) on {} device(s): cut edges {} ({:.1} %), halo rows {}, {:.1} MB exchanged per epoch{}",
@@ -538,7 +600,13 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     for epoch in 1..=cfg.epochs {
         let t = Instant::now();
         B::seed(&leader, cfg.seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64));
-        let (next, loss) = train_step(model, &mut optim, &data, cfg.lr);
+        let (next, loss) = match train_step(model, &mut optim, &data, cfg.lr, cfg.seed, epoch as u64) {
+            Ok(step) => step,
+            Err(e) => {
+                bar.abandon();
+                return Err(e);
+            }
+        };
         model = next;
         let loss = scalar(loss);
         if !loss.is_finite() {

@@ -260,3 +260,22 @@ fn errors_use_the_names_users_type() {
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("split train 2, valid 2, test 2"), "{text}");
 }
+
+#[test]
+fn boundary_sampling_needs_parts_a_rate_and_a_dense_model() {
+    let dir = tiny("bns");
+    fails_with(train_on(&dir, &["--boundary-sampling", "0.5"]), "add --devices or --parts");
+    fails_with(train_on(&dir, &["--parts", "2", "--boundary-sampling", "1.5"]), "must be in (0, 1]");
+    fails_with(train_on(&dir, &["--parts", "2", "--boundary-sampling", "0"]), "must be in (0, 1]");
+    fails_with(
+        train_on(&dir, &["--parts", "2", "--boundary-sampling", "0.5", "--model", "gat"]),
+        "--boundary-sampling needs a ReLU GCN, GraphSAGE or GIN",
+    );
+    // a sampled run trains and records its rate and the expected bytes
+    let (code, text) = train_on(&dir, &["--parts", "2", "--boundary-sampling", "0.5", "--model", "sage"]);
+    assert_eq!(code, 0, "{text}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run/results.json")).unwrap()).unwrap();
+    let partition = &results["partition"];
+    assert_eq!(partition["boundary_sampling"], serde_json::json!(0.5), "{results}");
+}
