@@ -4,7 +4,8 @@
 # Stages (default "scaling large", each fits one 10-minute command):
 #   scaling: the self test (its partitioned-model checks use two GPUs when there are two), then
 #            the products-scale R-MAT GraphSAGE 4x256 epoch on one GPU and on two (f32 and
-#            mixed f16, the same binary and graph);
+#            mixed f16, the same binary and graph), and on two with boundary sampling (f32,
+#            a tenth of the halo rows);
 #   large:   a wider model whose memory estimate exceeds one GPU, on two; and a model started
 #            on one GPU past its estimate (--memory-budget), which must stop with an
 #            out-of-memory error, not a panic.
@@ -42,6 +43,11 @@ for prec in f32 mixedf16; do
     --devices 0,1 --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
     || echo "FAILED: two GPUs $prec" | tee -a "$LOG"
 done
+# BNS-GCN boundary sampling (not exact): a tenth of the halo rows cross per step
+step "products f32: two GPUs, boundary sampling 0.1"
+timeout 150 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions f32 --epochs 5 --warmup 2 \
+  --devices 0,1 --boundary-sampling 0.1 --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
+  || echo "FAILED: two GPUs, boundary sampling" | tee -a "$LOG"
 fi
 if [[ " $STAGES " == *" large "* ]]; then
 step "wide model: estimate on one GPU and on two"
