@@ -227,8 +227,20 @@ pub(crate) fn gemm(
 /// `(free, total)` bytes of CUDA device `device` as the driver reports them (in the device's
 /// primary context, which CubeCL uses too); `None` when the driver does not answer.
 pub(crate) fn memory_info(device: usize) -> Option<(u64, u64)> {
-    let dev = drv::device::get(device as i32).ok()?;
-    let ctx = unsafe { drv::primary_ctx::retain(dev) }.ok()?;
+    // the primary context is retained once per device (sampling calls this at every launch)
+    static CTXS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+    let ctx = {
+        let mut ctxs = CTXS.lock().unwrap_or_else(|e| e.into_inner());
+        match ctxs.iter().find(|(d, _)| *d == device) {
+            Some(&(_, c)) => c as dsys::CUcontext,
+            None => {
+                let dev = drv::device::get(device as i32).ok()?;
+                let c = unsafe { drv::primary_ctx::retain(dev) }.ok()?;
+                ctxs.push((device, c as usize));
+                c
+            }
+        }
+    };
     unsafe { drv::ctx::set_current(ctx) }.ok()?;
     let (free, total) = drv::mem_get_info().ok()?;
     Some((free as u64, total as u64))

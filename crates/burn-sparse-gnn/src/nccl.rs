@@ -27,7 +27,7 @@ use cubecl::Runtime;
 use cudarc::driver::{result as drv, sys as dsys};
 use cudarc::nccl::{result as nccl, sys as nsys};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// Why a grouped transfer could not run (the caller moves the tensors one by one).
@@ -35,6 +35,10 @@ use std::sync::{Mutex, OnceLock};
 pub(crate) struct Unavailable(pub String);
 
 static GROUPS: AtomicUsize = AtomicUsize::new(0);
+
+/// Set when NCCL could not be set up once: later exchanges move their tensors one by one
+/// without trying again.
+static BROKEN: AtomicBool = AtomicBool::new(false);
 
 /// How many grouped NCCL transfers this process ran.
 pub fn grouped_transfers() -> usize {
@@ -120,6 +124,9 @@ pub(crate) fn transfer(
     if !available() {
         return Err(Unavailable("libnccl.so not found".into()));
     }
+    if BROKEN.load(Ordering::Relaxed) {
+        return Err(Unavailable("NCCL could not be set up earlier in this process".into()));
+    }
     let mut devices: Vec<usize> = pieces.iter().flat_map(|(t, d)| [t.device.index, d.index]).collect();
     devices.sort_unstable();
     devices.dedup();
@@ -154,7 +161,7 @@ pub(crate) fn transfer(
     let mut guard = COMMS.lock().map_err(|_| Unavailable("communicator table poisoned".into()))?;
     let table = guard.get_or_insert_with(HashMap::new);
     if !table.contains_key(&devices) {
-        let c = init(&devices)?;
+        let c = init(&devices).inspect_err(|_| BROKEN.store(true, Ordering::Relaxed))?;
         table.insert(devices.clone(), c);
     }
     let c = table.get(&devices).expect("inserted above");
@@ -193,15 +200,30 @@ pub(crate) fn transfer(
             }
         }
         // the group is closed even after a failed call, so NCCL's state stays usable
-        let ended = nccl::group_end().map_err(|e| err("ncclGroupEnd", &e));
+        let mut result = nccl::group_end().map_err(|e| err("ncclGroupEnd", &e)).map(|_| ());
         if let Some(e) = failed {
-            return Err(e);
+            result = Err(e);
         }
-        ended?;
-        for (i, s) in compute.iter().enumerate() {
-            if let Some(s) = s {
-                wait_for(c.ctxs[i], c.streams[i], *s)?;
+        if result.is_ok() {
+            for (i, s) in compute.iter().enumerate() {
+                if let Some(s) = s {
+                    if let Err(e) = wait_for(c.ctxs[i], c.streams[i], *s) {
+                        result = Err(e);
+                        break;
+                    }
+                }
             }
+        }
+        if let Err(e) = result {
+            // whatever the group queued must finish before the caller drops (or sends again)
+            // these buffers: wait for the communication streams on the host
+            for (i, s) in c.streams.iter().enumerate() {
+                if drv::ctx::set_current(c.ctxs[i]).is_ok() {
+                    let _ = drv::stream::synchronize(*s);
+                }
+            }
+            BROKEN.store(true, Ordering::Relaxed);
+            return Err(e);
         }
     }
     GROUPS.fetch_add(1, Ordering::Relaxed);

@@ -88,8 +88,8 @@ pub struct DistGraph<B: Backend> {
     inverse: RowIndex<B>,
     /// Host copies per part: the global ids of its own rows, and per other part the local rows
     /// it sends there (what boundary sampling draws from).
-    host_owned: Vec<Vec<u32>>,
-    host_send: Vec<Vec<Vec<u32>>>,
+    host_owned: std::sync::Arc<Vec<Vec<u32>>>,
+    host_send: std::sync::Arc<Vec<Vec<Vec<u32>>>>,
 }
 
 impl<B: SparseGnnBackend> DistGraph<B> {
@@ -160,8 +160,8 @@ impl<B: SparseGnnBackend> DistGraph<B> {
             parts,
             leader,
             n_nodes: adj.n_rows(),
-            host_owned: partition.parts.iter().map(|l| l.owned.clone()).collect(),
-            host_send: partition.parts.iter().map(|l| l.send.clone()).collect(),
+            host_owned: std::sync::Arc::new(partition.parts.iter().map(|l| l.owned.clone()).collect()),
+            host_send: std::sync::Arc::new(partition.parts.iter().map(|l| l.send.clone()).collect()),
         })
     }
 
@@ -239,7 +239,9 @@ impl<B: SparseGnnBackend> DistGraph<B> {
 /// node's global id, the same for every layer of the step), and the rows that cross are scaled
 /// by `1 / rate`, so every aggregation over the halo is unbiased; the rows that do not cross
 /// count as zeros. The exchange moves about `rate` times the bytes, and the model is no longer
-/// the one-device model: the gradients are a sample. Evaluation exchanges every row.
+/// the one-device model: the gradients are a sample. Evaluation exchanges every row. With half
+/// storage a small rate can push scaled rows past f16's range (65,504): keep `rate` well above
+/// the largest activation over 65,504.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BoundarySampling {
     /// Fraction of the halo rows that cross per step, in `(0, 1]`.
@@ -310,9 +312,10 @@ impl<B: SparseGnnBackend> DistGraph<B> {
 
     /// The halo exchange of one step under boundary sampling: each part's state followed by its
     /// halo rows, those that cross scaled by `1 / rate`, the others zero (dense states only:
-    /// `None` for CBSR states).
+    /// `None` for CBSR states, or for a halo drawn from a graph of another number of parts).
     pub fn exchange_sampled(&self, states: &[Hidden<B>], halo: &SampledHalo<B>) -> Option<Vec<Hidden<B>>> {
-        if !states.iter().all(|s| matches!(s, Hidden::Dense(_))) {
+        // a halo drawn for another partitioned graph (other parts) falls back to every row
+        if halo.routes.len() != self.parts.len() || !states.iter().all(|s| matches!(s, Hidden::Dense(_))) {
             return None;
         }
         let devices: Vec<B::Device> = self.parts.iter().map(|p| p.device.clone()).collect();

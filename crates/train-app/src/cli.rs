@@ -88,8 +88,8 @@ pub struct TrainArgs {
     /// every option; flags that contradict it are an error, --epochs may grow).
     #[arg(long)]
     pub resume: Option<usize>,
-    /// Several devices or parts (the model equals the one-device model; checkpoints and resume
-    /// are not available on this path).
+    /// Several devices or parts (the model equals the one-device model unless
+    /// --boundary-sampling is given; checkpoints and resume are not available on this path).
     #[command(flatten)]
     pub spread: SpreadArgs,
     /// Device memory the run may use, e.g. `20GiB`, `512MiB` (default: the device's free

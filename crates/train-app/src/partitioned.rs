@@ -72,12 +72,14 @@ impl Spread {
         if self.boundary_sampling.is_none() {
             return Ok(());
         }
-        if cfg.nonlin != "relu" || cfg.model == gnn_models::ConvKind::Gat {
+        let max_pool = cfg.model == gnn_models::ConvKind::Sage && cfg.sage_aggr == gnn_models::SageAggr::MaxPool;
+        if cfg.nonlin != "relu" || cfg.model == gnn_models::ConvKind::Gat || max_pool {
             return Err(AppError::Config(format!(
-                "--boundary-sampling needs a ReLU GCN, GraphSAGE or GIN (got {} with {}): MaxK states are \
-                 CBSR rows and GAT's attention is not linear in its neighbours",
+                "--boundary-sampling needs a ReLU GCN, GraphSAGE (mean or sum) or GIN (got {} with {}{}): MaxK \
+                 states are CBSR rows, and GAT's attention and SAGE's max-pool are not linear in the neighbours",
                 cfg.model.name(),
-                cfg.nonlin
+                cfg.nonlin,
+                if max_pool { ", max-pool aggregation" } else { "" }
             )));
         }
         Ok(())
@@ -322,13 +324,13 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
 ) -> Result<Record> {
     use crate::partitioned as part;
     let cfg = &tb.cfg;
+    spread.check_sampling(cfg)?;
     let devices = part::devices_of::<B>(device, &spread.devices);
     let mut data = part::setup::<B>(host, spread, &devices, cache)?;
     let leader = data.dg.leader().clone();
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(&leader, cfg.seed);
     let mut model = model_cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
-    spread.check_sampling(cfg)?;
     data.report.exchanged_bytes_per_epoch = part::sampled_bytes(
         part::exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows()),
         spread.boundary_sampling,
@@ -567,13 +569,13 @@ pub fn train<B: SparseGnnAutodiffBackend>(
 ) -> Result<PartitionedReport> {
     use indicatif::{ProgressBar, ProgressStyle};
     std::fs::create_dir_all(&cfg.out).map_err(|e| AppError::io(&cfg.out, e))?;
+    spread.check_sampling(cfg)?;
     let devices = devices_of::<B>(device, &spread.devices);
     let mut data = setup::<B>(host, spread, &devices, Some(cache))?;
     let leader = data.dg.leader().clone();
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(&leader, cfg.seed);
     let mut model = model_cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
-    spread.check_sampling(cfg)?;
     data.report.exchanged_bytes_per_epoch =
         sampled_bytes(exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows()), spread.boundary_sampling);
     let st = &data.report.stats;

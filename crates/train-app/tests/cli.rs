@@ -269,7 +269,11 @@ fn boundary_sampling_needs_parts_a_rate_and_a_dense_model() {
     fails_with(train_on(&dir, &["--parts", "2", "--boundary-sampling", "0"]), "must be in (0, 1]");
     fails_with(
         train_on(&dir, &["--parts", "2", "--boundary-sampling", "0.5", "--model", "gat"]),
-        "--boundary-sampling needs a ReLU GCN, GraphSAGE or GIN",
+        "--boundary-sampling needs a ReLU GCN, GraphSAGE (mean or sum) or GIN",
+    );
+    fails_with(
+        train_on(&dir, &["--parts", "2", "--boundary-sampling", "0.5", "--model", "sage", "--sage-aggr", "maxpool"]),
+        "max-pool aggregation",
     );
     // a sampled run trains and records its rate and the expected bytes
     let (code, text) = train_on(&dir, &["--parts", "2", "--boundary-sampling", "0.5", "--model", "sage"]);
