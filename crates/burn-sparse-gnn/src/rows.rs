@@ -22,6 +22,26 @@ pub struct RowIndex<B: Backend> {
     source_rows: usize,
 }
 
+/// Per row of `0..len`: the entry of `rows` naming it, or `rows.len()`. Errors when a row is
+/// out of range or named twice.
+fn entries_of(rows: &[u32], len: usize) -> Result<Vec<i32>, GraphError> {
+    let none = rows.len() as i32;
+    let mut entries = vec![none; len];
+    for (entry, &r) in rows.iter().enumerate() {
+        let row = r as usize;
+        let issue = match entries.get(row) {
+            None => "outside the source",
+            Some(&e) if e != none => "named twice",
+            Some(_) => {
+                entries[row] = entry as i32;
+                continue;
+            }
+        };
+        return Err(GraphError::RowSelection { entry, row, rows: len, issue });
+    }
+    Ok(entries)
+}
+
 fn int_tensor<B: Backend>(v: Vec<i32>, device: &B::Device) -> Tensor<B, 1, Int> {
     let n = v.len();
     Tensor::from_data(TensorData::new(v, [n]), device)
@@ -31,26 +51,11 @@ impl<B: Backend> RowIndex<B> {
     /// The rows `rows` (in that order) of a tensor of `source_rows` rows, on `device`. Errors
     /// when a row is out of range or named twice.
     pub fn new(rows: &[u32], source_rows: usize, device: &B::Device) -> Result<Self, GraphError> {
-        let m = rows.len();
         let limit = i32::MAX as usize;
-        if m >= limit || source_rows > limit {
-            return Err(GraphError::TooLarge { what: "selected rows", count: m.max(source_rows), limit });
+        if rows.len() >= limit || source_rows > limit {
+            return Err(GraphError::TooLarge { what: "selected rows", count: rows.len().max(source_rows), limit });
         }
-        let mut inverse = vec![m as i32; source_rows];
-        for (entry, &r) in rows.iter().enumerate() {
-            let row = r as usize;
-            let issue = if row >= source_rows {
-                Some("outside the source")
-            } else if inverse[row] != m as i32 {
-                Some("named twice")
-            } else {
-                None
-            };
-            if let Some(issue) = issue {
-                return Err(GraphError::RowSelection { entry, row, rows: source_rows, issue });
-            }
-            inverse[row] = entry as i32;
-        }
+        let inverse = entries_of(rows, source_rows)?;
         Ok(Self {
             indices: int_tensor::<B>(rows.iter().map(|&r| r as i32).collect(), device),
             inverse: int_tensor::<B>(inverse, device),
@@ -146,21 +151,7 @@ impl<B: Backend> RowSpread<B> {
         if len > limit {
             return Err(GraphError::TooLarge { what: "spread rows", count: len, limit });
         }
-        let mut indices = vec![kept as i32; len];
-        for (entry, &p) in positions.iter().enumerate() {
-            let row = p as usize;
-            let issue = if row >= len {
-                Some("outside the source")
-            } else if indices[row] != kept as i32 {
-                Some("named twice")
-            } else {
-                None
-            };
-            if let Some(issue) = issue {
-                return Err(GraphError::RowSelection { entry, row, rows: len, issue });
-            }
-            indices[row] = entry as i32;
-        }
+        let indices = entries_of(positions, len)?;
         let mut inverse: Vec<i32> = positions.iter().map(|&p| p as i32).collect();
         inverse.push(len as i32);
         Ok(Self { indices: int_tensor::<B>(indices, device), inverse: int_tensor::<B>(inverse, device), kept, len })
