@@ -27,7 +27,7 @@ use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::Autodiff;
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::{FloatTensor, IntTensor};
-use burn::tensor::{Int, Tensor, TensorMetadata, TensorPrimitive};
+use burn::tensor::{Tensor, TensorMetadata, TensorPrimitive};
 use sparse_gnn_kernels::config::KernelConfig;
 
 type Ad<B, C> = Autodiff<B, C>;
@@ -270,11 +270,7 @@ impl<B: SparseGnnBackend> Backward<B, 1> for TakeRowsBackward {
         let [node] = ops.parents;
         let dy = grads.consume::<B>(&ops.node);
         if let Some(node) = node {
-            let dy = t2::<B>(dy);
-            let width = dy.dims()[1];
-            let zero = Tensor::<B, 2>::zeros([1, width], (&dy.device(), dy.dtype()));
-            let inverse = Tensor::<B, 1, Int>::from_primitive(ops.state);
-            grads.register::<B>(node.id, prim(Tensor::cat(vec![dy, zero], 0).select(0, inverse)));
+            grads.register::<B>(node.id, crate::exchange::gather_back::<B>(dy, ops.state));
         }
     }
 }
@@ -358,7 +354,7 @@ fn exchange_tracked<B: SparseGnnBackend, C: CheckpointStrategy, const N: usize>(
         Err(_) => unreachable!("called with N states"),
     };
     let inner: Vec<FloatTensor<B>> = states.into_iter().map(|s| s.primitive).collect();
-    let owned = crate::exchange::own_rows::<B>(&inner);
+    let owned: Vec<usize> = inner.iter().map(|s| s.shape()[0]).collect();
     let outs = crate::exchange::forward::<B>(inner, &devices, &routes);
     let pending = std::sync::Arc::new(std::sync::Mutex::new(PendingHalo::<B> {
         remaining: N,

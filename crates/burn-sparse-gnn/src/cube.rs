@@ -572,8 +572,6 @@ where
     }
 }
 
-/// The product through cuBLAS where `R` is the CUDA runtime and libcublas loads; `None` to fall
-/// back to Burn's matmul (logged once).
 /// The pieces through one NCCL group where they are CUDA tensors between CUDA devices and NCCL
 /// loads; otherwise (or when the group cannot run) the pieces back, for moves one by one.
 #[cfg(feature = "cuda")]
@@ -608,6 +606,8 @@ fn nccl_transfer<R: CubeRuntime>(pieces: Vec<(Ft<R>, R::Device)>) -> Result<Vec<
     }
 }
 
+/// The product through cuBLAS where `R` is the CUDA runtime and libcublas loads; `None` to fall
+/// back to Burn's matmul (logged once).
 #[cfg(feature = "cuda")]
 fn cublas_product_bias<R: CubeRuntime>(
     a: &CubeTensor<R>,

@@ -124,7 +124,7 @@ pub(crate) fn forward<B: SparseGnnBackend>(
 }
 
 /// The gradient of a sender's state from the gradient of the rows it sent: `[dy; 0]` gathered
-/// through the route's inverse.
+/// through the route's inverse (also `take_rows`'s backward).
 pub(crate) fn gather_back<B: Backend>(dy: FloatTensor<B>, inverse: IntTensor<B>) -> FloatTensor<B> {
     let dy = t2::<B>(dy);
     let width = dy.dims()[1];
@@ -136,9 +136,4 @@ pub(crate) fn gather_back<B: Backend>(dy: FloatTensor<B>, inverse: IntTensor<B>)
 /// Rows `start..start + len` of a 2-D tensor (a view where the backend allows it).
 pub(crate) fn row_range<B: Backend>(t: FloatTensor<B>, start: usize, len: usize) -> FloatTensor<B> {
     prim(t2::<B>(t).slice([start..start + len]))
-}
-
-/// Rows of each part's state, for the backward pass.
-pub(crate) fn own_rows<B: Backend>(states: &[FloatTensor<B>]) -> Vec<usize> {
-    states.iter().map(|s| s.shape()[0]).collect()
 }
