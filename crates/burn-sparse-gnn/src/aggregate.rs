@@ -120,6 +120,12 @@ pub(crate) fn pair_backward<B: SparseGnnBackend>(
         LinearPrecision::Half(h) => Some(h),
         _ => None,
     };
+    // the root map's weight and bias gradients first: in half precision the f32 copy of its
+    // saved input is freed before `dx` is allocated, so the pools hand its buffer on (one
+    // `[n, d]` f32 buffer fewer at the peak of the backward pass)
+    let wr = root.w.clone();
+    let (mut root_grads, db) = linear_backward::<B>(dy.clone(), vec![root], precision, &[[false, want_wr]], want_b);
+    let [_, dwr] = root_grads.pop().expect("the root term's gradients");
     let (mut dx, mut dwn) = (None, None);
     if want_x || want_wn {
         // t = A^T dy (A scaled by 1 / deg for the mean), in the half type in half precision
@@ -138,9 +144,9 @@ pub(crate) fn pair_backward<B: SparseGnnBackend>(
             let dx = B::dense_product(t, wn, false, true, math);
             // the root map's gradient added to the part's own rows
             let dx = if dx.shape()[0] == n {
-                B::dense_product_acc(dx, dy.clone(), root.w.clone(), false, true, math)
+                B::dense_product_acc(dx, dy.clone(), wr.clone(), false, true, math)
             } else {
-                let dr = t2::<B>(B::dense_product(dy.clone(), root.w.clone(), false, true, math));
+                let dr = t2::<B>(B::dense_product(dy.clone(), wr.clone(), false, true, math));
                 let dx = t2::<B>(dx);
                 let d_in = dx.dims()[1];
                 let own = dx.clone().slice([0..n]) + dr;
@@ -149,7 +155,5 @@ pub(crate) fn pair_backward<B: SparseGnnBackend>(
             cast::<B>(dx, FloatDType::from(x_dtype))
         });
     }
-    let (mut root_grads, db) = linear_backward::<B>(dy, vec![root], precision, &[[false, want_wr]], want_b);
-    let [_, dwr] = root_grads.pop().expect("the root term's gradients");
     [dx, dwn, dwr, db]
 }
