@@ -158,3 +158,68 @@ pub fn launch_rows_from_half<R: Runtime>(
         );
     }
 }
+
+#[cube(launch_unchecked)]
+fn add_rows<F: Float, N: Size>(
+    target: &mut Tensor<Vector<F, N>>,
+    rows: &Array<i32>,
+    values: &Tensor<Vector<F, N>>,
+    n_rows: usize,
+    #[define(F)] _dtype: StorageType,
+) {
+    let i = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
+    if i >= n_rows {
+        terminate!();
+    }
+    let r = usize::cast_from(rows[i]);
+    let n_vec = values.shape(1) / N::value();
+    let t_rs = target.stride(0) / N::value();
+    let v_rs = values.stride(0) / N::value();
+    let mut v = UNIT_POS_X as usize;
+    while v < n_vec {
+        let t = r * t_rs + v;
+        target[t] = target[t] + values[i * v_rs + v];
+        v += CUBE_DIM_X as usize;
+    }
+}
+
+/// Adds row `i` of `values` (`[m, f]`) to row `rows[i]` of `target` (`[n, f]`, same dtype
+/// `dtype`) in place, for every `i`: the scatter-add of a halo exchange's returned gradients
+/// into the sender's. `rows` (`[m]`, i32) must be distinct and below `n` (they are not
+/// checked here): each target row is then written by one lane only, so the result is
+/// deterministic without atomics.
+pub fn launch_add_rows<R: Runtime>(
+    client: &ComputeClient<R>,
+    target: TensorBinding<R>,
+    rows: TensorBinding<R>,
+    values: TensorBinding<R>,
+    dtype: StorageType,
+) {
+    let m = values.shape[0];
+    let Some((vec, _, count, dim)) = row_launch(client, m, values.shape[1], dtype.size(), &[&target, &values]) else {
+        return;
+    };
+    unsafe {
+        add_rows::launch_unchecked::<R>(
+            client,
+            count,
+            dim,
+            vec,
+            target.into_tensor_arg(),
+            rows.into_array_arg(),
+            values.into_tensor_arg(),
+            m,
+            dtype,
+        );
+    }
+}
+
+/// CPU reference of [`launch_add_rows`] on row-major `[n, f]` / `[m, f]` slices.
+pub fn reference_add_rows(target: &mut [f32], rows: &[i32], values: &[f32], f: usize) {
+    for (i, &r) in rows.iter().enumerate() {
+        let r = r as usize;
+        for (t, v) in target[r * f..(r + 1) * f].iter_mut().zip(&values[i * f..(i + 1) * f]) {
+            *t += v;
+        }
+    }
+}

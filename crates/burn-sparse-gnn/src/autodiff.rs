@@ -280,12 +280,14 @@ impl<B: SparseGnnBackend> Backward<B, 1> for TakeRowsBackward {
 #[derive(Debug)]
 struct ExchangeBackward<const N: usize>;
 
-/// What the outputs' backward steps have queued: per halo piece the part that sent the rows,
-/// their gradient (on the receiving part's device) and the route's inverse.
+/// What the outputs' backward steps have queued: per part the gradient of its own rows (from
+/// its output), and per halo piece the part that sent the rows, their gradient (on the
+/// receiving part's device) and the route's indices and inverse.
 #[derive(Debug)]
 struct PendingHalo<B: Backend> {
     remaining: usize,
-    pieces: Vec<(usize, FloatTensor<B>, IntTensor<B>)>,
+    own: Vec<Option<FloatTensor<B>>>,
+    pieces: Vec<(usize, FloatTensor<B>, IntTensor<B>, IntTensor<B>)>,
     devices: Vec<B::Device>,
 }
 
@@ -302,12 +304,15 @@ impl<B: Backend> Drop for PendingHalo<B> {
     }
 }
 
+/// One route of an output: the sending part, its first row in the output, its rows, its
+/// indices and their inverse.
+type HaloRows<B> = (usize, usize, usize, IntTensor<B>, IntTensor<B>);
+
 #[derive(Clone, Debug)]
 struct ExchangeState<B: Backend> {
     part: usize,
     owned: usize,
-    /// Per route: the sending part, its first row in the output, its rows, its inverse.
-    halo: Vec<(usize, usize, usize, IntTensor<B>)>,
+    halo: Vec<HaloRows<B>>,
     pending: std::sync::Arc<std::sync::Mutex<PendingHalo<B>>>,
 }
 
@@ -318,25 +323,36 @@ impl<B: SparseGnnBackend, const N: usize> Backward<B, N> for ExchangeBackward<N>
         let dy = grads.consume::<B>(&ops.node);
         let ExchangeState { part, owned, halo, pending } = ops.state;
         let parents = ops.parents;
-        if let Some(node) = &parents[part] {
-            grads.register::<B>(node.id, crate::exchange::row_range::<B>(dy.clone(), 0, owned));
-        }
         let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
-        for (from, start, len, inverse) in halo {
+        if parents[part].is_some() {
+            pending.own[part] = Some(crate::exchange::row_range::<B>(dy.clone(), 0, owned));
+        }
+        for (from, start, len, indices, inverse) in halo {
             if parents[from].is_some() && len > 0 {
-                pending.pieces.push((from, crate::exchange::row_range::<B>(dy.clone(), start, len), inverse));
+                let g = crate::exchange::row_range::<B>(dy.clone(), start, len);
+                pending.pieces.push((from, g, indices, inverse));
             }
         }
         pending.remaining = pending.remaining.saturating_sub(1);
         if pending.remaining > 0 {
             return;
         }
+        // every output has run its step: move all halo gradients together, then add each to
+        // its sender's own rows' gradient in place (one gradient per state, one addition over
+        // the halo rows instead of a gather and an addition over all rows per piece)
+        let mut sums = std::mem::take(&mut pending.own);
         let pieces = std::mem::take(&mut pending.pieces);
-        let moves = pieces.iter().map(|(from, g, _)| (g.clone(), pending.devices[*from].clone())).collect();
+        let moves = pieces.iter().map(|(from, g, _, _)| (g.clone(), pending.devices[*from].clone())).collect();
         let moved = B::transfer_all(moves);
-        for ((from, _, inverse), g) in pieces.into_iter().zip(moved) {
-            if let Some(node) = &parents[from] {
-                grads.register::<B>(node.id, crate::exchange::gather_back::<B>(g, inverse));
+        for ((from, _, indices, inverse), g) in pieces.into_iter().zip(moved) {
+            sums[from] = Some(match sums[from].take() {
+                Some(base) => B::add_rows(base, g, indices, inverse),
+                None => crate::exchange::gather_back::<B>(g, inverse),
+            });
+        }
+        for (node, sum) in parents.iter().zip(sums) {
+            if let (Some(node), Some(sum)) = (node, sum) {
+                grads.register::<B>(node.id, sum);
             }
         }
     }
@@ -358,6 +374,7 @@ fn exchange_tracked<B: SparseGnnBackend, C: CheckpointStrategy, const N: usize>(
     let outs = crate::exchange::forward::<B>(inner, &devices, &routes);
     let pending = std::sync::Arc::new(std::sync::Mutex::new(PendingHalo::<B> {
         remaining: N,
+        own: vec![None; N],
         pieces: Vec::new(),
         devices: devices.clone(),
     }));
@@ -372,7 +389,7 @@ fn exchange_tracked<B: SparseGnnBackend, C: CheckpointStrategy, const N: usize>(
                     .map(|r| {
                         let len = r.indices.shape()[0];
                         start += len;
-                        (r.from, start - len, len, r.inverse)
+                        (r.from, start - len, len, r.indices, r.inverse)
                     })
                     .collect();
                 prep.finish(ExchangeState { part: p, owned: owned[p], halo, pending: pending.clone() }, out)
@@ -564,6 +581,14 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
     }
     fn relu_dropout_grad(dy: FloatTensor<Self>, mask: IntTensor<Self>, spec: ReluDropout) -> FloatTensor<Self> {
         untracked::<B, C>(B::relu_dropout_grad(dy.primitive, mask, spec))
+    }
+    fn add_rows(
+        base: FloatTensor<Self>,
+        values: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        inverse: IntTensor<Self>,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::add_rows(base.primitive, values.primitive, indices, inverse))
     }
     fn ad_relu_dropout(
         x: FloatTensor<Self>,

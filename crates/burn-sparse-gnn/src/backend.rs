@@ -268,6 +268,23 @@ pub trait SparseGnnBackend: Backend {
         pieces.into_iter().map(|(t, d)| Self::float_to_device(t, &d)).collect()
     }
 
+    /// `base` (`[n, w]`) with row `i` of `values` (`[m, w]`, same dtype and device) added to its
+    /// row `indices[i]`, for distinct `indices` (`[m]`); `inverse` (`[n]`) is their inverse map
+    /// as in [`crate::rows::RowIndex`]. The halo exchange's backward adds the returned halo
+    /// gradients to the senders' gradients this way. Not differentiable. Default: the composed
+    /// ops `base + [values; 0].select(inverse)` (three passes over `n` rows); backends with
+    /// kernels add the `m` rows in place (one copy of `base` where it is shared). Both are
+    /// deterministic and give the same values.
+    fn add_rows(
+        base: FloatTensor<Self>,
+        values: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        inverse: IntTensor<Self>,
+    ) -> FloatTensor<Self> {
+        let _ = indices;
+        Self::float_add(base, crate::exchange::gather_back::<Self>(values, inverse))
+    }
+
     /// Differentiable halo exchange (see [`crate::exchange`]): per part `p`, `states[p]`
     /// followed by the rows its routes select from the other parts' states, on `devices[p]`.
     fn ad_exchange(

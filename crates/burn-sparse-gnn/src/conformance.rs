@@ -841,6 +841,94 @@ pub fn half_rows_checks<B: SparseGnnBackend>(
     out
 }
 
+/// The halo gradients' scatter-add ([`SparseGnnBackend::add_rows`]) against the CPU reference
+/// of the kernels crate and against the composed ops (its default implementation) on the same
+/// device: random rows of `n` = 1,031 with `m` distinct target rows in shuffled order (one, a
+/// third of the rows with the first and the last, all of them), each into a base that
+/// other tensors share (added into a copy, which must leave the shared base unchanged) and
+/// into one nothing else holds (added in place), in each of `dtypes` at each width of
+/// `widths`. Returns `(case, largest difference)`, `None` where the device lacks the dtype.
+/// The values are multiples of 1/64 in [-4, 4], so every sum is exact in each dtype and every
+/// difference must be 0.
+pub fn add_rows_checks<B: SparseGnnBackend>(
+    device: &B::Device,
+    dtypes: &[FloatDType],
+    widths: &[usize],
+) -> Vec<(String, Option<f64>)> {
+    use burn::tensor::TensorPrimitive;
+    let n = 1_031usize;
+    let mut out = Vec::new();
+    let host =
+        |t: Tensor<B, 2>| t.cast(FloatDType::F32).into_data().convert::<f32>().into_vec::<f32>().unwrap_or_default();
+    let diff = |p: &[f32], q: &[f32]| {
+        if p.len() != q.len() {
+            return f64::INFINITY;
+        }
+        p.iter()
+            .zip(q)
+            .map(|(a, b)| if a == b { 0.0 } else { f64::from((a - b).abs()).max(f64::MIN_POSITIVE) })
+            .fold(0.0, f64::max)
+    };
+    for &dtype in dtypes {
+        for &f in widths {
+            for m in [1usize, n / 3, n] {
+                let what = format!("add rows {dtype:?}, width {f}, {m} of {n} rows");
+                if !B::supports_dtype(device, DType::from(dtype)) {
+                    out.push((what, None));
+                    continue;
+                }
+                // distinct rows in a shuffled order: a stride coprime to n, with row 0 and row n - 1
+                let mut rows: Vec<u32> = (0..n as u32).map(|i| (i * 389 + 17) % n as u32).take(m).collect();
+                if m >= 2 && !rows.contains(&0) {
+                    rows[0] = 0;
+                }
+                if m >= 3 && !rows.contains(&(n as u32 - 1)) {
+                    rows[1] = n as u32 - 1;
+                }
+                let idx = match crate::rows::RowIndex::<B>::new(&rows, n, device) {
+                    Ok(i) => i,
+                    Err(_) => {
+                        out.push((what, Some(f64::INFINITY)));
+                        continue;
+                    }
+                };
+                let make = |len: usize, seed: u64| {
+                    // multiples of 1/64 in [-4, 4]: every value and every sum is exact in f16 too
+                    let v: Vec<f32> =
+                        random_values(len * f, seed).into_iter().map(|v| (v * 256.0).round() as f32 / 64.0).collect();
+                    Tensor::<B, 2>::from_data(TensorData::new(v, [len, f]), device).cast(dtype)
+                };
+                let base = make(n, 5 + f as u64);
+                let values = make(m, 6 + f as u64);
+                let (base_host, values_host) = (host(base.clone()), host(values.clone()));
+                let mut expected = base_host.clone();
+                let ids: Vec<i32> = rows.iter().map(|&r| r as i32).collect();
+                sparse_gnn_kernels::rows::reference_add_rows(&mut expected, &ids, &values_host, f);
+                let expected = host(Tensor::<B, 2>::from_data(TensorData::new(expected, [n, f]), device).cast(dtype));
+                let prim = |t: Tensor<B, 2>| t.into_primitive().tensor();
+                let (i, inv) = (idx.indices().into_primitive(), idx.inverse().into_primitive());
+                let composed = crate::exchange::gather_back::<B>(prim(values.clone()), inv.clone());
+                let composed =
+                    host(Tensor::from_primitive(TensorPrimitive::Float(B::float_add(prim(base.clone()), composed))));
+                // `base` is shared (the clone above): the sum goes to a copy
+                let shared = B::add_rows(prim(base.clone()), prim(values.clone()), i.clone(), inv.clone());
+                let shared = host(Tensor::from_primitive(TensorPrimitive::Float(shared)));
+                let untouched = diff(&host(base), &base_host);
+                // a base nothing else holds: added in place where the backend can
+                let own = make(n, 5 + f as u64);
+                let in_place =
+                    host(Tensor::from_primitive(TensorPrimitive::Float(B::add_rows(prim(own), prim(values), i, inv))));
+                let d = diff(&shared, &expected)
+                    .max(diff(&in_place, &expected))
+                    .max(diff(&composed, &expected))
+                    .max(untouched);
+                out.push((what, Some(d)));
+            }
+        }
+    }
+    out
+}
+
 /// ReLU + dropout ([`crate::dropout`]) under autodiff on `B` against the CPU reference of the
 /// kernels crate: the output and the input gradient for random rows (some entries exactly 0),
 /// with and without ReLU, drop probabilities 0, 0.5 and 0.9, row ids given (a permutation with

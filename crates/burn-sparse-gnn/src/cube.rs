@@ -20,7 +20,7 @@ use sparse_gnn_kernels::device::CsrDev;
 use sparse_gnn_kernels::dropout::{keep_scale, launch_masked_scale, launch_relu_dropout, mask_words};
 use sparse_gnn_kernels::maxk::kernel::launch_maxk;
 use sparse_gnn_kernels::pool::kernel::launch_maxpool;
-use sparse_gnn_kernels::rows::{launch_rows_from_half, launch_rows_to_half};
+use sparse_gnn_kernels::rows::{launch_add_rows, launch_rows_from_half, launch_rows_to_half};
 use sparse_gnn_kernels::sample::kernel::{launch_sample_scale, launch_sampled_spmm};
 use sparse_gnn_kernels::sddmm::kernel::launch_sddmm;
 use sparse_gnn_kernels::softmax::kernel::launch_edge_softmax;
@@ -462,6 +462,29 @@ where
             .map(|(t, d)| <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_to_device(t, &d))
             .collect()
     }
+
+    fn add_rows(base: Ft<R>, values: Ft<R>, indices: Ft<R>, inverse: Ft<R>) -> Ft<R> {
+        let (m, w) = (values.shape()[0], values.shape()[1]);
+        if m == 0 || w == 0 {
+            return base;
+        }
+        if values.dtype != base.dtype {
+            return <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_add(
+                base,
+                crate::exchange::gather_back::<Self>(values, inverse),
+            );
+        }
+        // in place where nothing else reads `base`; otherwise into a copy
+        let target = if base.can_mut() && base.is_contiguous() { base } else { base.copy() };
+        let values = mat(values);
+        let indices =
+            if indices.dtype == DType::I32 { indices } else { burn_cubecl::kernel::cast(indices, DType::I32) };
+        let indices = into_contiguous(indices);
+        launch_add_rows::<R>(&target.client, bind(&target), bind(&indices), bind(&values), dtype_of(&target));
+        sample(&target);
+        target
+    }
+
     fn device_memory(device: &R::Device) -> Option<(u64, u64)> {
         let client = R::client(device);
         client.memory_usage().ok().map(|m| (m.bytes_reserved, m.bytes_in_use))

@@ -8,9 +8,10 @@
 //! NCCL group: both directions of every link at once), in the forward pass and in the backward
 //! pass. The backward pass of one output cannot send its halo rows' gradients alone without
 //! taking turns with the other parts' sends, so the P outputs share one pending list: each
-//! output's backward step passes its own rows' gradient to its part and queues its halo rows'
-//! gradients, and the last of the P steps moves all of them in one group and adds each to the
-//! rows of the part that sent them (a gather through the route's inverse, see [`crate::rows`]).
+//! output's backward step queues its own rows' gradient and its halo rows' gradients, and the
+//! last of the P steps moves all halo gradients in one group and adds each to the own rows'
+//! gradient of the part that sent them, in place over the halo rows only
+//! ([`SparseGnnBackend::add_rows`]; the rows of a route are distinct, so no atomics).
 //! Every output is a child of all P states, so autodiff runs all P steps before any state's
 //! own step. Every output must therefore reach the loss (as in a partitioned model, where
 //! every part's logits do): an output left out holds back the halo gradients of all.

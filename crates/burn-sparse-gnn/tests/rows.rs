@@ -208,3 +208,30 @@ fn spread_rows_puts_rows_at_their_positions_and_picks_their_gradient() {
     assert!(RowSpread::<B>::new(&[1, 1], 4, &device).is_err(), "a position named twice");
     assert!(RowSpread::<B>::new(&[4], 4, &device).is_err(), "a position past the end");
 }
+
+/// The in-place scatter-add of the exchange's backward equals the CPU reference and the
+/// composed ops exactly, in place and into a copy (leaving a shared base unchanged).
+#[cfg(feature = "testing")]
+fn check_add_rows<B: SparseGnnBackend>(device: &B::Device, dtypes: &[burn::tensor::FloatDType]) {
+    let checks = burn_sparse_gnn::conformance::add_rows_checks::<B>(device, dtypes, &[1, 7, 64]);
+    assert_eq!(checks.len(), dtypes.len() * 3 * 3);
+    for (what, d) in &checks {
+        if let Some(d) = d {
+            assert_eq!(*d, 0.0, "{what}");
+        }
+    }
+    assert!(checks.iter().any(|(_, d)| d.is_some()), "some dtype ran");
+}
+
+#[cfg(feature = "testing")]
+#[test]
+fn add_rows_equals_the_reference_on_the_cpu() {
+    check_add_rows::<NdArray>(&Default::default(), &[burn::tensor::FloatDType::F32]);
+}
+
+#[cfg(all(feature = "wgpu", feature = "testing"))]
+#[test]
+fn add_rows_equals_the_reference_on_wgpu() {
+    use burn::tensor::FloatDType;
+    check_add_rows::<burn_sparse_gnn::Wgpu>(&Default::default(), &[FloatDType::F32, FloatDType::F16]);
+}

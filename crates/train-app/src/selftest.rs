@@ -5,7 +5,9 @@ use crate::bench::host;
 use crate::error::{AppError, Result};
 use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
-use burn_sparse_gnn::conformance::{half_rows_checks, normwise_error, relu_dropout_checks, run, ConformanceConfig};
+use burn_sparse_gnn::conformance::{
+    add_rows_checks, half_rows_checks, normwise_error, relu_dropout_checks, run, ConformanceConfig,
+};
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
 use burn_sparse_gnn::{Graph, GraphOptions, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 use gnn_models::{Nonlinearity, Precision, SageConv, SageConvConfig};
@@ -411,6 +413,24 @@ impl Job for SelfTest {
             }
             println!(
                 "== {backend}: one-pass half rows against the composed ops ({:.1} s)",
+                start.elapsed().as_secs_f64()
+            );
+            for (what, diff) in &checks {
+                let ok = *diff == Some(0.0);
+                match diff {
+                    Some(d) => println!("{} {what}: largest difference {d:.2e}", if ok { "ok  " } else { "FAIL" }),
+                    None => println!("skip {what}: the dtype is not supported here"),
+                }
+                failed += usize::from(!ok && diff.is_some());
+            }
+            total += checks.iter().filter(|(_, d)| d.is_some()).count();
+        }
+        if self.filter.is_none() {
+            let start = std::time::Instant::now();
+            let dtypes = [burn::tensor::FloatDType::F32, burn::tensor::FloatDType::F16, burn::tensor::FloatDType::BF16];
+            let checks = add_rows_checks::<B::InnerBackend>(&device, &dtypes, &[1, 7, 256, 602]);
+            println!(
+                "== {backend}: halo gradients added in place against the CPU reference ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
             for (what, diff) in &checks {
