@@ -11,7 +11,9 @@
 //! - [`sample`]: ES-SpMM sampled aggregation (Bucket, FastRand);
 //! - [`maxk`]: MaxK top-k selection into CBSR;
 //! - [`pool`]: k-max-pooling selection into CBSR;
-//! - [`cbsr`]: CBSR SpGEMM forward, SSpMM backward, scatter / gather.
+//! - [`cbsr`]: CBSR SpGEMM forward, SSpMM backward, scatter / gather;
+//! - [`loss`]: weighted softmax cross-entropy of logit rows and its backward, in place;
+//! - [`rows`]: per-row half copies, and the halo gradients' scatter-add.
 //!
 //! Each module has a `reference` submodule; [`csr`] holds the borrowed structures they take.
 //! Launch shapes are typed values ([`config::KernelConfig`], every field `Auto` or forced)
@@ -25,6 +27,7 @@ pub mod device;
 pub mod dropout;
 pub mod error;
 pub mod heuristics;
+pub mod loss;
 pub mod maxk;
 pub mod pool;
 pub mod reduce;

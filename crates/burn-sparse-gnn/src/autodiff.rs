@@ -417,6 +417,25 @@ impl<B: SparseGnnBackend> Backward<B, 1> for ReluDropoutBackward {
     }
 }
 
+// ---- weighted cross-entropy: the logits' gradient over the saved logits -------------------
+
+#[derive(Debug)]
+struct CrossEntropyBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 1> for CrossEntropyBackward {
+    /// The logits, their rows' log-sum-exp, the labels and the weights.
+    type State = (FloatTensor<B>, FloatTensor<B>, IntTensor<B>, FloatTensor<B>);
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let dterms = grads.consume::<B>(&ops.node);
+        if let Some(node) = node {
+            let (x, lse, labels, weight) = ops.state;
+            grads.register::<B>(node.id, B::cross_entropy_grad(x, lse, labels, weight, dterms));
+        }
+    }
+}
+
 // ---- CBSR to dense: gradient of the values is a gather ------------------------------------
 
 #[derive(Debug)]
@@ -581,6 +600,39 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
     }
     fn relu_dropout_grad(dy: FloatTensor<Self>, mask: IntTensor<Self>, spec: ReluDropout) -> FloatTensor<Self> {
         untracked::<B, C>(B::relu_dropout_grad(dy.primitive, mask, spec))
+    }
+    fn cross_entropy(
+        x: FloatTensor<Self>,
+        labels: IntTensor<Self>,
+        weight: FloatTensor<Self>,
+        config: &KernelConfig,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let (terms, lse) = B::cross_entropy(x.primitive, labels, weight.primitive, config);
+        (untracked::<B, C>(terms), untracked::<B, C>(lse))
+    }
+    fn cross_entropy_grad(
+        x: FloatTensor<Self>,
+        lse: FloatTensor<Self>,
+        labels: IntTensor<Self>,
+        weight: FloatTensor<Self>,
+        dterms: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::cross_entropy_grad(x.primitive, lse.primitive, labels, weight.primitive, dterms.primitive))
+    }
+    fn ad_cross_entropy(
+        x: FloatTensor<Self>,
+        labels: IntTensor<Self>,
+        weight: FloatTensor<Self>,
+        config: &KernelConfig,
+    ) -> FloatTensor<Self> {
+        let weight = weight.primitive;
+        match CrossEntropyBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let (terms, lse) = B::cross_entropy(x.primitive.clone(), labels.clone(), weight.clone(), config);
+                prep.finish((x.primitive, lse, labels, weight), terms)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::cross_entropy(x.primitive, labels, weight, config).0),
+        }
     }
     fn add_rows(
         base: FloatTensor<Self>,

@@ -358,6 +358,44 @@ pub trait SparseGnnBackend: Backend {
         unscale_rows::<Self>(x_half, scale, dtype)
     }
 
+    /// Weighted softmax cross-entropy of the logit rows `x` (`[n, c]`, see [`crate::loss`]):
+    /// per row `weight[i] * (lse[i] - x[i, labels[i]])` and `lse[i]`, the row's log-sum-exp
+    /// (both `[n]`, f32; f64 for f64 logits). Composed tensor ops by default; backends with
+    /// kernels do it in one pass (`config`: the plane choice of the kernel).
+    fn cross_entropy(
+        x: FloatTensor<Self>,
+        labels: IntTensor<Self>,
+        weight: FloatTensor<Self>,
+        config: &KernelConfig,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let _ = config;
+        crate::loss::composed_forward::<Self>(x, labels, weight)
+    }
+
+    /// The logits' gradient of [`SparseGnnBackend::cross_entropy`]'s terms from their gradient
+    /// `dterms` (`[n]`): `dterms[i] * weight[i] * (softmax(x[i]) - onehot(labels[i]))`, in the
+    /// dtype of `x`. Composed tensor ops by default; backends with kernels write it over `x`
+    /// where nothing else holds it.
+    fn cross_entropy_grad(
+        x: FloatTensor<Self>,
+        lse: FloatTensor<Self>,
+        labels: IntTensor<Self>,
+        weight: FloatTensor<Self>,
+        dterms: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        crate::loss::composed_grad::<Self>(x, lse, labels, weight, dterms)
+    }
+
+    /// Differentiable [`SparseGnnBackend::cross_entropy`] (its terms).
+    fn ad_cross_entropy(
+        x: FloatTensor<Self>,
+        labels: IntTensor<Self>,
+        weight: FloatTensor<Self>,
+        config: &KernelConfig,
+    ) -> FloatTensor<Self> {
+        Self::cross_entropy(x, labels, weight, config).0
+    }
+
     /// ReLU and / or dropout of a 2-D `x` in one pass with a counter-based mask (see
     /// [`crate::dropout`]): the output and the mask words (`[n * ceil(d / 32)]`, one bit per
     /// entry, as i32 bit patterns). `seed`: `[2]` floats in `[0, 1)` (read when

@@ -929,6 +929,60 @@ pub fn add_rows_checks<B: SparseGnnBackend>(
     out
 }
 
+/// The weighted cross-entropy ([`crate::loss::cross_entropy_rows`]) under autodiff on `B`
+/// against the f64 CPU reference of the kernels crate: the terms and the logits' gradient for
+/// `n` = 1,031 random rows (one of equal logits, one shifted by 1e3 so that a naive softmax
+/// overflows, labels at the first and the last class, every fifth weight 0) at each class count
+/// of `classes`, with the plane choice of `config`. Returns `(case, normwise error)`.
+pub fn cross_entropy_checks<B: SparseGnnAutodiffBackend>(
+    device: &B::Device,
+    classes: &[usize],
+    config: &KernelConfig,
+) -> Vec<(String, f64)> {
+    let n = 1_031usize;
+    let mut out = Vec::new();
+    for &c in classes {
+        let mut x = random_values(n * c, 31 + c as u64).into_iter().map(|v| 4.0 * v).collect::<Vec<f64>>();
+        x[..c].iter_mut().for_each(|v| *v = 0.5);
+        x[c..2 * c].iter_mut().for_each(|v| *v += 1e3);
+        let labels: Vec<i64> = (0..n).map(|i| ((i * 7 + i / 3) % c) as i64).collect();
+        let mut labels = labels;
+        labels[1] = 0;
+        labels[2] = c as i64 - 1;
+        let weight: Vec<f64> = random_values(n, 41 + c as u64)
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| if i % 5 == 0 { 0.0 } else { v.abs() })
+            .collect();
+        let dterms = upstream(n, 51 + c as u64);
+        // round the inputs to f32 first, so that both sides see the same values
+        let x: Vec<f64> = x.iter().map(|&v| v as f32 as f64).collect();
+        let weight: Vec<f64> = weight.iter().map(|&v| v as f32 as f64).collect();
+        let dterms: Vec<f64> = dterms.iter().map(|&v| v as f32 as f64).collect();
+        let (terms_ref, dx_ref) = sparse_gnn_kernels::loss::reference(&x, c, &labels, &weight, &dterms);
+
+        let xt = tensor::<B, 2>(&x, [n, c], device).require_grad();
+        let labels_t = Tensor::<B, 1, Int>::from_data(TensorData::new(labels.clone(), [n]), device);
+        let w = tensor::<B, 1>(&weight, [n], device);
+        let r = tensor::<B, 1>(&dterms, [n], device);
+        let what = format!("cross-entropy, {c} classes");
+        // the logits held here (the gradient goes to a copy), then logits nothing else holds
+        // (an op's output: the gradient goes over them)
+        for (how, logits) in [("held", xt.clone()), ("in place", xt.clone().mul_scalar(1.0))] {
+            match crate::loss::cross_entropy_rows(logits, labels_t.clone(), w.clone(), config) {
+                Ok(terms) => {
+                    let grads = (terms.clone() * r.clone()).sum().backward();
+                    let dx = xt.grad(&grads).map(|g| host(g)).unwrap_or_default();
+                    out.push((format!("{what}, {how}: terms"), normwise_error(&host(terms.inner()), &terms_ref)));
+                    out.push((format!("{what}, {how}: logits' gradient"), normwise_error(&dx, &dx_ref)));
+                }
+                Err(e) => out.push((format!("{what}: {e}"), f64::INFINITY)),
+            }
+        }
+    }
+    out
+}
+
 /// ReLU + dropout ([`crate::dropout`]) under autodiff on `B` against the CPU reference of the
 /// kernels crate: the output and the input gradient for random rows (some entries exactly 0),
 /// with and without ReLU, drop probabilities 0, 0.5 and 0.9, row ids given (a permutation with

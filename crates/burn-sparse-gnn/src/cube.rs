@@ -18,6 +18,7 @@ use sparse_gnn_kernels::cbsr::CbsrDev;
 use sparse_gnn_kernels::config::KernelConfig;
 use sparse_gnn_kernels::device::CsrDev;
 use sparse_gnn_kernels::dropout::{keep_scale, launch_masked_scale, launch_relu_dropout, mask_words};
+use sparse_gnn_kernels::loss::{launch_cross_entropy, launch_cross_entropy_grad};
 use sparse_gnn_kernels::maxk::kernel::launch_maxk;
 use sparse_gnn_kernels::pool::kernel::launch_maxpool;
 use sparse_gnn_kernels::rows::{launch_add_rows, launch_rows_from_half, launch_rows_to_half};
@@ -132,6 +133,16 @@ fn zeros<R: CubeRuntime>(like: &CubeTensor<R>, shape: impl Into<Shape>, dtype: D
 
 fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: impl Into<Shape>, dtype: DType) -> CubeTensor<R> {
     empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape.into(), dtype)
+}
+
+/// A contiguous i32 copy of an integer tensor (the tensor itself where it is one already).
+fn i32_array<R: CubeRuntime>(t: CubeTensor<R>) -> CubeTensor<R> {
+    into_contiguous(if t.dtype == DType::I32 { t } else { burn_cubecl::kernel::cast(t, DType::I32) })
+}
+
+/// A contiguous f32 copy of a float tensor (the tensor itself where it is one already).
+fn f32_array<R: CubeRuntime>(t: CubeTensor<R>) -> CubeTensor<R> {
+    into_contiguous(if t.dtype == DType::F32 { t } else { burn_cubecl::kernel::cast(t, DType::F32) })
 }
 
 /// Edge weights as a contiguous `[nnz * heads]` array and their head count.
@@ -463,6 +474,43 @@ where
             .collect()
     }
 
+    fn cross_entropy(x: Ft<R>, labels: Ft<R>, weight: Ft<R>, config: &KernelConfig) -> (Ft<R>, Ft<R>) {
+        let x = mat(x);
+        let n = x.shape()[0];
+        let (labels, weight) = (i32_array(labels), f32_array(weight));
+        let lse = empty(&x, [n], DType::F32);
+        let terms = empty(&x, [n], DType::F32);
+        launch_cross_entropy::<R>(
+            &x.client,
+            bind(&x),
+            bind(&labels),
+            bind(&weight),
+            bind(&lse),
+            bind(&terms),
+            dtype_of(&x),
+            config.planes,
+        );
+        sample(&terms);
+        (terms, lse)
+    }
+
+    fn cross_entropy_grad(x: Ft<R>, lse: Ft<R>, labels: Ft<R>, weight: Ft<R>, dterms: Ft<R>) -> Ft<R> {
+        // the gradient goes over the logits where nothing else holds them
+        let target = if x.can_mut() && x.is_contiguous() { x } else { x.copy() };
+        let (labels, weight, lse, dterms) = (i32_array(labels), f32_array(weight), f32_array(lse), f32_array(dterms));
+        launch_cross_entropy_grad::<R>(
+            &target.client,
+            bind(&target),
+            bind(&labels),
+            bind(&weight),
+            bind(&lse),
+            bind(&dterms),
+            dtype_of(&target),
+        );
+        sample(&target);
+        target
+    }
+
     fn add_rows(base: Ft<R>, values: Ft<R>, indices: Ft<R>, inverse: Ft<R>) -> Ft<R> {
         let (m, w) = (values.shape()[0], values.shape()[1]);
         if m == 0 || w == 0 {
@@ -477,9 +525,7 @@ where
         // in place where nothing else reads `base`; otherwise into a copy
         let target = if base.can_mut() && base.is_contiguous() { base } else { base.copy() };
         let values = mat(values);
-        let indices =
-            if indices.dtype == DType::I32 { indices } else { burn_cubecl::kernel::cast(indices, DType::I32) };
-        let indices = into_contiguous(indices);
+        let indices = i32_array(indices);
         launch_add_rows::<R>(&target.client, bind(&target), bind(&indices), bind(&values), dtype_of(&target));
         sample(&target);
         target
@@ -525,8 +571,8 @@ where
         let [n, d] = [x.shape()[0], x.shape()[1]];
         let y = empty(&x, [n, d], x.dtype);
         let mask = empty(&x, [mask_words(n, d).max(1)], DType::U32);
-        let seed = seed.map(|s| into_contiguous(burn_cubecl::kernel::cast(s, DType::F32)));
-        let rows = rows.map(|r| into_contiguous(burn_cubecl::kernel::cast(r, DType::I32)));
+        let seed = seed.map(f32_array);
+        let rows = rows.map(i32_array);
         launch_relu_dropout::<R>(
             &x.client,
             bind(&x),

@@ -39,6 +39,7 @@ pub mod exchange;
 pub mod fallback;
 pub mod graph;
 pub(crate) mod host;
+pub mod loss;
 pub mod memory;
 #[cfg(feature = "cuda")]
 pub(crate) mod nccl;

@@ -31,7 +31,6 @@
 use crate::hidden::Hidden;
 use crate::model::GnnModel;
 use burn::module::Module;
-use burn::tensor::activation::log_softmax;
 use burn::tensor::backend::Backend;
 use burn::tensor::{BasicOps, Int, Tensor, TensorData};
 use burn_sparse_gnn::dropout::DropoutSeed;
@@ -427,10 +426,14 @@ impl<B: SparseGnnBackend> GnnModel<B> {
 }
 
 /// Weighted cross-entropy of the parts, summed on the leader: `-sum_i w_i log p_i[y_i]` over
-/// all parts' rows (`weights[p]` 0 off the split). Equals the one-device loss of the same
-/// weights up to the order of the sum.
-pub fn partitioned_loss<B: Backend>(
-    dg_leader: &B::Device,
+/// all parts' rows (`weights[p]` 0 off the split), each part's terms by
+/// [`burn_sparse_gnn::loss::cross_entropy_rows`] with its graph's kernel configuration. Equals
+/// the one-device loss of the same weights up to the order of the sum.
+///
+/// Panics when a part's logits, labels and weights differ in rows (they come from
+/// [`DistGraph::scatter`] and the partitioned forward pass, which keep the parts' rows).
+pub fn partitioned_loss<B: SparseGnnBackend>(
+    dg: &DistGraph<B>,
     logits: &[Tensor<B, 2>],
     labels: &[Tensor<B, 1, Int>],
     weights: &[Tensor<B, 1>],
@@ -439,11 +442,13 @@ pub fn partitioned_loss<B: Backend>(
         .iter()
         .zip(labels)
         .zip(weights)
-        .map(|((z, y), w)| {
-            let logp = log_softmax(z.clone(), 1);
-            let picked = logp.gather(1, y.clone().unsqueeze_dim::<2>(1)).squeeze_dim::<1>(1);
-            (picked * w.clone()).sum().to_device(dg_leader)
+        .zip(dg.parts())
+        .map(|(((z, y), w), part)| {
+            burn_sparse_gnn::loss::cross_entropy_rows(z.clone(), y.clone(), w.clone(), part.graph.kernel_config())
+                .expect("a part's logits, labels and weights have the part's rows")
+                .sum()
+                .to_device(dg.leader())
         })
         .collect();
-    Tensor::cat(terms, 0).sum().neg()
+    Tensor::cat(terms, 0).sum()
 }

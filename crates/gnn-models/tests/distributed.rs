@@ -100,7 +100,7 @@ fn parts(model: &GnnModel<B>, adj: &Csr, pg: &PartitionedGraph, seed: u64) -> Ru
     let dg = DistGraph::<B>::new(adj, pg, &[dev], GraphOptions::default()).expect("partitioned graph");
     B::seed(&dev, seed);
     let logits = model.forward_partitioned(&dg, dg.scatter(x));
-    let loss = partitioned_loss(dg.leader(), &logits, &dg.scatter(y), &dg.scatter(w));
+    let loss = partitioned_loss(&dg, &logits, &dg.scatter(y), &dg.scatter(w));
     let grads = loss.backward();
     let mut v = Grads { grads: &grads, out: Vec::new() };
     model.visit(&mut v);
@@ -214,7 +214,7 @@ fn boundary_sampling_keeps_a_scaled_sample_of_the_halo() {
     assert_eq!(all.rows(), halo_total);
     B::seed(&dev, 5);
     let logits = model.forward_partitioned_sampled(&dg, dg.scatter(x.clone()), Some(&all));
-    let loss = partitioned_loss(dg.leader(), &logits, &dg.scatter(y), &dg.scatter(w));
+    let loss = partitioned_loss(&dg, &logits, &dg.scatter(y), &dg.scatter(w));
     let grads = loss.backward();
     let mut v = Grads { grads: &grads, out: Vec::new() };
     model.visit(&mut v);

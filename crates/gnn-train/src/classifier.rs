@@ -3,9 +3,9 @@
 use crate::batch::GraphBatch;
 use burn::module::Module;
 use burn::prelude::Backend;
-use burn::tensor::activation::log_softmax;
 use burn::tensor::Tensor;
 use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
+use burn_sparse_gnn::loss::cross_entropy_rows;
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
 use gnn_models::GnnModel;
 use std::sync::Mutex;
@@ -14,13 +14,19 @@ use std::sync::Mutex;
 /// over the split's nodes, and the split's logits and labels for burn-train's accuracy metric.
 ///
 /// The loss is computed over all rows with a per-node weight (`1 / |split|` on the split, 0
-/// elsewhere): its backward is then a gather's scatter instead of the scatter-add of a row
-/// selection, which is much slower on large graphs.
-pub fn classification_output<B: Backend>(logits: Tensor<B, 2>, batch: &GraphBatch<B>) -> ClassificationOutput<B> {
-    let logp = log_softmax(logits.clone(), 1);
-    let picked = logp.gather(1, batch.labels.clone().unsqueeze_dim::<2>(1)).squeeze_dim::<1>(1);
-    let loss = (picked * batch.weight.clone()).sum().neg();
-    let out = logits.detach().select(0, batch.idx.clone());
+/// elsewhere) by [`burn_sparse_gnn::loss::cross_entropy_rows`]: two passes over the logits,
+/// the gradient written over them, and no scatter-add of a row selection in the backward pass.
+///
+/// Panics when the logits do not have one row per node of the batch's graph.
+pub fn classification_output<B: SparseGnnBackend>(
+    logits: Tensor<B, 2>,
+    batch: &GraphBatch<B>,
+) -> ClassificationOutput<B> {
+    let out = logits.clone().detach().select(0, batch.idx.clone());
+    let config = batch.graph.kernel_config();
+    let loss = cross_entropy_rows(logits, batch.labels.clone(), batch.weight.clone(), config)
+        .unwrap_or_else(|e| panic!("the model's logits must have one row per node of the graph: {e}"))
+        .sum();
     let targets = batch.labels.clone().select(0, batch.idx.clone());
     ClassificationOutput::new(loss, out, targets)
 }

@@ -255,7 +255,7 @@ pub fn train_step<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>>(
         None => None,
     };
     let logits = model.forward_partitioned_sampled(&data.dg, data.xs.clone(), halo.as_ref());
-    let loss = partitioned_loss(data.dg.leader(), &logits, &data.labels, &data.weights[0]);
+    let loss = partitioned_loss(&data.dg, &logits, &data.labels, &data.weights[0]);
     let grads = GradientsParams::from_grads(loss.backward(), &model);
     Ok((optim.step(lr, model, grads), loss.detach()))
 }
@@ -518,7 +518,7 @@ pub fn equality_checks<B: SparseGnnAutodiffBackend>(devices: &[B::Device], parts
         // parts
         B::seed(&leader, 23);
         let plogits = model.forward_partitioned(&dg, xs.clone());
-        let ploss = partitioned_loss(dg.leader(), &plogits, &ys, &ws);
+        let ploss = partitioned_loss(&dg, &plogits, &ys, &ws);
         let pgrads = ploss.backward();
         let mut gp = Grads::<B> { grads: &pgrads, out: Vec::new() };
         model.visit(&mut gp);

@@ -6,7 +6,8 @@ use crate::error::{AppError, Result};
 use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
 use burn_sparse_gnn::conformance::{
-    add_rows_checks, half_rows_checks, normwise_error, relu_dropout_checks, run, ConformanceConfig,
+    add_rows_checks, cross_entropy_checks, half_rows_checks, normwise_error, relu_dropout_checks, run,
+    ConformanceConfig,
 };
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
 use burn_sparse_gnn::{Graph, GraphOptions, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
@@ -24,6 +25,10 @@ pub const LAYER_TOLERANCE: f64 = 1e-3;
 /// groups of smaller graphs), so the difference is rounding, ~1e-7 relative; a wrong halo row
 /// or degree shows as order 1e-2 or more.
 pub const PARTITION_TOLERANCE: f64 = 1e-4;
+
+/// Normwise error bound of the weighted cross-entropy in f32 against f64 (logits up to 1e3:
+/// their rounding decides).
+pub const CROSS_ENTROPY_TOLERANCE: f64 = 5e-5;
 
 /// [`PARTITION_TOLERANCE`] for mixed precision: half-precision rounding of the aggregated rows
 /// can differ where the summation order differs.
@@ -442,6 +447,26 @@ impl Job for SelfTest {
                 failed += usize::from(!ok && diff.is_some());
             }
             total += checks.iter().filter(|(_, d)| d.is_some()).count();
+        }
+        if self.filter.is_none() {
+            let start = std::time::Instant::now();
+            let mut checks = cross_entropy_checks::<B>(&device, &[1, 7, 47, 300], &KernelConfig::default());
+            for (what, e) in cross_entropy_checks::<B>(&device, &[7, 47], &shared_memory) {
+                checks.push((format!("{what} (shared-memory fallback)"), e));
+            }
+            println!(
+                "== {backend}: weighted cross-entropy against the CPU reference ({:.1} s)",
+                start.elapsed().as_secs_f64()
+            );
+            for (what, err) in &checks {
+                let ok = *err <= CROSS_ENTROPY_TOLERANCE;
+                println!(
+                    "{} {what}: error {err:.2e} (bound {CROSS_ENTROPY_TOLERANCE:.0e})",
+                    if ok { "ok  " } else { "FAIL" }
+                );
+                failed += usize::from(!ok);
+            }
+            total += checks.len();
         }
         if self.filter.is_none() {
             let start = std::time::Instant::now();

@@ -1,0 +1,92 @@
+//! Weighted softmax cross-entropy of logit rows, differentiable, with the logits' gradient
+//! written over the logits (see `sparse_gnn_kernels::loss`): the training loss of node
+//! classification, `sum_i w_i * -log softmax(x_i)[y_i]`, in two passes and without the `[n, c]`
+//! temporaries of the composed ops.
+
+use crate::backend::SparseGnnBackend;
+use crate::dense::{prim, t2};
+use crate::error::OpError;
+use burn::tensor::backend::Backend;
+use burn::tensor::ops::{FloatTensor, IntTensor};
+use burn::tensor::{FloatDType, Int, Tensor, TensorPrimitive};
+use sparse_gnn_kernels::config::KernelConfig;
+
+/// Per row `i` of the logits `x` (`[n, c]`): `weight[i] * -log softmax(x[i])[labels[i]]`
+/// (`[n]`, f32; f64 for f64 logits), differentiable in `x`. Sum it for the loss. `labels` (`[n]`) must lie in
+/// `0..c`; `weight` is `[n]` (0 for rows outside the loss). `config` picks the kernels' plane
+/// use. Errors when the shapes disagree.
+pub fn cross_entropy_rows<B: SparseGnnBackend>(
+    x: Tensor<B, 2>,
+    labels: Tensor<B, 1, Int>,
+    weight: Tensor<B, 1>,
+    config: &KernelConfig,
+) -> Result<Tensor<B, 1>, OpError> {
+    let n = x.dims()[0];
+    for (what, got) in [("labels", labels.dims()), ("weights", weight.dims())] {
+        if got[0] != n {
+            return Err(OpError::Shape {
+                op: "cross_entropy_rows",
+                what,
+                got: got.to_vec(),
+                expected: format!("[{n}] (one per row of the logits)"),
+            });
+        }
+    }
+    let terms = B::ad_cross_entropy(
+        x.into_primitive().tensor(),
+        labels.into_primitive(),
+        weight.into_primitive().tensor(),
+        config,
+    );
+    Ok(Tensor::from_primitive(TensorPrimitive::Float(terms)))
+}
+
+/// The arithmetic type for logits of type `dtype`: f64 for f64 (the CPU reference backend),
+/// f32 otherwise.
+fn arithmetic(dtype: burn::tensor::DType) -> FloatDType {
+    match dtype {
+        burn::tensor::DType::F64 => FloatDType::F64,
+        _ => FloatDType::F32,
+    }
+}
+
+/// The composed forward pass: `(terms, lse)`, both `[n]`, f32 (f64 for f64 logits).
+pub(crate) fn composed_forward<B: Backend>(
+    x: FloatTensor<B>,
+    labels: IntTensor<B>,
+    weight: FloatTensor<B>,
+) -> (FloatTensor<B>, FloatTensor<B>) {
+    let x = t2::<B>(x);
+    let math = arithmetic(x.dtype());
+    let x = x.cast(math);
+    let m = x.clone().max_dim(1);
+    let lse = (x.clone() - m.clone()).exp().sum_dim(1).log() + m;
+    let labels = Tensor::<B, 1, Int>::from_primitive(labels).unsqueeze_dim::<2>(1);
+    let picked = x.gather(1, labels);
+    let w = Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(weight)).cast(math);
+    let terms = (lse.clone() - picked).squeeze_dim::<1>(1) * w;
+    (terms.into_primitive().tensor(), lse.squeeze_dim::<1>(1).into_primitive().tensor())
+}
+
+/// The composed backward pass: the logits' gradient (dtype of `x`).
+pub(crate) fn composed_grad<B: Backend>(
+    x: FloatTensor<B>,
+    lse: FloatTensor<B>,
+    labels: IntTensor<B>,
+    weight: FloatTensor<B>,
+    dterms: FloatTensor<B>,
+) -> FloatTensor<B> {
+    let x = t2::<B>(x);
+    let dtype = FloatDType::from(x.dtype());
+    let math = arithmetic(x.dtype());
+    let [_, c] = x.dims();
+    let lse = Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(lse)).cast(math);
+    let p = (x.cast(math) - lse.unsqueeze_dim::<2>(1)).exp();
+    let labels = Tensor::<B, 1, Int>::from_primitive(labels);
+    let n = labels.dims()[0];
+    let cols = Tensor::<B, 1, Int>::arange(0..c as i64, &labels.device()).unsqueeze_dim::<2>(0).expand([n, c]);
+    let hit = cols.equal(labels.unsqueeze_dim::<2>(1).expand([n, c])).float().cast(math);
+    let w = Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(weight)).cast(math);
+    let g = Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(dterms)).cast(math) * w;
+    prim(((p - hit) * g.unsqueeze_dim::<2>(1)).cast(dtype))
+}

@@ -1,0 +1,52 @@
+//! The weighted cross-entropy op: terms and the logits' gradient against the f64 CPU reference
+//! on the CPU backend (the composed ops) and on wgpu (the kernels, with and without plane
+//! reductions); bad shapes are errors.
+
+use burn::backend::{Autodiff, NdArray};
+use burn::tensor::{Int, Tensor, TensorData};
+use burn_sparse_gnn::conformance::cross_entropy_checks;
+use burn_sparse_gnn::loss::cross_entropy_rows;
+use sparse_gnn_kernels::config::KernelConfig;
+
+/// f32 arithmetic against f64 on logits up to 1e3: rounding of the largest logits decides.
+const TOLERANCE: f64 = 5e-5;
+
+fn assert_close(checks: Vec<(String, f64)>, count: usize) {
+    assert_eq!(checks.len(), count);
+    for (what, err) in &checks {
+        println!("{what}: {err:.2e}");
+    }
+    for (what, err) in checks {
+        assert!(err <= TOLERANCE, "{what}: error {err:.2e}");
+    }
+}
+
+#[test]
+fn cross_entropy_equals_the_reference_on_the_cpu() {
+    let checks = cross_entropy_checks::<Autodiff<NdArray>>(&Default::default(), &[1, 7, 47], &KernelConfig::default());
+    assert_close(checks, 12);
+}
+
+#[cfg(feature = "wgpu")]
+#[test]
+fn cross_entropy_equals_the_reference_on_wgpu() {
+    type B = Autodiff<burn_sparse_gnn::Wgpu>;
+    let device = Default::default();
+    assert_close(cross_entropy_checks::<B>(&device, &[1, 7, 47, 300], &KernelConfig::default()), 16);
+    let shared = KernelConfig::default().shared_memory_only();
+    assert_close(cross_entropy_checks::<B>(&device, &[7, 47], &shared), 8);
+}
+
+#[test]
+fn labels_or_weights_of_other_rows_are_errors() {
+    type B = NdArray;
+    let device = Default::default();
+    let x = Tensor::<B, 2>::zeros([4, 3], &device);
+    let labels = Tensor::<B, 1, Int>::from_data(TensorData::new(vec![0i64, 1, 2], [3]), &device);
+    let w = Tensor::<B, 1>::ones([4], &device);
+    let e = cross_entropy_rows(x.clone(), labels, w, &KernelConfig::default()).unwrap_err();
+    assert!(e.to_string().contains("labels"), "{e}");
+    let labels = Tensor::<B, 1, Int>::from_data(TensorData::new(vec![0i64, 1, 2, 0], [4]), &device);
+    let e = cross_entropy_rows(x, labels, Tensor::ones([5], &device), &KernelConfig::default()).unwrap_err();
+    assert!(e.to_string().contains("weights"), "{e}");
+}

@@ -1,0 +1,200 @@
+//! Weighted softmax cross-entropy of logits rows in two passes: the forward pass writes each
+//! row's log-sum-exp and its term `w[i] * (lse[i] - x[i, y[i]])` (the negative log-probability
+//! of the row's label, weighted); the backward pass writes
+//! `dx[i, c] = dt[i] * w[i] * (exp(x[i, c] - lse[i]) - [c == y[i]])` over the logits in place.
+//! Burn's composed ops (log-softmax as a max, a subtraction, an exponential, a sum, a logarithm
+//! and a subtraction, then a gather and a product; their backward as many again) keep three
+//! `[n, c]` temporaries for the backward pass; these keep two floats per row.
+//!
+//! All arithmetic is in f32 whatever the logits' type; a label outside `0..c` reads column 0
+//! (labels are checked where they are loaded).
+
+use crate::device::{cube_count, has_plane_ops, lanes_for, plane_size};
+use crate::reduce::{segment_max, segment_sum};
+use cubecl::prelude::*;
+
+/// The column of a label: the label where it is in `0..c`, else 0.
+#[cube]
+fn label_of(label: i32, c: usize) -> usize {
+    let mut y = 0usize;
+    if label >= 0 {
+        let l = usize::cast_from(label);
+        if l < c {
+            y = l;
+        }
+    }
+    y
+}
+
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn cross_entropy_rows<F: Float>(
+    x: &Tensor<F>,
+    labels: &Array<i32>,
+    weight: &Array<f32>,
+    lse: &mut Array<f32>,
+    terms: &mut Array<f32>,
+    n_rows: usize,
+    #[comptime] lanes: u32,
+    #[comptime] plane: bool,
+    #[define(F)] _dtype: StorageType,
+) {
+    let mut smem = SharedMemory::<f32>::new(comptime!(if plane { 1usize } else { 256usize }));
+    let row = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
+    // rows past the end still take part in the reductions (uniform control flow)
+    let valid = row < n_rows;
+    let c = x.shape(1);
+    let rs = x.stride(0);
+    let mut m = f32::min_value();
+    if valid {
+        let mut j = UNIT_POS_X as usize;
+        while j < c {
+            m = f32::max(m, f32::cast_from(x[row * rs + j]));
+            j += lanes as usize;
+        }
+    }
+    let m = segment_max(m, &mut smem, lanes, plane);
+    let mut s = 0.0f32;
+    if valid {
+        let mut j = UNIT_POS_X as usize;
+        while j < c {
+            s += f32::exp(f32::cast_from(x[row * rs + j]) - m);
+            j += lanes as usize;
+        }
+    }
+    let s = segment_sum(s, &mut smem, lanes, plane);
+    if valid && UNIT_POS_X == 0 {
+        let l = m + f32::ln(s);
+        let y = label_of(labels[row], c);
+        lse[row] = l;
+        terms[row] = weight[row] * (l - f32::cast_from(x[row * rs + y]));
+    }
+}
+
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn cross_entropy_grad<F: Float>(
+    x: &mut Tensor<F>,
+    labels: &Array<i32>,
+    weight: &Array<f32>,
+    lse: &Array<f32>,
+    dterms: &Array<f32>,
+    n_rows: usize,
+    #[define(F)] _dtype: StorageType,
+) {
+    let row = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
+    if row >= n_rows {
+        terminate!();
+    }
+    let c = x.shape(1);
+    let rs = x.stride(0);
+    let l = lse[row];
+    let g = dterms[row] * weight[row];
+    let y = label_of(labels[row], c);
+    let mut j = UNIT_POS_X as usize;
+    while j < c {
+        let mut p = f32::exp(f32::cast_from(x[row * rs + j]) - l);
+        if j == y {
+            p -= 1.0;
+        }
+        x[row * rs + j] = F::cast_from(g * p);
+        j += CUBE_DIM_X as usize;
+    }
+}
+
+/// Lanes per row and the cube grid for `n` rows of `c` columns.
+fn launch_shape<R: Runtime>(client: &ComputeClient<R>, n: usize, c: usize) -> (u32, CubeCount, CubeDim) {
+    let lanes = lanes_for(c, 32);
+    let rows = (256 / lanes).max(1);
+    (lanes, cube_count(client, n.div_ceil(rows as usize)), CubeDim::new_2d(lanes, rows))
+}
+
+/// Writes each row's log-sum-exp into `lse` and its weighted term into `terms` (both `[n]`
+/// f32) for the logits `x` (`[n, c]`, dtype `dtype`), `labels` (`[n]` i32) and `weight` (`[n]`
+/// f32).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_cross_entropy<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: TensorBinding<R>,
+    labels: TensorBinding<R>,
+    weight: TensorBinding<R>,
+    lse: TensorBinding<R>,
+    terms: TensorBinding<R>,
+    dtype: StorageType,
+    planes: crate::config::PlaneUse,
+) {
+    let (n, c) = (x.shape[0], x.shape[1]);
+    if n == 0 || c == 0 {
+        return;
+    }
+    let (lanes, count, dim) = launch_shape(client, n, c);
+    let plane = has_plane_ops(client, planes) && plane_size(client) >= lanes;
+    unsafe {
+        cross_entropy_rows::launch_unchecked::<R>(
+            client,
+            count,
+            dim,
+            x.into_tensor_arg(),
+            labels.into_array_arg(),
+            weight.into_array_arg(),
+            lse.into_array_arg(),
+            terms.into_array_arg(),
+            n,
+            lanes,
+            plane,
+            dtype,
+        );
+    }
+}
+
+/// Overwrites the logits `x` (`[n, c]`, dtype `dtype`) with their gradient from the terms'
+/// gradient `dterms` (`[n]` f32), with `labels`, `weight` and the forward pass's `lse`.
+pub fn launch_cross_entropy_grad<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: TensorBinding<R>,
+    labels: TensorBinding<R>,
+    weight: TensorBinding<R>,
+    lse: TensorBinding<R>,
+    dterms: TensorBinding<R>,
+    dtype: StorageType,
+) {
+    let (n, c) = (x.shape[0], x.shape[1]);
+    if n == 0 || c == 0 {
+        return;
+    }
+    let (_, count, dim) = launch_shape(client, n, c);
+    unsafe {
+        cross_entropy_grad::launch_unchecked::<R>(
+            client,
+            count,
+            dim,
+            x.into_tensor_arg(),
+            labels.into_array_arg(),
+            weight.into_array_arg(),
+            lse.into_array_arg(),
+            dterms.into_array_arg(),
+            n,
+            dtype,
+        );
+    }
+}
+
+/// CPU reference (f64) of both passes on row-major `[n, c]` logits: the terms, and the logits'
+/// gradient from `dterms`.
+pub fn reference(x: &[f64], c: usize, labels: &[i64], weight: &[f64], dterms: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let n = labels.len();
+    let mut terms = vec![0.0; n];
+    let mut dx = vec![0.0; n * c];
+    for i in 0..n {
+        let row = &x[i * c..(i + 1) * c];
+        let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let lse = m + row.iter().map(|v| (v - m).exp()).sum::<f64>().ln();
+        let y = labels[i] as usize;
+        terms[i] = weight[i] * (lse - row[y]);
+        for (j, v) in row.iter().enumerate() {
+            let hit = if j == y { 1.0 } else { 0.0 };
+            dx[i * c + j] = dterms[i] * weight[i] * ((v - lse).exp() - hit);
+        }
+    }
+    (terms, dx)
+}
