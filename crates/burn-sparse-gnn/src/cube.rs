@@ -135,6 +135,16 @@ fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: impl Into<Shape>, dtype: D
     empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape.into(), dtype)
 }
 
+/// `t` itself where a kernel may write it in place (nothing else holds its buffer, rows
+/// contiguous), else a contiguous copy.
+fn writable<R: CubeRuntime>(t: CubeTensor<R>) -> CubeTensor<R> {
+    if t.can_mut() && t.is_contiguous() {
+        t
+    } else {
+        t.copy()
+    }
+}
+
 /// A contiguous i32 copy of an integer tensor (the tensor itself where it is one already).
 fn i32_array<R: CubeRuntime>(t: CubeTensor<R>) -> CubeTensor<R> {
     into_contiguous(if t.dtype == DType::I32 { t } else { burn_cubecl::kernel::cast(t, DType::I32) })
@@ -496,7 +506,7 @@ where
 
     fn cross_entropy_grad(x: Ft<R>, lse: Ft<R>, labels: Ft<R>, weight: Ft<R>, dterms: Ft<R>) -> Ft<R> {
         // the gradient goes over the logits where nothing else holds them
-        let target = if x.can_mut() && x.is_contiguous() { x } else { x.copy() };
+        let target = writable(x);
         let (labels, weight, lse, dterms) = (i32_array(labels), f32_array(weight), f32_array(lse), f32_array(dterms));
         launch_cross_entropy_grad::<R>(
             &target.client,
@@ -523,7 +533,7 @@ where
             );
         }
         // in place where nothing else reads `base`; otherwise into a copy
-        let target = if base.can_mut() && base.is_contiguous() { base } else { base.copy() };
+        let target = writable(base);
         let values = mat(values);
         let indices = i32_array(indices);
         launch_add_rows::<R>(&target.client, bind(&target), bind(&indices), bind(&values), dtype_of(&target));

@@ -26,6 +26,21 @@ pub const LAYER_TOLERANCE: f64 = 1e-3;
 /// or degree shows as order 1e-2 or more.
 pub const PARTITION_TOLERANCE: f64 = 1e-4;
 
+/// Prints checks that must give a difference of exactly 0 (`None`: skipped, the dtype is not
+/// supported here) and returns how many failed and how many ran.
+fn print_exact_checks(checks: &[(String, Option<f64>)]) -> (usize, usize) {
+    let mut failed = 0;
+    for (what, diff) in checks {
+        let ok = *diff == Some(0.0);
+        match diff {
+            Some(d) => println!("{} {what}: largest difference {d:.2e}", if ok { "ok  " } else { "FAIL" }),
+            None => println!("skip {what}: the dtype is not supported here"),
+        }
+        failed += usize::from(!ok && diff.is_some());
+    }
+    (failed, checks.iter().filter(|(_, d)| d.is_some()).count())
+}
+
 /// Normwise error bound of the weighted cross-entropy in f32 against f64 (logits up to 1e3:
 /// their rounding decides).
 pub const CROSS_ENTROPY_TOLERANCE: f64 = 5e-5;
@@ -420,15 +435,9 @@ impl Job for SelfTest {
                 "== {backend}: one-pass half rows against the composed ops ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
-            for (what, diff) in &checks {
-                let ok = *diff == Some(0.0);
-                match diff {
-                    Some(d) => println!("{} {what}: largest difference {d:.2e}", if ok { "ok  " } else { "FAIL" }),
-                    None => println!("skip {what}: the dtype is not supported here"),
-                }
-                failed += usize::from(!ok && diff.is_some());
-            }
-            total += checks.iter().filter(|(_, d)| d.is_some()).count();
+            let (bad, ran) = print_exact_checks(&checks);
+            failed += bad;
+            total += ran;
         }
         if self.filter.is_none() {
             let start = std::time::Instant::now();
@@ -438,15 +447,9 @@ impl Job for SelfTest {
                 "== {backend}: halo gradients added in place against the CPU reference ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
-            for (what, diff) in &checks {
-                let ok = *diff == Some(0.0);
-                match diff {
-                    Some(d) => println!("{} {what}: largest difference {d:.2e}", if ok { "ok  " } else { "FAIL" }),
-                    None => println!("skip {what}: the dtype is not supported here"),
-                }
-                failed += usize::from(!ok && diff.is_some());
-            }
-            total += checks.iter().filter(|(_, d)| d.is_some()).count();
+            let (bad, ran) = print_exact_checks(&checks);
+            failed += bad;
+            total += ran;
         }
         if self.filter.is_none() {
             let start = std::time::Instant::now();
