@@ -399,6 +399,133 @@ fn exchange_tracked<B: SparseGnnBackend, C: CheckpointStrategy, const N: usize>(
         .collect()
 }
 
+// ---- the exchange in two halves: halo gradients sent early, added late --------------------
+
+/// What the two halves' backward steps share: the halo gradients queued by the halo rows'
+/// steps, and once all of them ran, the moved gradients per sending part and the wait for
+/// them.
+#[derive(Debug)]
+struct SplitHalo<B: Backend> {
+    remaining: usize,
+    pieces: Vec<(usize, FloatTensor<B>, IntTensor<B>, IntTensor<B>)>,
+    devices: Vec<B::Device>,
+    arrived: Vec<Vec<(FloatTensor<B>, IntTensor<B>, IntTensor<B>)>>,
+    wait: Option<crate::exchange::TransferWait>,
+}
+
+impl<B: Backend> Drop for SplitHalo<B> {
+    fn drop(&mut self) {
+        if self.remaining > 0 && !self.pieces.is_empty() {
+            log::error!(
+                "halo exchange: {} halo output(s) never ran their backward step, so the halo gradients were not \
+                 sent back; every halo output of an exchange must reach the loss",
+                self.remaining
+            );
+        }
+    }
+}
+
+type Shared<B> = std::sync::Arc<std::sync::Mutex<SplitHalo<B>>>;
+
+fn lock<B: Backend>(s: &Shared<B>) -> std::sync::MutexGuard<'_, SplitHalo<B>> {
+    s.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The own rows of a part (the state itself): its gradient gets the halo gradients the other
+/// parts sent back, added in place once they arrived.
+#[derive(Debug)]
+struct HaloOwnBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 1> for HaloOwnBackward {
+    type State = (usize, Shared<B>);
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let mut dy = grads.consume::<B>(&ops.node);
+        let (part, shared) = ops.state;
+        let Some(node) = node else { return };
+        let mut s = lock(&shared);
+        if let Some(wait) = s.wait.take() {
+            wait.run();
+        }
+        for (g, indices, inverse) in std::mem::take(&mut s.arrived[part]) {
+            dy = B::add_rows(dy, g, indices, inverse);
+        }
+        grads.register::<B>(node.id, dy);
+    }
+}
+
+/// The halo rows of a part: their gradient goes back to the parts that sent them, all parts'
+/// in one transfer started by the last of these steps.
+#[derive(Debug)]
+struct HaloRowsBackward<const N: usize>;
+
+#[derive(Clone, Debug)]
+struct HaloRowsState<B: Backend> {
+    halo: Vec<HaloRows<B>>,
+    shared: Shared<B>,
+}
+
+impl<B: SparseGnnBackend, const N: usize> Backward<B, N> for HaloRowsBackward<N> {
+    type State = HaloRowsState<B>;
+
+    fn backward(self, ops: Ops<Self::State, N>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let dy = grads.consume::<B>(&ops.node);
+        let HaloRowsState { halo, shared } = ops.state;
+        let mut s = lock(&shared);
+        for (from, start, len, indices, inverse) in halo {
+            s.pieces.push((from, crate::exchange::row_range::<B>(dy.clone(), start, len), indices, inverse));
+        }
+        s.remaining = s.remaining.saturating_sub(1);
+        if s.remaining > 0 {
+            return;
+        }
+        let pieces = std::mem::take(&mut s.pieces);
+        let groups = pieces.iter().map(|(from, g, _, _)| (vec![g.clone()], s.devices[*from].clone())).collect();
+        let (moved, wait) = B::transfer_start(groups);
+        for ((from, _, indices, inverse), g) in pieces.into_iter().zip(moved) {
+            s.arrived[from].push((g, indices, inverse));
+        }
+        s.wait = Some(wait);
+    }
+}
+
+/// The autodiff record of a started exchange.
+struct TrackedStart<B: SparseGnnBackend, C: CheckpointStrategy> {
+    halo: Vec<Option<FloatTensor<B>>>,
+    routes: Vec<Vec<HaloRows<B>>>,
+    own: Vec<FloatTensor<Ad<B, C>>>,
+    shared: Shared<B>,
+}
+
+fn finish_tracked<B: SparseGnnBackend, C: CheckpointStrategy, const N: usize>(
+    rec: TrackedStart<B, C>,
+    after: Vec<FloatTensor<Ad<B, C>>>,
+) -> Vec<Option<FloatTensor<Ad<B, C>>>> {
+    let TrackedStart { halo, routes, own, shared } = rec;
+    // the halo rows' steps run before the steps of what `after` came from (deeper in the
+    // graph), so the gradients move while those run
+    let parents = if after.len() == N { after } else { own };
+    let nodes: Vec<_> = parents.iter().map(|t| t.node.clone()).collect();
+    let nodes: [_; N] = match nodes.try_into() {
+        Ok(n) => n,
+        Err(_) => unreachable!("one parent per part"),
+    };
+    halo.into_iter()
+        .zip(routes)
+        .map(|(h, halo_rows)| {
+            h.map(|h| match HaloRowsBackward::<N>.prepare::<C>(nodes.clone()).compute_bound().stateful() {
+                OpsKind::Tracked(prep) => prep.finish(HaloRowsState { halo: halo_rows, shared: shared.clone() }, h),
+                OpsKind::UnTracked(prep) => {
+                    // nothing will send these rows' gradients: do not wait for them
+                    lock(&shared).remaining = 0;
+                    prep.finish(h)
+                }
+            })
+        })
+        .collect()
+}
+
 // ---- ReLU + dropout: the gradient passes where the saved bit is set ---------------------
 
 #[derive(Debug)]
@@ -939,6 +1066,101 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
             });
         }
         outs
+    }
+
+    fn ad_exchange_start(
+        states: Vec<FloatTensor<Self>>,
+        devices: Vec<B::Device>,
+        routes: Vec<Vec<crate::exchange::Route<Self>>>,
+    ) -> (Vec<FloatTensor<Self>>, crate::exchange::HaloInFlight<Self>) {
+        let n = states.len();
+        if n == 0 || n > 8 {
+            // more parts: the rows move by differentiable moves now (the transfers take turns)
+            let halo = routes
+                .into_iter()
+                .enumerate()
+                .map(|(p, list)| {
+                    let mut pieces: Vec<FloatTensor<Self>> = list
+                        .into_iter()
+                        .filter(|r| r.indices.shape()[0] > 0)
+                        .map(|r| {
+                            let rows = Self::ad_take_rows(states[r.from].clone(), r.indices, r.inverse);
+                            <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_to_device(rows, &devices[p])
+                        })
+                        .collect();
+                    match pieces.len() {
+                        0 => None,
+                        1 => pieces.pop(),
+                        _ => Some(<Self as burn::tensor::ops::FloatTensorOps<Self>>::float_cat(pieces, 0)),
+                    }
+                })
+                .collect();
+            let wait = crate::exchange::TransferWait::done();
+            return (states, crate::exchange::HaloInFlight { halo, wait, tracked: None });
+        }
+        let routes: Vec<Vec<crate::exchange::Route<B>>> = routes
+            .into_iter()
+            .map(|l| {
+                l.into_iter()
+                    .filter(|r| r.indices.shape()[0] > 0)
+                    .map(|r| crate::exchange::Route { from: r.from, indices: r.indices, inverse: r.inverse })
+                    .collect()
+            })
+            .collect();
+        let inner: Vec<FloatTensor<B>> = states.iter().map(|s| s.primitive.clone()).collect();
+        let (halo, wait) = crate::exchange::forward_start::<B>(&inner, &devices, &routes);
+        let shared: Shared<B> = std::sync::Arc::new(std::sync::Mutex::new(SplitHalo {
+            remaining: halo.iter().filter(|h| h.is_some()).count(),
+            pieces: Vec::new(),
+            devices: devices.clone(),
+            arrived: (0..n).map(|_| Vec::new()).collect(),
+            wait: None,
+        }));
+        let own: Vec<FloatTensor<Self>> = states
+            .into_iter()
+            .enumerate()
+            .map(|(p, s)| match HaloOwnBackward.prepare::<C>([s.node.clone()]).compute_bound().stateful() {
+                OpsKind::Tracked(prep) => prep.finish((p, shared.clone()), s.primitive),
+                OpsKind::UnTracked(prep) => prep.finish(s.primitive),
+            })
+            .collect();
+        let rows = routes
+            .into_iter()
+            .map(|list| {
+                let mut start = 0;
+                list.into_iter()
+                    .map(|r| {
+                        let len = r.indices.shape()[0];
+                        start += len;
+                        (r.from, start - len, len, r.indices, r.inverse)
+                    })
+                    .collect()
+            })
+            .collect();
+        let rec = TrackedStart::<B, C> { halo, routes: rows, own: own.clone(), shared };
+        (own, crate::exchange::HaloInFlight { halo: Vec::new(), wait, tracked: Some(Box::new(rec)) })
+    }
+
+    fn ad_exchange_finish(
+        halo: crate::exchange::HaloInFlight<Self>,
+        after: Vec<FloatTensor<Self>>,
+    ) -> Vec<Option<FloatTensor<Self>>> {
+        let crate::exchange::HaloInFlight { halo, wait, tracked } = halo;
+        wait.run();
+        let Some(rec) = tracked else { return halo };
+        let rec = match rec.downcast::<TrackedStart<B, C>>() {
+            Ok(rec) => *rec,
+            Err(_) => unreachable!("started by this backend"),
+        };
+        macro_rules! parts {
+            ($($n:literal)*) => {
+                match rec.own.len() {
+                    $($n => finish_tracked::<B, C, $n>(rec, after),)*
+                    _ => unreachable!("more than 8 parts move their rows when the exchange starts"),
+                }
+            };
+        }
+        parts!(1 2 3 4 5 6 7 8)
     }
 
     fn ad_cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<FloatTensor<Self>>, c: &CbsrPrim<Self>) -> FloatTensor<Self> {

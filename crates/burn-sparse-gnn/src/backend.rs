@@ -295,6 +295,55 @@ pub trait SparseGnnBackend: Backend {
         crate::exchange::forward::<Self>(states, &devices, &routes)
     }
 
+    /// Starts moving, per group, its pieces (2-D, one width and dtype, on any devices) into one
+    /// tensor on the group's device, rows in order; returns those tensors and what their
+    /// readers must wait for ([`crate::exchange::TransferWait`]). Not differentiable:
+    /// [`crate::exchange::exchange_start`] is. Default: each piece moves by `float_to_device`
+    /// and the pieces of a group are concatenated, all before it returns; on CUDA one NCCL
+    /// group on streams of its own, received straight into the group's tensor, and the compute
+    /// streams wait only when the returned wait runs.
+    fn transfer_start(
+        groups: Vec<(Vec<FloatTensor<Self>>, Self::Device)>,
+    ) -> (Vec<FloatTensor<Self>>, crate::exchange::TransferWait) {
+        let out = groups
+            .into_iter()
+            .map(|(pieces, d)| {
+                let mut moved: Vec<_> = pieces.into_iter().map(|t| Self::float_to_device(t, &d)).collect();
+                if moved.len() == 1 {
+                    moved.pop().expect("one piece")
+                } else {
+                    Self::float_cat(moved, 0)
+                }
+            })
+            .collect();
+        (out, crate::exchange::TransferWait::done())
+    }
+
+    /// Differentiable first half of an exchange in two halves (see
+    /// [`crate::exchange::exchange_start`]): each part's own rows (its state) and the halo rows
+    /// in flight.
+    fn ad_exchange_start(
+        states: Vec<FloatTensor<Self>>,
+        devices: Vec<Self::Device>,
+        routes: Vec<Vec<crate::exchange::Route<Self>>>,
+    ) -> (Vec<FloatTensor<Self>>, crate::exchange::HaloInFlight<Self>) {
+        let (halo, wait) = crate::exchange::forward_start::<Self>(&states, &devices, &routes);
+        (states, crate::exchange::HaloInFlight { halo, wait, tracked: None })
+    }
+
+    /// Differentiable second half (see [`crate::exchange::exchange_finish`]): the halo rows,
+    /// readable once the devices waited for them. `after`: tensors computed from the own rows
+    /// since the start (they order the backward pass).
+    fn ad_exchange_finish(
+        halo: crate::exchange::HaloInFlight<Self>,
+        after: Vec<FloatTensor<Self>>,
+    ) -> Vec<Option<FloatTensor<Self>>> {
+        let _ = after;
+        let crate::exchange::HaloInFlight { halo, wait, .. } = halo;
+        wait.run();
+        halo
+    }
+
     /// Differentiable [`SparseGnnBackend::cbsr_spgemm`] (backward: SSpMM).
     fn ad_cbsr_spgemm(g: &GraphPrimitive<Self>, w: Option<FloatTensor<Self>>, c: &CbsrPrim<Self>) -> FloatTensor<Self> {
         Self::cbsr_spgemm(g, w, c)

@@ -484,6 +484,28 @@ where
             .collect()
     }
 
+    fn transfer_start(groups: Vec<(Vec<Ft<R>>, R::Device)>) -> (Vec<Ft<R>>, crate::exchange::TransferWait) {
+        #[cfg(feature = "cuda")]
+        let groups = match nccl_start::<R>(groups) {
+            Ok(out) => return out,
+            Err(groups) => groups,
+        };
+        let out = groups
+            .into_iter()
+            .map(|(pieces, d)| {
+                let mut moved: Vec<_> = pieces
+                    .into_iter()
+                    .map(|t| <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_to_device(t, &d))
+                    .collect();
+                match moved.len() {
+                    1 => moved.pop().expect("one piece"),
+                    _ => <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_cat(moved, 0),
+                }
+            })
+            .collect();
+        (out, crate::exchange::TransferWait::done())
+    }
+
     fn cross_entropy(x: Ft<R>, labels: Ft<R>, weight: Ft<R>, config: &KernelConfig) -> (Ft<R>, Ft<R>) {
         let x = mat(x);
         let n = x.shape()[0];
@@ -681,6 +703,54 @@ fn nccl_transfer<R: CubeRuntime>(pieces: Vec<(Ft<R>, R::Device)>) -> Result<Vec<
             static LOGGED: std::sync::Once = std::sync::Once::new();
             LOGGED.call_once(|| log::warn!("grouped NCCL transfers unavailable ({}): tensors move one by one", e.0));
             Err(pieces)
+        }
+    }
+}
+
+/// [`SparseGnnBackend::transfer_start`] through one NCCL group where `R` is the CUDA runtime
+/// and NCCL loads (every piece off its group's device); the groups back otherwise.
+#[cfg(feature = "cuda")]
+#[allow(clippy::type_complexity)]
+fn nccl_start<R: CubeRuntime>(
+    groups: Vec<(Vec<Ft<R>>, R::Device)>,
+) -> Result<(Vec<Ft<R>>, crate::exchange::TransferWait), Vec<(Vec<Ft<R>>, R::Device)>> {
+    use cubecl::cuda::{CudaDevice, CudaRuntime};
+    use std::any::Any;
+    if groups.is_empty() || !crate::nccl::available() {
+        return Err(groups);
+    }
+    let mut cuda = Vec::with_capacity(groups.len());
+    for (pieces, d) in &groups {
+        let Some(d) = (d as &dyn Any).downcast_ref::<CudaDevice>() else { return Err(groups) };
+        let mut list = Vec::with_capacity(pieces.len());
+        for t in pieces {
+            match (t as &dyn Any).downcast_ref::<CubeTensor<CudaRuntime>>() {
+                Some(t) if t.device.index != d.index => list.push(into_contiguous(t.clone())),
+                _ => return Err(groups),
+            }
+        }
+        cuda.push((list, d.clone()));
+    }
+    match crate::nccl::start(cuda) {
+        Ok((out, pending)) => {
+            let out = out
+                .into_iter()
+                .map(|t| {
+                    let t: Box<dyn Any> = Box::new(t);
+                    *t.downcast::<CubeTensor<R>>().expect("R is CudaRuntime")
+                })
+                .collect();
+            let wait = crate::exchange::TransferWait::new(move || {
+                if let Err(e) = pending.wait() {
+                    log::error!("waiting for a grouped transfer: {}", e.0);
+                }
+            });
+            Ok((out, wait))
+        }
+        Err(e) => {
+            static LOGGED: std::sync::Once = std::sync::Once::new();
+            LOGGED.call_once(|| log::warn!("grouped NCCL transfers unavailable ({}): tensors move one by one", e.0));
+            Err(groups)
         }
     }
 }

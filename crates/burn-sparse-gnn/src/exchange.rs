@@ -138,3 +138,161 @@ pub(crate) fn gather_back<B: Backend>(dy: FloatTensor<B>, inverse: IntTensor<B>)
 pub(crate) fn row_range<B: Backend>(t: FloatTensor<B>, start: usize, len: usize) -> FloatTensor<B> {
     prim(t2::<B>(t).slice([start..start + len]))
 }
+
+// ---- the exchange in two halves: started, then finished once other work is queued ----------
+
+/// What a started transfer still owes its receivers: on CUDA, the compute streams of the
+/// devices it touches wait for it (and the sent tensors are kept until then); elsewhere
+/// nothing (the transfers already ran). [`TransferWait::run`] does it; dropping it does it too,
+/// so no buffer of a transfer is read or reused before the transfer.
+pub struct TransferWait(Option<Box<dyn FnOnce() + Send>>);
+
+impl TransferWait {
+    /// Nothing to wait for.
+    pub fn done() -> Self {
+        Self(None)
+    }
+
+    /// Waits with `wait` (queued on the devices' streams, no host synchronisation).
+    pub fn new(wait: impl FnOnce() + Send + 'static) -> Self {
+        Self(Some(Box::new(wait)))
+    }
+
+    /// Makes the devices wait for the transfer (their later work reads the received tensors).
+    pub fn run(mut self) {
+        if let Some(wait) = self.0.take() {
+            wait();
+        }
+    }
+}
+
+impl Drop for TransferWait {
+    fn drop(&mut self) {
+        if let Some(wait) = self.0.take() {
+            wait();
+        }
+    }
+}
+
+impl std::fmt::Debug for TransferWait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "TransferWait(pending)" } else { "TransferWait(done)" })
+    }
+}
+
+/// A started halo exchange (primitive level, see [`exchange_start`]): per part its halo rows
+/// (`None` for a part that receives none), readable once [`SparseGnnBackend::ad_exchange_finish`]
+/// ran.
+pub struct HaloInFlight<B: Backend> {
+    pub(crate) halo: Vec<Option<FloatTensor<B>>>,
+    pub(crate) wait: TransferWait,
+    /// The autodiff backend's own record (inner tensors and the shared backward state).
+    pub(crate) tracked: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl<B: Backend> std::fmt::Debug for HaloInFlight<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HaloInFlight").field("parts", &self.halo.len()).field("wait", &self.wait).finish()
+    }
+}
+
+/// A started halo exchange at the tensor level: the rows are moving; [`exchange_finish`] hands
+/// them out.
+pub struct HaloStart<B: SparseGnnBackend> {
+    /// Per part its own rows, to be used in place of the state it came from (the halo
+    /// gradients are added to their gradient in the backward pass).
+    pub own: Vec<Tensor<B, 2>>,
+    /// The rows in flight.
+    pub halo: HaloInFlight<B>,
+}
+
+/// The first half of an exchange in two halves: selects the rows every part sends and starts
+/// moving them (on CUDA one NCCL group on streams of its own); returns each part's own rows
+/// (use them, not the states, from here on) and the rows in flight. Queue the work that needs
+/// no halo rows, then call [`exchange_finish`]. In the backward pass the halves swap roles: the
+/// halo gradients start moving as soon as every part's is known, and are added to the owners'
+/// gradients when those reach the own rows (the work on the own rows in between runs while the
+/// gradients move). Errors as [`exchange`].
+pub fn exchange_start<B: SparseGnnBackend>(
+    states: Vec<Tensor<B, 2>>,
+    devices: &[B::Device],
+    routes: &[Vec<(usize, &RowIndex<B>)>],
+) -> Result<HaloStart<B>, OpError> {
+    let n = states.len();
+    let bad =
+        |what: &'static str, got: Vec<usize>, expected: String| OpError::Shape { op: "exchange_start", what, got, expected };
+    if devices.len() != n || routes.len() != n {
+        return Err(bad("devices / routes", vec![devices.len(), routes.len()], format!("{n} each (one per state)")));
+    }
+    let width = states.first().map(|s| s.dims()[1]).unwrap_or(0);
+    let dtype = states.first().map(|s| s.dtype());
+    for s in &states {
+        if s.dims()[1] != width || Some(s.dtype()) != dtype {
+            return Err(bad("a state", s.dims().to_vec(), format!("[_, {width}] and the dtype of the first")));
+        }
+    }
+    let mut prims = Vec::with_capacity(n);
+    for (p, list) in routes.iter().enumerate() {
+        let mut out = Vec::with_capacity(list.len());
+        for &(q, rows) in list {
+            if q >= n || q == p {
+                return Err(OpError::Config {
+                    op: "exchange_start",
+                    msg: format!("part {p} has a route from part {q} (parts 0..{n}, not itself)"),
+                });
+            }
+            if rows.source_rows() != states[q].dims()[0] {
+                return Err(bad("a sender's state", states[q].dims().to_vec(), format!("[{}, _]", rows.source_rows())));
+            }
+            out.push(Route { from: q, indices: rows.indices().into_primitive(), inverse: rows.inverse().into_primitive() });
+        }
+        prims.push(out);
+    }
+    let states = states.into_iter().map(|s| s.into_primitive().tensor()).collect();
+    let (own, halo) = B::ad_exchange_start(states, devices.to_vec(), prims);
+    Ok(HaloStart { own: own.into_iter().map(|t| Tensor::from_primitive(TensorPrimitive::Float(t))).collect(), halo })
+}
+
+/// The second half of [`exchange_start`]: each part's halo rows (`[received rows, w]`, the
+/// routes' rows in order; `None` where a part receives none), readable now. `after` lists
+/// tensors computed from the own rows since the start (one per part or none): the backward
+/// pass sends the halo gradients before it computes their gradients, so their work overlaps
+/// the transfer.
+pub fn exchange_finish<B: SparseGnnBackend>(
+    halo: HaloInFlight<B>,
+    after: &[Tensor<B, 2>],
+) -> Vec<Option<Tensor<B, 2>>> {
+    let after = after.iter().map(|t| t.clone().into_primitive().tensor()).collect();
+    B::ad_exchange_finish(halo, after)
+        .into_iter()
+        .map(|t| t.map(|t| Tensor::from_primitive(TensorPrimitive::Float(t))))
+        .collect()
+}
+
+/// The forward pass of [`exchange_start`] on primitives: selects every route's rows and starts
+/// moving them, each part's pieces into one tensor.
+pub(crate) fn forward_start<B: SparseGnnBackend>(
+    states: &[FloatTensor<B>],
+    devices: &[B::Device],
+    routes: &[Vec<Route<B>>],
+) -> (Vec<Option<FloatTensor<B>>>, TransferWait) {
+    let rows = |r: &Route<B>| r.indices.shape()[0];
+    let mut groups = Vec::new();
+    let mut slots = Vec::with_capacity(routes.len());
+    for (p, list) in routes.iter().enumerate() {
+        let pieces: Vec<_> = list
+            .iter()
+            .filter(|r| rows(r) > 0)
+            .map(|r| B::float_select(states[r.from].clone(), 0, r.indices.clone()))
+            .collect();
+        if pieces.is_empty() {
+            slots.push(false);
+        } else {
+            slots.push(true);
+            groups.push((pieces, devices[p].clone()));
+        }
+    }
+    let (moved, wait) = B::transfer_start(groups);
+    let mut moved = moved.into_iter();
+    (slots.into_iter().map(|s| if s { moved.next() } else { None }).collect(), wait)
+}

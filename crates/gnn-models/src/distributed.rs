@@ -55,6 +55,26 @@ pub enum DistError {
     /// A boundary-sampling rate outside `(0, 1]`.
     #[error("the boundary-sampling rate must be in (0, 1], got {0}")]
     SamplingRate(f64),
+    /// The model cannot run on the graph's halo layout.
+    #[error("{0}")]
+    Layout(String),
+    /// The exchange refused its inputs.
+    #[error("halo exchange: {0}")]
+    Exchange(#[from] burn_sparse_gnn::OpError),
+}
+
+/// How each part holds the columns of its halo rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HaloLayout {
+    /// One local graph whose columns are the part's own nodes then its halo nodes: each
+    /// convolution reads `[own rows; halo rows]`, built once the halo rows arrived. Every model.
+    #[default]
+    Joined,
+    /// Two local graphs, the own columns and the halo columns: each convolution sums over the
+    /// own columns while the halo rows move, then adds the sum over the halo columns
+    /// ([`crate::GnnModel::splits_halo`] models: GraphSAGE mean / sum on ReLU states). In the
+    /// backward pass the halo gradients move while the own columns' gradients are computed.
+    Split,
 }
 
 /// One part on its device.
@@ -62,8 +82,12 @@ pub enum DistError {
 pub struct PartGraph<B: Backend> {
     /// Device the part runs on.
     pub device: B::Device,
-    /// The local graph: the part's rows, columns = own nodes then halo nodes.
+    /// The local graph: the part's rows; columns = own nodes then halo nodes
+    /// ([`HaloLayout::Joined`]), or the own nodes alone ([`HaloLayout::Split`]).
     pub graph: Graph<B>,
+    /// [`HaloLayout::Split`]: the part's rows with its halo nodes as columns (`None` without
+    /// halo rows, and in the joined layout).
+    pub halo_graph: Option<Graph<B>>,
     /// Number of own rows.
     pub owned: usize,
     /// Number of halo rows it receives per exchange.
@@ -80,6 +104,7 @@ pub struct PartGraph<B: Backend> {
 #[derive(Clone, Debug)]
 pub struct DistGraph<B: Backend> {
     parts: Vec<PartGraph<B>>,
+    layout: HaloLayout,
     leader: B::Device,
     n_nodes: usize,
     /// On the leader: the position of every global node in the concatenation of the parts'
@@ -100,6 +125,17 @@ impl<B: SparseGnnBackend> DistGraph<B> {
         devices: &[B::Device],
         opts: GraphOptions,
     ) -> Result<Self, DistError> {
+        Self::with_layout(adj, partition, devices, opts, HaloLayout::Joined)
+    }
+
+    /// [`DistGraph::new`] with the parts' halo columns held as `layout` says.
+    pub fn with_layout(
+        adj: &Csr,
+        partition: &PartitionedGraph,
+        devices: &[B::Device],
+        opts: GraphOptions,
+        layout: HaloLayout,
+    ) -> Result<Self, DistError> {
         let leader = devices.first().ok_or(DistError::NoDevices)?.clone();
         if partition.n_nodes != adj.n_rows() {
             return Err(DistError::NodeCount { partition: partition.n_nodes, graph: adj.n_rows() });
@@ -113,8 +149,15 @@ impl<B: SparseGnnBackend> DistGraph<B> {
             let row_deg: Vec<usize> = local.owned.iter().map(|&g| in_deg[g as usize]).collect();
             let col_deg: Vec<usize> =
                 local.owned.iter().chain(local.halo.iter()).map(|&g| out_deg[g as usize]).collect();
-            let graph = Graph::with_degrees(&local.adj, &device, opts, row_deg, col_deg)
-                .map_err(|source| DistError::Graph { part: p, source })?;
+            let (graph, halo_graph) = match layout {
+                HaloLayout::Joined => (
+                    Graph::with_degrees(&local.adj, &device, opts, row_deg, col_deg)
+                        .map_err(|source| DistError::Graph { part: p, source })?,
+                    None,
+                ),
+                HaloLayout::Split => split_graphs(&local.adj, local.owned.len(), &device, opts, row_deg, col_deg)
+                    .map_err(|source| DistError::Graph { part: p, source })?,
+            };
             let rows_err = |source| DistError::Graph { part: p, source };
             let mut send = Vec::with_capacity(n_parts);
             for q in 0..n_parts {
@@ -133,6 +176,7 @@ impl<B: SparseGnnBackend> DistGraph<B> {
                 global_ids,
                 device,
                 graph,
+                halo_graph,
                 owned: local.owned.len(),
                 halo: local.halo.len(),
                 send,
@@ -157,6 +201,7 @@ impl<B: SparseGnnBackend> DistGraph<B> {
         Ok(Self {
             inverse,
             parts,
+            layout,
             leader,
             n_nodes: adj.n_rows(),
             host_owned: std::sync::Arc::new(partition.parts.iter().map(|l| l.owned.clone()).collect()),
@@ -167,6 +212,24 @@ impl<B: SparseGnnBackend> DistGraph<B> {
     /// The parts.
     pub fn parts(&self) -> &[PartGraph<B>] {
         &self.parts
+    }
+
+    /// How the parts hold their halo columns.
+    pub fn layout(&self) -> HaloLayout {
+        self.layout
+    }
+
+    /// Per part, the parts it reads rows from (ascending) and the rows each sends it.
+    fn routes(&self) -> Vec<Vec<(usize, &RowIndex<B>)>> {
+        (0..self.parts.len())
+            .map(|p| {
+                self.parts
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(q, other)| other.send.get(p).and_then(|s| s.as_ref()).map(|rows| (q, rows)))
+                    .collect()
+            })
+            .collect()
     }
 
     /// The leader device (parameters, loss, gathered outputs).
@@ -203,15 +266,7 @@ impl<B: SparseGnnBackend> DistGraph<B> {
     pub fn exchange(&self, states: &[Hidden<B>]) -> Vec<Hidden<B>> {
         if states.iter().all(|s| matches!(s, Hidden::Dense(_))) {
             let devices: Vec<B::Device> = self.parts.iter().map(|p| p.device.clone()).collect();
-            let routes: Vec<Vec<(usize, &RowIndex<B>)>> = (0..self.parts.len())
-                .map(|p| {
-                    self.parts
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(q, other)| other.send.get(p).and_then(|s| s.as_ref()).map(|rows| (q, rows)))
-                        .collect()
-                })
-                .collect();
+            let routes = self.routes();
             let dense = states.iter().map(Hidden::dense).collect();
             let full = burn_sparse_gnn::exchange::exchange(dense, &devices, &routes)
                 .expect("the parts' send lists were built for these states");
@@ -231,6 +286,47 @@ impl<B: SparseGnnBackend> DistGraph<B> {
             })
             .collect()
     }
+}
+
+/// A part's local graph (`adj`: its rows; columns = its `owned` nodes then its halo nodes)
+/// split by column into the own block and the halo block (`None` without halo columns), each
+/// with the rows' degrees and its columns' degrees from `row_deg` / `col_deg` (the whole
+/// graph's), so the normalisations are the joined graph's.
+fn split_graphs<B: SparseGnnBackend>(
+    adj: &Csr,
+    owned: usize,
+    device: &B::Device,
+    opts: GraphOptions,
+    row_deg: Vec<usize>,
+    col_deg: Vec<usize>,
+) -> Result<(Graph<B>, Option<Graph<B>>), GraphError> {
+    let n = adj.n_rows();
+    let halo = adj.n_cols().saturating_sub(owned);
+    let (rp, ci, w) = (adj.row_ptr(), adj.col_idx(), adj.weights());
+    let mut blocks = [(vec![0i64; n + 1], Vec::new(), Vec::new()), (vec![0i64; n + 1], Vec::new(), Vec::new())];
+    for r in 0..n {
+        for e in rp[r]..rp[r + 1] {
+            let c = ci[e] as usize;
+            let (b, col) = if c < owned { (0, c) } else { (1, c - owned) };
+            blocks[b].1.push(col as i64);
+            if let Some(w) = w {
+                blocks[b].2.push(w[e]);
+            }
+        }
+        blocks[0].0[r + 1] = blocks[0].1.len() as i64;
+        blocks[1].0[r + 1] = blocks[1].1.len() as i64;
+    }
+    let [(own_ptr, own_col, own_w), (halo_ptr, halo_col, halo_w)] = blocks;
+    let weights = |v: Vec<f32>| w.is_some().then_some(v);
+    let own = Csr::new(n, owned, &own_ptr, &own_col, weights(own_w))?;
+    drop((own_ptr, own_col));
+    let own_g = Graph::with_degrees(&own, device, opts, row_deg.clone(), col_deg[..owned].to_vec())?;
+    if halo == 0 {
+        return Ok((own_g, None));
+    }
+    let halo_csr = Csr::new(n, halo, &halo_ptr, &halo_col, weights(halo_w))?;
+    let halo_g = Graph::with_degrees(&halo_csr, device, opts, row_deg, col_deg[owned..].to_vec())?;
+    Ok((own_g, Some(halo_g)))
 }
 
 /// BNS-GCN's boundary-node sampling (Wan et al., MLSys 2022), opt-in: in each training step a
@@ -355,6 +451,7 @@ impl<B: burn_sparse_gnn::SparseGnnAutodiffBackend> DistGraph<B> {
                 .map(|p| PartGraph {
                     device: p.device.clone(),
                     graph: p.graph.inner(),
+                    halo_graph: p.halo_graph.as_ref().map(Graph::inner),
                     owned: p.owned,
                     halo: p.halo,
                     send: p.send.iter().map(|s| s.as_ref().map(RowIndex::inner)).collect(),
@@ -362,6 +459,7 @@ impl<B: burn_sparse_gnn::SparseGnnAutodiffBackend> DistGraph<B> {
                     global_ids: p.global_ids.clone().inner(),
                 })
                 .collect(),
+            layout: self.layout,
             leader: self.leader.clone(),
             n_nodes: self.n_nodes,
             inverse: self.inverse.inner(),
@@ -375,19 +473,34 @@ impl<B: SparseGnnBackend> GnnModel<B> {
     /// The model on a partitioned graph: `xs[p]` holds part `p`'s input rows (on its device,
     /// e.g. from [`DistGraph::scatter`]); returns each part's logits. Equals
     /// [`GnnModel::forward`] on the whole graph, rows split by part (see the module docs).
-    pub fn forward_partitioned(&self, dg: &DistGraph<B>, xs: Vec<Tensor<B, 2>>) -> Vec<Tensor<B, 2>> {
+    pub fn forward_partitioned(&self, dg: &DistGraph<B>, xs: Vec<Tensor<B, 2>>) -> Result<Vec<Tensor<B, 2>>, DistError> {
         self.forward_partitioned_sampled(dg, xs, None)
     }
 
     /// [`GnnModel::forward_partitioned`] with the halo rows of `halo` only (boundary sampling,
     /// see [`BoundarySampling`]; dense states: a convolution reading CBSR states exchanges
     /// every row). `None`: every row, the exact model.
+    ///
+    /// Errors when `dg` has the split layout and the model cannot use it
+    /// ([`GnnModel::splits_halo`]) or boundary sampling is asked for (joined layout only).
     pub fn forward_partitioned_sampled(
         &self,
         dg: &DistGraph<B>,
         xs: Vec<Tensor<B, 2>>,
         halo: Option<&SampledHalo<B>>,
-    ) -> Vec<Tensor<B, 2>> {
+    ) -> Result<Vec<Tensor<B, 2>>, DistError> {
+        if dg.layout == HaloLayout::Split {
+            if !self.splits_halo() {
+                return Err(DistError::Layout(
+                    "this model needs the joined halo layout (the split layout serves GraphSAGE mean / sum \
+                     layers on ReLU states)"
+                        .into(),
+                ));
+            }
+            if halo.is_some() {
+                return Err(DistError::Layout("boundary sampling needs the joined halo layout".into()));
+            }
+        }
         // a clone of a lazily initialised parameter initialises its own copy: initialise them
         // here, so every part reads the same tensors and their gradients reach this model's
         self.initialise_parameters();
@@ -415,13 +528,52 @@ impl<B: SparseGnnBackend> GnnModel<B> {
                     m.activate(l, h, part.graph.kernel_config(), on(&seed, part).as_ref(), Some(&part.global_ids))
                 })
                 .collect();
+            if dg.layout == HaloLayout::Split {
+                hs = dg.convolve_split(&models, l, states)?;
+                continue;
+            }
             let full = match halo.and_then(|h| dg.exchange_sampled(&states, h)) {
                 Some(full) => full,
                 None => dg.exchange(&states),
             };
             hs = models.iter().zip(&dg.parts).zip(&full).map(|((m, part), a)| m.convolve(l, &part.graph, a)).collect();
         }
-        models.iter().zip(hs).map(|(m, h)| m.output(h)).collect()
+        Ok(models.iter().zip(hs).map(|(m, h)| m.output(h)).collect())
+    }
+}
+
+impl<B: SparseGnnBackend> DistGraph<B> {
+    /// Convolution `l` of the parts' models on the split layout: the exchange starts, every
+    /// part sums over its own columns, the halo rows are taken, every part adds the sum over
+    /// its halo columns and applies the layer's maps.
+    fn convolve_split(
+        &self,
+        models: &[GnnModel<B>],
+        l: usize,
+        states: Vec<Hidden<B>>,
+    ) -> Result<Vec<Tensor<B, 2>>, DistError> {
+        let mut dense = Vec::with_capacity(states.len());
+        for (s, m) in states.into_iter().zip(models) {
+            match s {
+                Hidden::Dense(t) => dense.push(m.split_state(t)),
+                Hidden::Sparse(_) => return Err(DistError::Layout("the split halo layout needs dense states".into())),
+            }
+        }
+        let devices: Vec<B::Device> = self.parts.iter().map(|p| p.device.clone()).collect();
+        let start = burn_sparse_gnn::exchange::exchange_start(dense, &devices, &self.routes())?;
+        let own_sums: Vec<Tensor<B, 2>> =
+            models.iter().zip(&self.parts).zip(&start.own).map(|((m, part), own)| m.convolve_own(&part.graph, own)).collect();
+        let halos = burn_sparse_gnn::exchange::exchange_finish(start.halo, &own_sums);
+        Ok(models
+            .iter()
+            .zip(&self.parts)
+            .zip(start.own)
+            .zip(own_sums)
+            .zip(halos)
+            .map(|((((m, part), own), sum), halo)| {
+                m.convolve_rest(l, &part.graph, part.halo_graph.as_ref(), own, sum, halo)
+            })
+            .collect())
     }
 }
 

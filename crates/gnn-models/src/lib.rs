@@ -37,6 +37,6 @@ pub use conv::gat::{GatConv, GatConvConfig};
 pub use conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
 pub use conv::gin::{GinConv, GinConvConfig};
 pub use conv::sage::{SageAggr, SageConv, SageConvConfig};
-pub use distributed::{partitioned_loss, BoundarySampling, DistError, DistGraph, PartGraph, SampledHalo};
+pub use distributed::{partitioned_loss, BoundarySampling, DistError, DistGraph, HaloLayout, PartGraph, SampledHalo};
 pub use hidden::{aggregate, Hidden, Precision};
 pub use model::{Conv, ConvKind, GnnModel, GnnModelConfig, ModelError, NormKind};

@@ -300,6 +300,61 @@ impl<B: SparseGnnBackend> GnnModel<B> {
         }
     }
 
+    /// Whether every convolution can aggregate a part's own columns and its halo columns
+    /// separately (dense ReLU states into GraphSAGE mean / sum layers): what the split halo
+    /// layout of a partitioned graph needs ([`crate::distributed::HaloLayout::Split`]).
+    pub fn splits_halo(&self) -> bool {
+        matches!(self.nonlin, Nonlinearity::Relu)
+            && self.convs.iter().all(|c| matches!(c, Conv::Sage(s) if matches!(s.aggr, SageAggr::Mean | SageAggr::Sum)))
+    }
+
+    /// The storage a split-layout exchange moves: `a` rounded to the half type in mixed
+    /// precision (the aggregations read it there anyway), `a` otherwise.
+    pub(crate) fn split_state(&self, a: Tensor<B, 2>) -> Tensor<B, 2> {
+        self.precision.down(a)
+    }
+
+    /// First half of convolution `l` on a part in the split layout: the sum over the part's own
+    /// columns (`own_g`, rows and columns the part's own nodes) of `own` (f32).
+    pub(crate) fn convolve_own(&self, own_g: &Graph<B>, own: &Tensor<B, 2>) -> Tensor<B, 2> {
+        let p = self.precision;
+        p.up(burn_sparse_gnn::ops::spmm(own_g, p.down(own.clone()), burn_sparse_gnn::Reduce::Sum))
+    }
+
+    /// Second half: adds the sum over the halo columns (`halo_g`, the part's rows, its halo
+    /// nodes as columns) of `halo`, takes the mean by the rows' whole-graph degrees, and applies
+    /// layer `l`'s maps (and its normalisation). Equals [`GnnModel::convolve`] on the joined
+    /// columns up to the order of the sums. Only for [`GnnModel::splits_halo`] models.
+    pub(crate) fn convolve_rest(
+        &self,
+        l: usize,
+        own_g: &Graph<B>,
+        halo_g: Option<&Graph<B>>,
+        own: Tensor<B, 2>,
+        own_sum: Tensor<B, 2>,
+        halo: Option<Tensor<B, 2>>,
+    ) -> Tensor<B, 2> {
+        let p = self.precision;
+        let sum = match (halo_g, halo) {
+            (Some(g), Some(h)) => own_sum + p.up(burn_sparse_gnn::ops::spmm(g, p.down(h), burn_sparse_gnn::Reduce::Sum)),
+            _ => own_sum,
+        };
+        let Conv::Sage(c) = &self.convs[l] else { unreachable!("splits_halo: GraphSAGE layers only") };
+        let agg = match c.aggr {
+            SageAggr::Mean => sum * own_g.norms().in_inv.clone().unsqueeze_dim::<2>(1),
+            _ => sum,
+        };
+        let out = p.linear(&c.lin_neigh, agg);
+        let mut h = match &c.lin_root {
+            Some(r) => out + p.linear(r, own),
+            None => out,
+        };
+        if let Some(n) = self.norms.get(l) {
+            h = n.forward(h);
+        }
+        h
+    }
+
     /// Convolution `l` (and its normalisation) on `a`. On a part of a partitioned graph `a`
     /// holds the part's rows then its halo rows, and the result has the part's rows.
     pub fn convolve(&self, l: usize, g: &Graph<B>, a: &Hidden<B>) -> Tensor<B, 2> {
@@ -347,6 +402,12 @@ impl<B: SparseGnnBackend> GnnModel<B> {
         (self.dropout.prob, self.input_dropout.prob)
     }
 
+    /// Storage precision of the sparse aggregations.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// The nonlinearity before each convolution.
     pub fn nonlinearity(&self) -> Nonlinearity {
         self.nonlin
     }

@@ -10,7 +10,7 @@ use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, P
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
 use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
 use gnn_models::activation::Nonlinearity;
-use gnn_models::distributed::{partitioned_loss, DistGraph};
+use gnn_models::distributed::{partitioned_loss, DistGraph, HaloLayout};
 use gnn_models::{ConvKind, GnnModel, GnnModelConfig, NormKind, SageAggr};
 
 type B = Autodiff<NdArray<f64, i64>>;
@@ -94,12 +94,12 @@ fn whole(model: &GnnModel<B>, adj: &Csr, seed: u64) -> Run {
     Run { loss: loss.into_scalar(), logits: logits.into_data().to_vec::<f64>().expect("f64"), grads: v.out }
 }
 
-fn parts(model: &GnnModel<B>, adj: &Csr, pg: &PartitionedGraph, seed: u64) -> Run {
+fn parts(model: &GnnModel<B>, adj: &Csr, pg: &PartitionedGraph, seed: u64, layout: HaloLayout) -> Run {
     let dev: burn::tensor::Device<B> = Default::default();
     let (x, y, w) = inputs(&dev);
-    let dg = DistGraph::<B>::new(adj, pg, &[dev], GraphOptions::default()).expect("partitioned graph");
+    let dg = DistGraph::<B>::with_layout(adj, pg, &[dev], GraphOptions::default(), layout).expect("partitioned graph");
     B::seed(&dev, seed);
-    let logits = model.forward_partitioned(&dg, dg.scatter(x));
+    let logits = model.forward_partitioned(&dg, dg.scatter(x)).expect("the model runs on this layout");
     let loss = partitioned_loss(&dg, &logits, &dg.scatter(y), &dg.scatter(w));
     let grads = loss.backward();
     let mut v = Grads { grads: &grads, out: Vec::new() };
@@ -116,6 +116,7 @@ fn configs() -> Vec<(&'static str, GnnModelConfig)> {
         ("sage mean maxk", base(ConvKind::Sage).with_nonlin(Nonlinearity::Maxk { k: 3 })),
         ("sage max-pool", base(ConvKind::Sage).with_sage_aggr(SageAggr::MaxPool)),
         ("sage classic", base(ConvKind::Sage).with_linear_io(false)),
+        ("sage sum", base(ConvKind::Sage).with_sage_aggr(SageAggr::Sum)),
         ("gin", base(ConvKind::Gin)),
         ("gin classic", base(ConvKind::Gin).with_linear_io(false).with_gin_half_safe_lambda(Some(0.5))),
         ("gat", base(ConvKind::Gat).with_gat_heads(2)),
@@ -130,8 +131,18 @@ fn check(name: &str, cfg: &GnnModelConfig, adj: &Csr, pg: &PartitionedGraph, lab
     // parameters initialise lazily, on first use: draw them now, not inside the first forward
     model.initialise_parameters();
     let want = whole(&model, adj, 5);
-    let got = parts(&model, adj, pg, 5);
-    let tol = 1e-9;
+    let layouts: &[HaloLayout] =
+        if model.splits_halo() { &[HaloLayout::Joined, HaloLayout::Split] } else { &[HaloLayout::Joined] };
+    for &layout in layouts {
+        // the whole graph's SAGE layer takes the mean's 1 / deg in f32 in its backward pass
+        // (`inv_degree_rows`); the split layout scales by the f64 norms: gradients differ at
+        // f32 rounding
+        let tol = if layout == HaloLayout::Split { 1e-7 } else { 1e-9 };
+        compare(name, &want, &parts(&model, adj, pg, 5, layout), &format!("{label}, {layout:?}"), tol);
+    }
+}
+
+fn compare(name: &str, want: &Run, got: &Run, label: &str, tol: f64) {
     assert!(
         (want.loss - got.loss).abs() < tol * want.loss.abs().max(1.0),
         "{name} {label}: loss {} vs {}",
@@ -182,9 +193,44 @@ fn inference_is_exact() {
     let part = partition(&adj, &PartitionOptions { parts: 3, method: PartitionMethod::Greedy, seed: 1 }).expect("p");
     let pg = PartitionedGraph::build(&adj, &part).expect("parts");
     let dg = DistGraph::<I>::new(&adj, &pg, &[dev], GraphOptions::default()).expect("dg");
-    let got = dg.gather(model.forward_partitioned(&dg, dg.scatter(x.clone())));
-    let d = max_diff(&want.into_data().to_vec::<f64>().unwrap(), &got.into_data().to_vec::<f64>().unwrap());
+    let got = dg.gather(model.forward_partitioned(&dg, dg.scatter(x.clone())).expect("joined layout"));
+    let want: Vec<f64> = want.into_data().to_vec().unwrap();
+    let d = max_diff(&want, &got.into_data().to_vec::<f64>().unwrap());
     assert!(d < 1e-9, "inference logits differ by {d}");
+    let split = DistGraph::<I>::with_layout(&adj, &pg, &[dev], GraphOptions::default(), HaloLayout::Split).expect("dg");
+    let got = split.gather(model.forward_partitioned(&split, split.scatter(x)).expect("split layout"));
+    let d = max_diff(&want, &got.into_data().to_vec::<f64>().unwrap());
+    assert!(d < 1e-9, "split layout: inference logits differ by {d}");
+}
+
+/// The split layout refuses what it cannot run: models other than GraphSAGE mean / sum on ReLU
+/// states, and boundary sampling.
+#[test]
+fn split_layout_refuses_other_models_and_sampling() {
+    use gnn_models::distributed::{BoundarySampling, DistError};
+    type I = NdArray<f64, i64>;
+    let adj = graph(2);
+    let dev = Default::default();
+    let part = partition(&adj, &PartitionOptions { parts: 2, method: PartitionMethod::Greedy, seed: 1 }).expect("p");
+    let pg = PartitionedGraph::build(&adj, &part).expect("parts");
+    let split = DistGraph::<I>::with_layout(&adj, &pg, &[dev], GraphOptions::default(), HaloLayout::Split).expect("dg");
+    assert_eq!(split.layout(), HaloLayout::Split);
+    assert!(split.parts().iter().any(|p| p.halo_graph.is_some()), "two parts of this graph read each other");
+    let x = Tensor::<I, 2>::from_data(TensorData::new(random_values(N * D_IN, 3), [N, D_IN]), &dev);
+    for cfg in [
+        GnnModelConfig::new(ConvKind::Gat, D_IN, 8, CLASSES).with_gat_heads(2),
+        GnnModelConfig::new(ConvKind::Sage, D_IN, 8, CLASSES).with_nonlin(Nonlinearity::Maxk { k: 3 }),
+        GnnModelConfig::new(ConvKind::Sage, D_IN, 8, CLASSES).with_sage_aggr(SageAggr::MaxPool),
+    ] {
+        let model: GnnModel<I> = cfg.init(&dev).expect("model");
+        assert!(!model.splits_halo());
+        let err = model.forward_partitioned(&split, split.scatter(x.clone())).expect_err("needs the joined layout");
+        assert!(matches!(err, DistError::Layout(_)), "{err}");
+    }
+    let model: GnnModel<I> = GnnModelConfig::new(ConvKind::Sage, D_IN, 8, CLASSES).init(&dev).expect("model");
+    let halo = split.sample_halo(&BoundarySampling { rate: 0.5, seed: 1 }, 0).expect("rate");
+    let err = model.forward_partitioned_sampled(&split, split.scatter(x), Some(&halo)).expect_err("sampling");
+    assert!(err.to_string().contains("boundary sampling"), "{err}");
 }
 
 /// Boundary sampling: at rate 1 every halo row crosses and the step equals the exact one; at
@@ -208,12 +254,12 @@ fn boundary_sampling_keeps_a_scaled_sample_of_the_halo() {
     B::seed(&dev, 11);
     let model: GnnModel<B> = cfg.init(&dev).expect("valid model");
     model.initialise_parameters();
-    let exact = parts(&model, &adj, &pg, 5);
+    let exact = parts(&model, &adj, &pg, 5, HaloLayout::Joined);
     let (x, y, w) = inputs(&dev);
     let all = dg.sample_halo(&BoundarySampling { rate: 1.0, seed: 9 }, 0).expect("rate 1");
     assert_eq!(all.rows(), halo_total);
     B::seed(&dev, 5);
-    let logits = model.forward_partitioned_sampled(&dg, dg.scatter(x.clone()), Some(&all));
+    let logits = model.forward_partitioned_sampled(&dg, dg.scatter(x.clone()), Some(&all)).expect("joined layout");
     let loss = partitioned_loss(&dg, &logits, &dg.scatter(y), &dg.scatter(w));
     let grads = loss.backward();
     let mut v = Grads { grads: &grads, out: Vec::new() };

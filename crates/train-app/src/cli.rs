@@ -234,6 +234,13 @@ pub struct SpreadArgs {
     /// GraphSAGE and GIN.
     #[arg(long)]
     pub boundary_sampling: Option<f64>,
+    /// How each part holds its halo columns: `split` (GraphSAGE mean / sum on ReLU states: each
+    /// convolution sums over the part's own columns while the halo rows move, and in the
+    /// backward pass the halo gradients move while the own columns' are computed), `joined`
+    /// (one local graph over own and halo columns, read once the halo rows arrived; every
+    /// model) or `auto` (split where the model allows it).
+    #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(["auto", "split", "joined"]))]
+    pub halo_layout: String,
 }
 
 impl SpreadArgs {
@@ -253,6 +260,11 @@ impl SpreadArgs {
             devices,
             method: self.partition.parse().map_err(|e| AppError::Config(format!("--partition: {e}")))?,
             boundary_sampling: self.boundary_sampling,
+            layout: match self.halo_layout.as_str() {
+                "split" => Some(gnn_models::HaloLayout::Split),
+                "joined" => Some(gnn_models::HaloLayout::Joined),
+                _ => None,
+            },
         };
         spread.check()?;
         Ok(Some(spread))

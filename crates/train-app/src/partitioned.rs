@@ -13,7 +13,7 @@ use burn::tensor::backend::Device as _;
 use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
 use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, PartitionStats, PartitionedGraph};
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
-use gnn_models::distributed::{partitioned_loss, DistGraph};
+use gnn_models::distributed::{partitioned_loss, DistGraph, HaloLayout};
 use gnn_models::{GnnModel, Hidden, Nonlinearity};
 use serde::Serialize;
 use std::path::Path;
@@ -31,6 +31,9 @@ pub struct Spread {
     /// BNS-GCN's boundary-node sampling: the fraction of halo rows that cross per training
     /// step (`gnn_models::distributed::BoundarySampling`); `None`: every row, the exact model.
     pub boundary_sampling: Option<f64>,
+    /// How the parts hold their halo columns; `None`: the split layout where the model allows
+    /// it ([`Spread::layout_for`]), the joined one otherwise.
+    pub layout: Option<HaloLayout>,
 }
 
 impl Spread {
@@ -63,6 +66,25 @@ impl Spread {
             }
         }
         Ok(())
+    }
+
+    /// The halo layout of a run of `cfg`: the one asked for, else the split layout for GraphSAGE
+    /// mean / sum on ReLU states without boundary sampling (each convolution then sums over the
+    /// own columns while the halo rows move) and the joined one otherwise. Errors when the
+    /// split layout is asked for a model or option that needs the joined one.
+    pub fn layout_for(&self, cfg: &TrainConfig) -> Result<HaloLayout> {
+        let splits = cfg.model == gnn_models::ConvKind::Sage
+            && matches!(cfg.sage_aggr, gnn_models::SageAggr::Mean | gnn_models::SageAggr::Sum)
+            && cfg.nonlin == "relu"
+            && self.boundary_sampling.is_none();
+        match self.layout {
+            None => Ok(if splits { HaloLayout::Split } else { HaloLayout::Joined }),
+            Some(HaloLayout::Split) if !splits => Err(AppError::Config(
+                "--halo-layout split needs a GraphSAGE mean / sum model with --nonlin relu and no --boundary-sampling"
+                    .into(),
+            )),
+            Some(l) => Ok(l),
+        }
     }
 
     /// Checks that boundary sampling, when asked for, applies to `cfg`'s model: its states
@@ -115,6 +137,8 @@ pub struct PartitionReport {
     /// The boundary-sampling rate of the training steps (absent: exact).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub boundary_sampling: Option<f64>,
+    /// How the parts hold their halo columns (`joined` or `split`).
+    pub halo_layout: String,
 }
 
 /// A partitioned graph on its devices with the node data split by part.
@@ -155,12 +179,14 @@ pub fn load_or_partition(
 }
 
 /// Partitions `host`'s graph (or reads `cache` when it holds a partition of this graph with
-/// the same parts and method) and uploads the parts to `devices`.
+/// the same parts and method) and uploads the parts to `devices`, their halo columns held as
+/// `layout` says.
 pub fn setup<B: SparseGnnBackend>(
     host: &HostGraph,
     spread: &Spread,
     devices: &[B::Device],
     cache: Option<&Path>,
+    layout: HaloLayout,
 ) -> Result<PartitionedData<B>> {
     spread.check()?;
     let adj = host.data.adjacency();
@@ -170,7 +196,8 @@ pub fn setup<B: SparseGnnBackend>(
     let pg = PartitionedGraph::build(adj, &part).map_err(|e| AppError::Config(format!("partition: {e}")))?;
     let partition_seconds = start.elapsed().as_secs_f64();
     let start = Instant::now();
-    let dg = DistGraph::<B>::new(adj, &pg, devices, host.opts).map_err(|e| AppError::Config(e.to_string()))?;
+    let dg = DistGraph::<B>::with_layout(adj, &pg, devices, host.opts, layout)
+        .map_err(|e| AppError::Config(e.to_string()))?;
     let leader = dg.leader().clone();
     let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
     let x = Tensor::<B, 2>::from_data(
@@ -198,6 +225,7 @@ pub fn setup<B: SparseGnnBackend>(
         setup_seconds: start.elapsed().as_secs_f64(),
         cached: was_cached,
         boundary_sampling: spread.boundary_sampling,
+        halo_layout: format!("{layout:?}").to_lowercase(),
     };
     Ok(PartitionedData { xs: dg.scatter(x), labels: dg.scatter(labels), weights, dg, report })
 }
@@ -210,14 +238,20 @@ pub fn exchanged_bytes_per_epoch(
     model: &GnnModel<impl SparseGnnBackend>,
     d_in: usize,
     halo_rows: usize,
+    layout: HaloLayout,
 ) -> u64 {
+    // the split layout moves the rows in the aggregations' storage type (half in mixed precision)
+    let value = match (layout, model.precision().half()) {
+        (HaloLayout::Split, Some(_)) => 2,
+        _ => 4,
+    };
     let mut total = 0u64;
     for l in 0..model.num_layers() {
         let (values, ids) = if model.reads_input(l) {
-            (d_in * 4, 0)
+            (d_in * value, 0)
         } else {
             match model.nonlinearity() {
-                Nonlinearity::Relu => (cfg.hidden * 4, 0),
+                Nonlinearity::Relu => (cfg.hidden * value, 0),
                 Nonlinearity::Maxk { k } => (k * 4, if cfg.hidden <= 256 { k.div_ceil(4) * 4 } else { k * 4 }),
                 Nonlinearity::Maxpool { .. } => (cfg.hidden * 4, 0),
             }
@@ -254,22 +288,30 @@ pub fn train_step<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>>(
         ),
         None => None,
     };
-    let logits = model.forward_partitioned_sampled(&data.dg, data.xs.clone(), halo.as_ref());
+    let logits = model
+        .forward_partitioned_sampled(&data.dg, data.xs.clone(), halo.as_ref())
+        .map_err(|e| AppError::Config(e.to_string()))?;
     let loss = partitioned_loss(&data.dg, &logits, &data.labels, &data.weights[0]);
     let grads = GradientsParams::from_grads(loss.backward(), &model);
     Ok((optim.step(lr, model, grads), loss.detach()))
 }
 
 /// Accuracy of `model` (no autodiff) on train, valid and test.
-pub fn accuracies<B: SparseGnnBackend>(model: &GnnModel<B>, data: &PartitionedData<B>, host: &HostGraph) -> [f64; 3] {
-    let logits = data.dg.gather(model.forward_partitioned(&data.dg, data.xs.clone()));
+pub fn accuracies<B: SparseGnnBackend>(
+    model: &GnnModel<B>,
+    data: &PartitionedData<B>,
+    host: &HostGraph,
+) -> Result<[f64; 3]> {
+    let logits = data
+        .dg
+        .gather(model.forward_partitioned(&data.dg, data.xs.clone()).map_err(|e| AppError::Config(e.to_string()))?);
     let pred: Vec<i64> = logits.argmax(1).into_data().convert::<i64>().to_vec().unwrap_or_default();
     let labels = host.data.labels();
-    let Some(split) = host.data.split() else { return [f64::NAN; 3] };
-    [&split.train, &split.valid, &split.test].map(|ids| {
+    let Some(split) = host.data.split() else { return Ok([f64::NAN; 3]) };
+    Ok([&split.train, &split.valid, &split.test].map(|ids| {
         let hit = ids.iter().filter(|&&i| pred.get(i as usize) == labels.get(i as usize)).count();
         hit as f64 / ids.len().max(1) as f64
-    })
+    }))
 }
 
 /// Synchronises every device of the run.
@@ -326,13 +368,13 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
     let cfg = &tb.cfg;
     spread.check_sampling(cfg)?;
     let devices = part::devices_of::<B>(device, &spread.devices);
-    let mut data = part::setup::<B>(host, spread, &devices, cache)?;
+    let mut data = part::setup::<B>(host, spread, &devices, cache, spread.layout_for(cfg)?)?;
     let leader = data.dg.leader().clone();
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(&leader, cfg.seed);
     let mut model = model_cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
     data.report.exchanged_bytes_per_epoch = part::sampled_bytes(
-        part::exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows()),
+        part::exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows(), data.dg.layout()),
         spread.boundary_sampling,
     );
     let mut optim = part::adam(cfg).init();
@@ -474,6 +516,8 @@ pub fn equality_checks<B: SparseGnnAutodiffBackend>(devices: &[B::Device], parts
     let pg = PartitionedGraph::build(&adj, &part).map_err(|e| AppError::Config(format!("partition: {e}")))?;
     let dg = DistGraph::<B>::new(&adj, &pg, devices, GraphOptions::default())
         .map_err(|e| AppError::Config(e.to_string()))?;
+    let dg_split = DistGraph::<B>::with_layout(&adj, &pg, devices, GraphOptions::default(), HaloLayout::Split)
+        .map_err(|e| AppError::Config(e.to_string()))?;
     let g = Graph::<B>::new(&adj, &leader, GraphOptions::default());
     let xv: Vec<f32> = random_values(n * d_in, 5).into_iter().map(|v| v as f32).collect();
     let x = Tensor::<B, 2>::from_data(TensorData::new(xv, [n, d_in]), &leader);
@@ -515,18 +559,22 @@ pub fn equality_checks<B: SparseGnnAutodiffBackend>(devices: &[B::Device], parts
         model.visit(&mut gw);
         let want_logits: Vec<f64> = logits.into_data().convert::<f64>().to_vec().unwrap_or_default();
         let want_loss = scalar(loss);
-        // parts
-        B::seed(&leader, 23);
-        let plogits = model.forward_partitioned(&dg, xs.clone());
-        let ploss = partitioned_loss(&dg, &plogits, &ys, &ws);
-        let pgrads = ploss.backward();
-        let mut gp = Grads::<B> { grads: &pgrads, out: Vec::new() };
-        model.visit(&mut gp);
-        let got_logits: Vec<f64> = dg.gather(plogits).into_data().convert::<f64>().to_vec().unwrap_or_default();
-        let got_loss = scalar(ploss);
-        out.push((format!("{name}: loss"), (got_loss - want_loss).abs() / want_loss.abs().max(1e-12)));
-        out.push((format!("{name}: logits"), normwise(&got_logits, &want_logits)));
-        out.push((format!("{name}: gradients"), normwise(&gp.out, &gw.out)));
+        // parts, in every halo layout the model runs on
+        let layouts: &[(&DistGraph<B>, &str)] =
+            if model.splits_halo() { &[(&dg, ""), (&dg_split, ", split halo")] } else { &[(&dg, "")] };
+        for &(dg, tag) in layouts {
+            B::seed(&leader, 23);
+            let plogits = model.forward_partitioned(dg, xs.clone()).map_err(|e| AppError::Config(e.to_string()))?;
+            let ploss = partitioned_loss(dg, &plogits, &ys, &ws);
+            let pgrads = ploss.backward();
+            let mut gp = Grads::<B> { grads: &pgrads, out: Vec::new() };
+            model.visit(&mut gp);
+            let got_logits: Vec<f64> = dg.gather(plogits).into_data().convert::<f64>().to_vec().unwrap_or_default();
+            let got_loss = scalar(ploss);
+            out.push((format!("{name}{tag}: loss"), (got_loss - want_loss).abs() / want_loss.abs().max(1e-12)));
+            out.push((format!("{name}{tag}: logits"), normwise(&got_logits, &want_logits)));
+            out.push((format!("{name}{tag}: gradients"), normwise(&gp.out, &gw.out)));
+        }
     }
     Ok(out)
 }
@@ -571,13 +619,16 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     std::fs::create_dir_all(&cfg.out).map_err(|e| AppError::io(&cfg.out, e))?;
     spread.check_sampling(cfg)?;
     let devices = devices_of::<B>(device, &spread.devices);
-    let mut data = setup::<B>(host, spread, &devices, Some(cache))?;
+    let mut data = setup::<B>(host, spread, &devices, Some(cache), spread.layout_for(cfg)?)?;
     let leader = data.dg.leader().clone();
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(&leader, cfg.seed);
     let mut model = model_cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
     data.report.exchanged_bytes_per_epoch =
-        sampled_bytes(exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows()), spread.boundary_sampling);
+        sampled_bytes(
+        exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows(), data.dg.layout()),
+        spread.boundary_sampling,
+    );
     let st = &data.report.stats;
     eprintln!(
         "partition: {} parts ({}) on {} device(s): cut edges {} ({:.1} %), halo rows {}, {:.1} MB exchanged per epoch{}",
@@ -615,7 +666,13 @@ pub fn train<B: SparseGnnAutodiffBackend>(
             bar.abandon();
             return Err(AppError::Diverged(format!("loss {loss} at epoch {epoch}{}", cfg.divergence_hint())));
         }
-        let [train, valid, test] = accuracies(&burn::module::AutodiffModule::valid(&model), &inner(&data), host);
+        let [train, valid, test] = match accuracies(&burn::module::AutodiffModule::valid(&model), &inner(&data), host) {
+            Ok(a) => a,
+            Err(e) => {
+                bar.abandon();
+                return Err(e);
+            }
+        };
         let seconds = t.elapsed().as_secs_f64();
         bar.set_message(format!(
             "loss {loss:.4} valid {valid:.4} ({:.0} ms, {exchanged_mb:.1} MB exchanged)",
