@@ -449,6 +449,11 @@ impl<B: SparseGnnBackend> Backward<B, 1> for HaloOwnBackward {
             wait.run();
         }
         for (g, indices, inverse) in std::mem::take(&mut s.arrived[part]) {
+            // gradients that moved in another type are added in the state's
+            let g = match dy.dtype() {
+                d if d != g.dtype() => B::float_cast(g, burn::tensor::FloatDType::from(d)),
+                _ => g,
+            };
             dy = B::add_rows(dy, g, indices, inverse);
         }
         grads.register::<B>(node.id, dy);
@@ -1072,6 +1077,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         states: Vec<FloatTensor<Self>>,
         devices: Vec<B::Device>,
         routes: Vec<Vec<crate::exchange::Route<Self>>>,
+        send: Option<burn::tensor::FloatDType>,
     ) -> (Vec<FloatTensor<Self>>, crate::exchange::HaloInFlight<Self>) {
         let n = states.len();
         if n == 0 || n > 8 {
@@ -1085,6 +1091,12 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
                         .filter(|r| r.indices.shape()[0] > 0)
                         .map(|r| {
                             let rows = Self::ad_take_rows(states[r.from].clone(), r.indices, r.inverse);
+                            let rows = match send {
+                                Some(d) if rows.dtype() != d.into() => {
+                                    <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_cast(rows, d)
+                                }
+                                _ => rows,
+                            };
                             <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_to_device(rows, &devices[p])
                         })
                         .collect();
@@ -1108,7 +1120,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
             })
             .collect();
         let inner: Vec<FloatTensor<B>> = states.iter().map(|s| s.primitive.clone()).collect();
-        let (halo, wait) = crate::exchange::forward_start::<B>(&inner, &devices, &routes);
+        let (halo, wait) = crate::exchange::forward_start::<B>(&inner, &devices, &routes, send);
         let shared: Shared<B> = std::sync::Arc::new(std::sync::Mutex::new(SplitHalo {
             remaining: halo.iter().filter(|h| h.is_some()).count(),
             pieces: Vec::new(),

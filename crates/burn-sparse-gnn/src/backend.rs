@@ -321,13 +321,14 @@ pub trait SparseGnnBackend: Backend {
 
     /// Differentiable first half of an exchange in two halves (see
     /// [`crate::exchange::exchange_start`]): each part's own rows (its state) and the halo rows
-    /// in flight.
+    /// in flight, in the `send` type.
     fn ad_exchange_start(
         states: Vec<FloatTensor<Self>>,
         devices: Vec<Self::Device>,
         routes: Vec<Vec<crate::exchange::Route<Self>>>,
+        send: Option<FloatDType>,
     ) -> (Vec<FloatTensor<Self>>, crate::exchange::HaloInFlight<Self>) {
-        let (halo, wait) = crate::exchange::forward_start::<Self>(&states, &devices, &routes);
+        let (halo, wait) = crate::exchange::forward_start::<Self>(&states, &devices, &routes, send);
         (states, crate::exchange::HaloInFlight { halo, wait, tracked: None })
     }
 

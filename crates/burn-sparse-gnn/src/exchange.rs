@@ -22,7 +22,7 @@ use crate::error::OpError;
 use crate::rows::RowIndex;
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, IntTensor};
-use burn::tensor::{Int, Tensor, TensorMetadata, TensorPrimitive};
+use burn::tensor::{FloatDType, Int, Tensor, TensorMetadata, TensorPrimitive};
 
 /// How many grouped transfers (one NCCL group each, [`SparseGnnBackend::transfer_all`] on
 /// CUDA) this process ran; 0 without the `cuda` feature.
@@ -212,15 +212,22 @@ pub struct HaloStart<B: SparseGnnBackend> {
 /// no halo rows, then call [`exchange_finish`]. In the backward pass the halves swap roles: the
 /// halo gradients start moving as soon as every part's is known, and are added to the owners'
 /// gradients when those reach the own rows (the work on the own rows in between runs while the
-/// gradients move). Errors as [`exchange`].
+/// gradients move). `send`: the type the rows move in (e.g. the half type of a mixed-precision
+/// aggregation, which halves the bytes; their gradients move in it too and are added to the
+/// states' gradients in the states' type); `None`: the states' type. Errors as [`exchange`].
 pub fn exchange_start<B: SparseGnnBackend>(
     states: Vec<Tensor<B, 2>>,
     devices: &[B::Device],
     routes: &[Vec<(usize, &RowIndex<B>)>],
+    send: Option<FloatDType>,
 ) -> Result<HaloStart<B>, OpError> {
     let n = states.len();
-    let bad =
-        |what: &'static str, got: Vec<usize>, expected: String| OpError::Shape { op: "exchange_start", what, got, expected };
+    let bad = |what: &'static str, got: Vec<usize>, expected: String| OpError::Shape {
+        op: "exchange_start",
+        what,
+        got,
+        expected,
+    };
     if devices.len() != n || routes.len() != n {
         return Err(bad("devices / routes", vec![devices.len(), routes.len()], format!("{n} each (one per state)")));
     }
@@ -244,12 +251,16 @@ pub fn exchange_start<B: SparseGnnBackend>(
             if rows.source_rows() != states[q].dims()[0] {
                 return Err(bad("a sender's state", states[q].dims().to_vec(), format!("[{}, _]", rows.source_rows())));
             }
-            out.push(Route { from: q, indices: rows.indices().into_primitive(), inverse: rows.inverse().into_primitive() });
+            out.push(Route {
+                from: q,
+                indices: rows.indices().into_primitive(),
+                inverse: rows.inverse().into_primitive(),
+            });
         }
         prims.push(out);
     }
     let states = states.into_iter().map(|s| s.into_primitive().tensor()).collect();
-    let (own, halo) = B::ad_exchange_start(states, devices.to_vec(), prims);
+    let (own, halo) = B::ad_exchange_start(states, devices.to_vec(), prims, send);
     Ok(HaloStart { own: own.into_iter().map(|t| Tensor::from_primitive(TensorPrimitive::Float(t))).collect(), halo })
 }
 
@@ -269,12 +280,13 @@ pub fn exchange_finish<B: SparseGnnBackend>(
         .collect()
 }
 
-/// The forward pass of [`exchange_start`] on primitives: selects every route's rows and starts
-/// moving them, each part's pieces into one tensor.
+/// The forward pass of [`exchange_start`] on primitives: selects every route's rows (in the
+/// `send` type) and starts moving them, each part's pieces into one tensor.
 pub(crate) fn forward_start<B: SparseGnnBackend>(
     states: &[FloatTensor<B>],
     devices: &[B::Device],
     routes: &[Vec<Route<B>>],
+    send: Option<FloatDType>,
 ) -> (Vec<Option<FloatTensor<B>>>, TransferWait) {
     let rows = |r: &Route<B>| r.indices.shape()[0];
     let mut groups = Vec::new();
@@ -283,7 +295,13 @@ pub(crate) fn forward_start<B: SparseGnnBackend>(
         let pieces: Vec<_> = list
             .iter()
             .filter(|r| rows(r) > 0)
-            .map(|r| B::float_select(states[r.from].clone(), 0, r.indices.clone()))
+            .map(|r| {
+                let rows = B::float_select(states[r.from].clone(), 0, r.indices.clone());
+                match send {
+                    Some(d) if rows.dtype() != d.into() => B::float_cast(rows, d),
+                    _ => rows,
+                }
+            })
             .collect();
         if pieces.is_empty() {
             slots.push(false);

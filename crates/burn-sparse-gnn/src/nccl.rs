@@ -235,8 +235,7 @@ pub(crate) fn start(
         note(r, dst_stream)?;
         let mut offset = 0u64;
         for t in pieces {
-            if t.device.index == d.index || t.dtype != first.dtype || t.shape().dims::<2>()[1] != width
-            {
+            if t.device.index == d.index || t.dtype != first.dtype || t.shape().dims::<2>()[1] != width {
                 return Err(Unavailable("a piece on its group's device, or of another dtype or width".into()));
             }
             let (src_ptr, bytes, src_stream) = resource(t)?;
@@ -307,7 +306,9 @@ pub(crate) fn start(
                             drv::event::create(dsys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
                                 .map_err(|e| err("event", &e))
                         })
-                        .and_then(|ev| drv::event::record(ev, c.streams[i]).map(|_| ev).map_err(|e| err("event record", &e)));
+                        .and_then(|ev| {
+                            drv::event::record(ev, c.streams[i]).map(|_| ev).map_err(|e| err("event record", &e))
+                        });
                     match ev {
                         Ok(ev) => waits.push((c.ctxs[i], ev, *s)),
                         Err(e) => {

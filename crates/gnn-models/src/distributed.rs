@@ -473,7 +473,11 @@ impl<B: SparseGnnBackend> GnnModel<B> {
     /// The model on a partitioned graph: `xs[p]` holds part `p`'s input rows (on its device,
     /// e.g. from [`DistGraph::scatter`]); returns each part's logits. Equals
     /// [`GnnModel::forward`] on the whole graph, rows split by part (see the module docs).
-    pub fn forward_partitioned(&self, dg: &DistGraph<B>, xs: Vec<Tensor<B, 2>>) -> Result<Vec<Tensor<B, 2>>, DistError> {
+    pub fn forward_partitioned(
+        &self,
+        dg: &DistGraph<B>,
+        xs: Vec<Tensor<B, 2>>,
+    ) -> Result<Vec<Tensor<B, 2>>, DistError> {
         self.forward_partitioned_sampled(dg, xs, None)
     }
 
@@ -553,17 +557,23 @@ impl<B: SparseGnnBackend> DistGraph<B> {
         states: Vec<Hidden<B>>,
     ) -> Result<Vec<Tensor<B, 2>>, DistError> {
         let mut dense = Vec::with_capacity(states.len());
-        for (s, m) in states.into_iter().zip(models) {
+        for s in states {
             match s {
-                Hidden::Dense(t) => dense.push(m.split_state(t)),
+                Hidden::Dense(t) => dense.push(t),
                 Hidden::Sparse(_) => return Err(DistError::Layout("the split halo layout needs dense states".into())),
             }
         }
         let devices: Vec<B::Device> = self.parts.iter().map(|p| p.device.clone()).collect();
-        let start = burn_sparse_gnn::exchange::exchange_start(dense, &devices, &self.routes())?;
-        let own_sums: Vec<Tensor<B, 2>> =
-            models.iter().zip(&self.parts).zip(&start.own).map(|((m, part), own)| m.convolve_own(&part.graph, own)).collect();
-        let halos = burn_sparse_gnn::exchange::exchange_finish(start.halo, &own_sums);
+        let send = models.first().and_then(GnnModel::split_send);
+        let start = burn_sparse_gnn::exchange::exchange_start(dense, &devices, &self.routes(), send)?;
+        let own_sums: Vec<(Tensor<B, 2>, Option<Tensor<B, 2>>)> = models
+            .iter()
+            .zip(&self.parts)
+            .zip(&start.own)
+            .map(|((m, part), own)| m.convolve_own(&part.graph, own))
+            .collect();
+        let after: Vec<Tensor<B, 2>> = own_sums.iter().map(|(s, _)| s.clone()).collect();
+        let halos = burn_sparse_gnn::exchange::exchange_finish(start.halo, &after);
         Ok(models
             .iter()
             .zip(&self.parts)

@@ -308,46 +308,64 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             && self.convs.iter().all(|c| matches!(c, Conv::Sage(s) if matches!(s.aggr, SageAggr::Mean | SageAggr::Sum)))
     }
 
-    /// The storage a split-layout exchange moves: `a` rounded to the half type in mixed
-    /// precision (the aggregations read it there anyway), `a` otherwise.
-    pub(crate) fn split_state(&self, a: Tensor<B, 2>) -> Tensor<B, 2> {
-        self.precision.down(a)
+    /// The type a split-layout exchange moves the rows in: the aggregations' half type in
+    /// mixed precision (they read the rows there anyway), the states' type otherwise.
+    pub(crate) fn split_send(&self) -> Option<burn::tensor::FloatDType> {
+        self.precision.half()
     }
 
     /// First half of convolution `l` on a part in the split layout: the sum over the part's own
-    /// columns (`own_g`, rows and columns the part's own nodes) of `own` (f32).
-    pub(crate) fn convolve_own(&self, own_g: &Graph<B>, own: &Tensor<B, 2>) -> Tensor<B, 2> {
-        let p = self.precision;
-        p.up(burn_sparse_gnn::ops::spmm(own_g, p.down(own.clone()), burn_sparse_gnn::Reduce::Sum))
+    /// columns (`own_g`, rows and columns the part's own nodes) of `own`, in the aggregations'
+    /// storage type, and `own` in that type where it differs (the half copy the root product
+    /// multiplies).
+    pub(crate) fn convolve_own(&self, own_g: &Graph<B>, own: &Tensor<B, 2>) -> (Tensor<B, 2>, Option<Tensor<B, 2>>) {
+        let half = self.precision.half().map(|h| own.clone().cast(h));
+        let x = half.clone().unwrap_or_else(|| own.clone());
+        (burn_sparse_gnn::ops::spmm(own_g, x, burn_sparse_gnn::Reduce::Sum), half)
     }
 
     /// Second half: adds the sum over the halo columns (`halo_g`, the part's rows, its halo
     /// nodes as columns) of `halo`, takes the mean by the rows' whole-graph degrees, and applies
-    /// layer `l`'s maps (and its normalisation). Equals [`GnnModel::convolve`] on the joined
-    /// columns up to the order of the sums. Only for [`GnnModel::splits_halo`] models.
+    /// layer `l`'s maps (both products into one output) and its normalisation. In mixed
+    /// precision the sums and the mean stay in the half type, and the root product multiplies
+    /// the half copy of `own` (its gradient in `own`'s type). Equals [`GnnModel::convolve`] on the
+    /// joined columns up to the order of the sums (and, in mixed precision, the rounding of the
+    /// two partial sums). Only for [`GnnModel::splits_halo`] models.
     pub(crate) fn convolve_rest(
         &self,
         l: usize,
         own_g: &Graph<B>,
         halo_g: Option<&Graph<B>>,
         own: Tensor<B, 2>,
-        own_sum: Tensor<B, 2>,
+        (own_sum, own_half): (Tensor<B, 2>, Option<Tensor<B, 2>>),
         halo: Option<Tensor<B, 2>>,
     ) -> Tensor<B, 2> {
-        let p = self.precision;
+        use burn_sparse_gnn::ops::{linear, linear_pair, spmm, LinearTerm};
         let sum = match (halo_g, halo) {
-            (Some(g), Some(h)) => own_sum + p.up(burn_sparse_gnn::ops::spmm(g, p.down(h), burn_sparse_gnn::Reduce::Sum)),
+            (Some(g), Some(h)) => own_sum + spmm(g, h, burn_sparse_gnn::Reduce::Sum),
             _ => own_sum,
         };
         let Conv::Sage(c) = &self.convs[l] else { unreachable!("splits_halo: GraphSAGE layers only") };
         let agg = match c.aggr {
-            SageAggr::Mean => sum * own_g.norms().in_inv.clone().unsqueeze_dim::<2>(1),
+            SageAggr::Mean => {
+                let inv = own_g.norms().in_inv.clone().cast(sum.dtype());
+                sum * inv.unsqueeze_dim::<2>(1)
+            }
             _ => sum,
         };
-        let out = p.linear(&c.lin_neigh, agg);
+        let lp = self.precision.linear_precision();
+        let bias = c.lin_neigh.bias.as_ref().map(|b| b.val());
         let mut h = match &c.lin_root {
-            Some(r) => out + p.linear(r, own),
-            None => out,
+            Some(r) => linear_pair(
+                LinearTerm::new(agg, c.lin_neigh.weight.val()),
+                match own_half {
+                    Some(h) => LinearTerm::new(own, r.weight.val()).with_half(h),
+                    None => LinearTerm::new(own, r.weight.val()),
+                },
+                bias,
+                lp,
+            ),
+            None => linear(agg, c.lin_neigh.weight.val(), bias, lp),
         };
         if let Some(n) = self.norms.get(l) {
             h = n.forward(h);

@@ -624,8 +624,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(&leader, cfg.seed);
     let mut model = model_cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
-    data.report.exchanged_bytes_per_epoch =
-        sampled_bytes(
+    data.report.exchanged_bytes_per_epoch = sampled_bytes(
         exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows(), data.dg.layout()),
         spread.boundary_sampling,
     );
