@@ -266,9 +266,11 @@ pub fn exchange_start<B: SparseGnnBackend>(
 
 /// The second half of [`exchange_start`]: each part's halo rows (`[received rows, w]`, the
 /// routes' rows in order; `None` where a part receives none), readable now. `after` lists
-/// tensors computed from the own rows since the start (one per part or none): the backward
-/// pass sends the halo gradients before it computes their gradients, so their work overlaps
-/// the transfer.
+/// tensors computed from the own rows since the start (one per part, or none: then the own
+/// rows stand in): the backward pass sends the halo gradients before it computes their
+/// gradients, so their work overlaps the transfer. Under autodiff every halo output, every
+/// tensor of `after` (or every own output when `after` is empty) must reach the loss, as every
+/// output of [`exchange`] must.
 pub fn exchange_finish<B: SparseGnnBackend>(
     halo: HaloInFlight<B>,
     after: &[Tensor<B, 2>],

@@ -73,7 +73,8 @@ fn a_tensor_of_other_rows_is_an_error() {
     assert!(e.to_string().contains("take_rows"), "{e}");
 }
 
-/// `exchange` over `p` parts of one device: value and every state's gradient equal the same
+/// `exchange`, and `exchange_start` / `exchange_finish` with the own and halo rows put
+/// together, over `p` parts of one device: value and every state's gradient equal the same
 /// exchange composed of `take_rows`, `to_device` and `cat` (a route per other part, rows
 /// unordered, some parts sending nothing to some others).
 fn check_exchange<B: SparseGnnBackend + AutodiffBackend>(parts: usize, device: &B::Device) {
@@ -130,14 +131,42 @@ fn check_exchange<B: SparseGnnBackend + AutodiffBackend>(parts: usize, device: &
             (a.clone().into_data().to_vec().unwrap(), b.clone().into_data().to_vec().unwrap());
         assert_eq!(a, b, "forward, {parts} parts");
     }
+    // the exchange in two halves: own rows, work on them, then the halo rows
+    let split_states = make();
+    let start = burn_sparse_gnn::exchange::exchange_start(split_states.clone(), &devices, &route_refs, None)
+        .expect("valid exchange");
+    let after: Vec<Tensor<B, 2>> = start.own.iter().map(|o| o.clone() * 2.0).collect();
+    let halos = burn_sparse_gnn::exchange::exchange_finish(start.halo, &after);
+    let split: Vec<Tensor<B, 2>> = start
+        .own
+        .iter()
+        .zip(&halos)
+        .map(|(o, h)| match h {
+            Some(h) => Tensor::cat(vec![o.clone(), h.clone()], 0),
+            None => o.clone(),
+        })
+        .collect();
+    for (a, b) in split.iter().zip(&plain) {
+        assert_eq!(a.dims(), b.dims());
+        let (a, b): (Vec<f32>, Vec<f32>) =
+            (a.clone().into_data().to_vec().unwrap(), b.clone().into_data().to_vec().unwrap());
+        assert_eq!(a, b, "forward of the halves, {parts} parts");
+    }
+    // every tensor of `after` reaches the loss (here with weight 0)
+    let unused = after.into_iter().map(|t| t.sum() * 0.0).reduce(|a, b| a + b).expect("parts");
+    let gs = (loss(split) + unused).backward();
+
     let ga = loss(ours).backward();
     let gb = loss(plain).backward();
     for p in 0..parts {
         let a: Vec<f32> = states[p].grad(&ga).expect("gradient").into_data().to_vec().unwrap();
         let b: Vec<f32> = plain_states[p].grad(&gb).expect("gradient").into_data().to_vec().unwrap();
+        let c: Vec<f32> = split_states[p].grad(&gs).expect("gradient").into_data().to_vec().unwrap();
         assert_eq!(a.len(), rows_of(p) * w);
-        for (x, y) in a.iter().zip(&b) {
+        assert_eq!(c.len(), rows_of(p) * w);
+        for ((x, z), y) in a.iter().zip(&c).zip(&b) {
             assert!((x - y).abs() <= 1e-6 * (1.0 + y.abs()), "gradient of part {p} of {parts}: {x} vs {y}");
+            assert!((z - y).abs() <= 1e-6 * (1.0 + y.abs()), "halves: gradient of part {p} of {parts}: {z} vs {y}");
         }
     }
 }

@@ -566,13 +566,14 @@ impl<B: SparseGnnBackend> DistGraph<B> {
         let devices: Vec<B::Device> = self.parts.iter().map(|p| p.device.clone()).collect();
         let send = models.first().and_then(GnnModel::split_send);
         let start = burn_sparse_gnn::exchange::exchange_start(dense, &devices, &self.routes(), send)?;
-        let own_sums: Vec<Tensor<B, 2>> = models
+        let own_sums: Vec<(Tensor<B, 2>, Option<Tensor<B, 2>>)> = models
             .iter()
             .zip(&self.parts)
             .zip(&start.own)
             .map(|((m, part), own)| m.convolve_own(&part.graph, own))
             .collect();
-        let halos = burn_sparse_gnn::exchange::exchange_finish(start.halo, &own_sums);
+        let after: Vec<Tensor<B, 2>> = own_sums.iter().map(|(s, _)| s.clone()).collect();
+        let halos = burn_sparse_gnn::exchange::exchange_finish(start.halo, &after);
         Ok(models
             .iter()
             .zip(&self.parts)

@@ -316,17 +316,19 @@ impl<B: SparseGnnBackend> GnnModel<B> {
 
     /// First half of convolution `l` on a part in the split layout: the sum over the part's own
     /// columns (`own_g`, rows and columns the part's own nodes) of `own`, in the aggregations'
-    /// storage type.
-    pub(crate) fn convolve_own(&self, own_g: &Graph<B>, own: &Tensor<B, 2>) -> Tensor<B, 2> {
-        burn_sparse_gnn::ops::spmm(own_g, self.precision.down(own.clone()), burn_sparse_gnn::Reduce::Sum)
+    /// storage type, and `own` in that type where it differs (the half copy the root product
+    /// multiplies).
+    pub(crate) fn convolve_own(&self, own_g: &Graph<B>, own: &Tensor<B, 2>) -> (Tensor<B, 2>, Option<Tensor<B, 2>>) {
+        let half = self.precision.half().map(|h| own.clone().cast(h));
+        let x = half.clone().unwrap_or_else(|| own.clone());
+        (burn_sparse_gnn::ops::spmm(own_g, x, burn_sparse_gnn::Reduce::Sum), half)
     }
 
     /// Second half: adds the sum over the halo columns (`halo_g`, the part's rows, its halo
     /// nodes as columns) of `halo`, takes the mean by the rows' whole-graph degrees, and applies
-    /// layer `l`'s maps and its normalisation. In f32 the partial sums are added and both maps
-    /// write one output; in mixed precision each half partial sum goes through the neighbour
-    /// map into one f32 output (no elementwise pass in the half type), which then takes the
-    /// mean and the root map. Equals [`GnnModel::convolve`] on the
+    /// layer `l`'s maps (both products into one output) and its normalisation. In mixed
+    /// precision the sums and the mean stay in the half type, and the root product multiplies
+    /// the half copy of `own` (its gradient in `own`'s type). Equals [`GnnModel::convolve`] on the
     /// joined columns up to the order of the sums (and, in mixed precision, the rounding of the
     /// two partial sums). Only for [`GnnModel::splits_halo`] models.
     pub(crate) fn convolve_rest(
@@ -335,49 +337,35 @@ impl<B: SparseGnnBackend> GnnModel<B> {
         own_g: &Graph<B>,
         halo_g: Option<&Graph<B>>,
         own: Tensor<B, 2>,
-        own_sum: Tensor<B, 2>,
+        (own_sum, own_half): (Tensor<B, 2>, Option<Tensor<B, 2>>),
         halo: Option<Tensor<B, 2>>,
     ) -> Tensor<B, 2> {
         use burn_sparse_gnn::ops::{linear, linear_pair, spmm, LinearTerm};
-        let Conv::Sage(c) = &self.convs[l] else { unreachable!("splits_halo: GraphSAGE layers only") };
-        let lp = self.precision.linear_precision();
-        let (wn, bias) = (c.lin_neigh.weight.val(), c.lin_neigh.bias.as_ref().map(|b| b.val()));
-        let halo_sum = match (halo_g, halo) {
-            (Some(g), Some(h)) => Some(spmm(g, h, burn_sparse_gnn::Reduce::Sum)),
-            _ => None,
+        let sum = match (halo_g, halo) {
+            (Some(g), Some(h)) => own_sum + spmm(g, h, burn_sparse_gnn::Reduce::Sum),
+            _ => own_sum,
         };
-        let inv = |t: &Tensor<B, 2>| own_g.norms().in_inv.clone().cast(t.dtype()).unsqueeze_dim::<2>(1);
-        let mut h = if self.precision.half().is_some() {
-            // half partial sums: both go through the neighbour map into one f32 output (no
-            // elementwise pass in the half type), then the mean, the root map and the bias
-            let z = match halo_sum {
-                Some(hs) => linear_pair(LinearTerm::new(own_sum, wn.clone()), LinearTerm::new(hs, wn), None, lp),
-                None => linear(own_sum, wn, None, lp),
-            };
-            let z = match c.aggr {
-                SageAggr::Mean => z.clone() * inv(&z),
-                _ => z,
-            };
-            match &c.lin_root {
-                Some(r) => z + linear(own, r.weight.val(), bias, lp),
-                None => match bias {
-                    Some(b) => crate::linear::add_bias(z, b),
-                    None => z,
+        let Conv::Sage(c) = &self.convs[l] else { unreachable!("splits_halo: GraphSAGE layers only") };
+        let agg = match c.aggr {
+            SageAggr::Mean => {
+                let inv = own_g.norms().in_inv.clone().cast(sum.dtype());
+                sum * inv.unsqueeze_dim::<2>(1)
+            }
+            _ => sum,
+        };
+        let lp = self.precision.linear_precision();
+        let bias = c.lin_neigh.bias.as_ref().map(|b| b.val());
+        let mut h = match &c.lin_root {
+            Some(r) => linear_pair(
+                LinearTerm::new(agg, c.lin_neigh.weight.val()),
+                match own_half {
+                    Some(h) => LinearTerm::new(own, r.weight.val()).with_half(h),
+                    None => LinearTerm::new(own, r.weight.val()),
                 },
-            }
-        } else {
-            let sum = match halo_sum {
-                Some(hs) => own_sum + hs,
-                None => own_sum,
-            };
-            let agg = match c.aggr {
-                SageAggr::Mean => sum.clone() * inv(&sum),
-                _ => sum,
-            };
-            match &c.lin_root {
-                Some(r) => linear_pair(LinearTerm::new(agg, wn), LinearTerm::new(own, r.weight.val()), bias, lp),
-                None => linear(agg, wn, bias, lp),
-            }
+                bias,
+                lp,
+            ),
+            None => linear(agg, c.lin_neigh.weight.val(), bias, lp),
         };
         if let Some(n) = self.norms.get(l) {
             h = n.forward(h);

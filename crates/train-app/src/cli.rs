@@ -238,7 +238,7 @@ pub struct SpreadArgs {
     /// convolution sums over the part's own columns while the halo rows move, and in the
     /// backward pass the halo gradients move while the own columns' are computed), `joined`
     /// (one local graph over own and halo columns, read once the halo rows arrived; every
-    /// model) or `auto` (split where the model allows it).
+    /// model) or `auto` (split for f32 / TF32 models that allow it, joined otherwise).
     #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(["auto", "split", "joined"]))]
     pub halo_layout: String,
 }

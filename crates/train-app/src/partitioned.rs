@@ -68,17 +68,19 @@ impl Spread {
         Ok(())
     }
 
-    /// The halo layout of a run of `cfg`: the one asked for, else the split layout for GraphSAGE
-    /// mean / sum on ReLU states without boundary sampling (each convolution then sums over the
-    /// own columns while the halo rows move) and the joined one otherwise. Errors when the
-    /// split layout is asked for a model or option that needs the joined one.
+    /// The halo layout of a run of `cfg`: the one asked for, else the split layout for f32 /
+    /// TF32 GraphSAGE mean / sum on ReLU states without boundary sampling (each convolution
+    /// then sums over the own columns while the halo rows move) and the joined one otherwise
+    /// (in mixed precision the split layout's extra element-wise passes cost more than they
+    /// save: docs/PERFORMANCE.md). Errors when the split layout is asked for a model or option
+    /// that needs the joined one.
     pub fn layout_for(&self, cfg: &TrainConfig) -> Result<HaloLayout> {
         let splits = cfg.model == gnn_models::ConvKind::Sage
             && matches!(cfg.sage_aggr, gnn_models::SageAggr::Mean | gnn_models::SageAggr::Sum)
             && cfg.nonlin == "relu"
             && self.boundary_sampling.is_none();
         match self.layout {
-            None => Ok(if splits { HaloLayout::Split } else { HaloLayout::Joined }),
+            None => Ok(if splits && cfg.precision.half().is_none() { HaloLayout::Split } else { HaloLayout::Joined }),
             Some(HaloLayout::Split) if !splits => Err(AppError::Config(
                 "--halo-layout split needs a GraphSAGE mean / sum model with --nonlin relu and no --boundary-sampling"
                     .into(),
@@ -705,5 +707,34 @@ fn inner<B: SparseGnnAutodiffBackend>(data: &PartitionedData<B>) -> PartitionedD
         labels: data.labels.iter().map(|t| t.clone().inner()).collect(),
         weights: [0, 1, 2].map(|s| data.weights[s].iter().map(|t| t.clone().inner()).collect()),
         report: data.report.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spread(layout: Option<HaloLayout>, boundary_sampling: Option<f64>) -> Spread {
+        Spread { devices: vec![0, 1], parts: 2, method: PartitionMethod::Metis, boundary_sampling, layout }
+    }
+
+    #[test]
+    fn auto_layout_splits_f32_sage_only() {
+        let sage = TrainConfig { model: gnn_models::ConvKind::Sage, nonlin: "relu".into(), ..Default::default() };
+        assert_eq!(spread(None, None).layout_for(&sage).expect("auto"), HaloLayout::Split);
+        let tf32 = TrainConfig { precision: gnn_models::Precision::Tf32, ..sage.clone() };
+        assert_eq!(spread(None, None).layout_for(&tf32).expect("auto"), HaloLayout::Split);
+        let mixed = TrainConfig { precision: gnn_models::Precision::MixedF16, ..sage.clone() };
+        assert_eq!(spread(None, None).layout_for(&mixed).expect("auto"), HaloLayout::Joined);
+        assert_eq!(spread(Some(HaloLayout::Split), None).layout_for(&mixed).expect("asked"), HaloLayout::Split);
+        assert_eq!(spread(None, Some(0.5)).layout_for(&sage).expect("sampling"), HaloLayout::Joined);
+        assert_eq!(spread(Some(HaloLayout::Joined), None).layout_for(&sage).expect("asked"), HaloLayout::Joined);
+        let gat = TrainConfig { model: gnn_models::ConvKind::Gat, ..sage.clone() };
+        assert_eq!(spread(None, None).layout_for(&gat).expect("auto"), HaloLayout::Joined);
+        let maxk = TrainConfig { nonlin: "maxk:8".into(), ..sage.clone() };
+        for (cfg, rate) in [(&gat, None), (&maxk, None), (&sage, Some(0.5))] {
+            let err = spread(Some(HaloLayout::Split), rate).layout_for(cfg).expect_err("needs the joined layout");
+            assert!(err.to_string().contains("--halo-layout split"), "{err}");
+        }
     }
 }
