@@ -287,7 +287,7 @@ struct ExchangeBackward<const N: usize>;
 struct PendingHalo<B: Backend> {
     remaining: usize,
     own: Vec<Option<FloatTensor<B>>>,
-    pieces: Vec<(usize, FloatTensor<B>, IntTensor<B>, IntTensor<B>)>,
+    pieces: Vec<HaloPiece<B>>,
     devices: Vec<B::Device>,
 }
 
@@ -303,6 +303,10 @@ impl<B: Backend> Drop for PendingHalo<B> {
         }
     }
 }
+
+/// A halo gradient on its way back: the part that sent the rows, their gradient, the route's
+/// indices and their inverse.
+type HaloPiece<B> = (usize, FloatTensor<B>, IntTensor<B>, IntTensor<B>);
 
 /// One route of an output: the sending part, its first row in the output, its rows, its
 /// indices and their inverse.
@@ -407,9 +411,10 @@ fn exchange_tracked<B: SparseGnnBackend, C: CheckpointStrategy, const N: usize>(
 #[derive(Debug)]
 struct SplitHalo<B: Backend> {
     remaining: usize,
-    pieces: Vec<(usize, FloatTensor<B>, IntTensor<B>, IntTensor<B>)>,
+    pieces: Vec<HaloPiece<B>>,
     devices: Vec<B::Device>,
-    arrived: Vec<Vec<(FloatTensor<B>, IntTensor<B>, IntTensor<B>)>>,
+    /// Per sending part: the moved gradients with their route's indices and inverse.
+    arrived: Vec<Vec<Arrived<B>>>,
     wait: Option<crate::exchange::TransferWait>,
 }
 
@@ -426,6 +431,9 @@ impl<B: Backend> Drop for SplitHalo<B> {
 }
 
 type Shared<B> = std::sync::Arc<std::sync::Mutex<SplitHalo<B>>>;
+
+/// A moved halo gradient on its sender's device, its route's indices and inverse.
+type Arrived<B> = (FloatTensor<B>, IntTensor<B>, IntTensor<B>);
 
 fn lock<B: Backend>(s: &Shared<B>) -> std::sync::MutexGuard<'_, SplitHalo<B>> {
     s.lock().unwrap_or_else(|e| e.into_inner())

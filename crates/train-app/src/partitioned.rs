@@ -607,8 +607,11 @@ pub struct PartitionedEpoch {
 }
 
 /// Trains `cfg` on the partitioned graph (`spread`), evaluating every epoch, with a progress
-/// bar that shows the exchange; writes `results.json` into `cfg.out` (atomically). The
-/// partition is read from or written to `cache`.
+/// bar that shows the exchange (and a plain line every `cfg.log_every` epochs); writes
+/// `config.json`, `history.json`, `results.json`, `curves.png` and the trained model
+/// (`model.mpk`, `model.safetensors`: the whole-graph model's records, which `eval` and
+/// `predict` read) into `cfg.out`, each atomically. The partition is read from or written to
+/// `cache`.
 pub fn train<B: SparseGnnAutodiffBackend>(
     cfg: &TrainConfig,
     host: &HostGraph,
@@ -642,6 +645,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         data.report.exchanged_bytes_per_epoch as f64 / 1e6,
         if data.report.cached { " (cached partition)" } else { "" }
     );
+    crate::training::report::write_json(&cfg.out.join("config.json"), cfg)?;
     let mut optim = adam(cfg).init();
     let bar = ProgressBar::new(cfg.epochs as u64);
     bar.set_style(
@@ -680,9 +684,43 @@ pub fn train<B: SparseGnnAutodiffBackend>(
             seconds * 1e3
         ));
         bar.inc(1);
+        if cfg.log_every > 0 && (epoch % cfg.log_every == 0 || epoch == cfg.epochs) {
+            // printed also when the bar is hidden (not a terminal)
+            bar.suspend(|| {
+                eprintln!(
+                    "epoch {epoch:>4}/{}  train loss {loss:.4} acc {train:.4}  valid acc {valid:.4}  {seconds:.3} s  \
+                     {exchanged_mb:.1} MB exchanged",
+                    cfg.epochs
+                )
+            });
+        }
         epochs.push(PartitionedEpoch { epoch, loss, train, valid, test, seconds });
     }
     bar.finish();
+    // the trained parameters, as the whole-graph run saves them
+    let trained = gnn_train::NodeClassifier::new(burn::module::AutodiffModule::valid(&model), cfg.seed);
+    let model_file = crate::training::train::model_path(&cfg.out);
+    burn::module::Module::save_file(trained.clone(), model_file.clone(), &gnn_train::AtomicFileRecorder::new())
+        .map_err(|e| AppError::Format { path: model_file.with_extension("mpk"), msg: e.to_string() })?;
+    gnn_train::write_safetensors(&trained.model, &crate::training::train::safetensors_path(&cfg.out))?;
+    let history: Vec<crate::training::report::EpochMetrics> = epochs
+        .iter()
+        .map(|e| crate::training::report::EpochMetrics {
+            epoch: e.epoch,
+            train_loss: Some(e.loss),
+            train_accuracy: Some(e.train),
+            valid_loss: None,
+            valid_accuracy: Some(e.valid),
+            seconds: e.seconds,
+            device_bytes_reserved: None,
+            device_bytes_in_use: None,
+        })
+        .collect();
+    crate::training::report::write_json(&crate::training::report::history_path(&cfg.out), &history)?;
+    let chart = cfg.out.join("curves.png");
+    if let Err(e) = crate::charts::write_curves(&chart, &history) {
+        eprintln!("warning: no chart written to {}: {e}", chart.display());
+    }
     let train_seconds = start.elapsed().as_secs_f64();
     let final_accuracy = epochs.last().map(|e| [e.train, e.valid, e.test]).unwrap_or([f64::NAN; 3]);
     let report = PartitionedReport {

@@ -233,3 +233,40 @@ fn train_help_shows_every_default() {
     let saved = json(&data.join("run").join("config.json"));
     assert_eq!((saved["model"].as_str(), saved["hidden"].as_u64()), (Some("sage"), Some(8)));
 }
+
+/// A run on a partitioned graph saves what a whole-graph run does: the configuration, the
+/// per-epoch history, the results and a model that `eval` reads and scores as the run did.
+#[test]
+fn a_partitioned_run_saves_a_model_eval_reads() {
+    let data = dataset("parts-data");
+    let run = tmp("parts-run").join("run");
+    let text = ok(app(&[
+        "train",
+        "--backend",
+        "cpu",
+        "--dataset",
+        s(&data),
+        "--out",
+        s(&run),
+        "--epochs",
+        "3",
+        "--model",
+        "sage",
+        "--parts",
+        "2",
+        "--log-every",
+        "1",
+    ]));
+    assert!(text.contains("epoch    3/3"), "one line per epoch with --log-every 1:\n{text}");
+    for f in ["config.json", "history.json", "results.json", "model.mpk", "model.safetensors"] {
+        assert!(run.join(f).is_file(), "{f} missing in {}", run.display());
+    }
+    let history = json(&run.join("history.json"));
+    assert_eq!(history.as_array().unwrap().len(), 3, "{history}");
+    let results = json(&run.join("results.json"));
+    assert_eq!(results["partition"]["halo_layout"], "split", "f32 SAGE picks the split layout: {results}");
+    let test_acc = results["final_accuracy"][2].as_f64().unwrap();
+    let eval = ok(app(&["eval", "--backend", "cpu", s(&run)]));
+    let got: f64 = eval.split("test ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    assert!((got - test_acc).abs() < 1e-3, "eval's test accuracy {got} against the run's {test_acc}:\n{eval}");
+}
