@@ -3,9 +3,9 @@
 #   bench/multi_gpu.sh <train-app binary> <out dir> [partition cache prefix] [stages]
 # Stages (default "scaling large", each fits one 10-minute command):
 #   scaling: the self test (its partitioned-model checks use two GPUs when there are two), then
-#            the products-scale R-MAT GraphSAGE 4x256 epoch on one GPU and on two (f32 and
-#            mixed f16, the same binary and graph), and on two with boundary sampling (f32,
-#            a tenth of the halo rows);
+#            the products-scale R-MAT GraphSAGE 4x256 epoch on one GPU and on two in both halo
+#            layouts (f32 and mixed f16, the same binary and graph), and on two with boundary
+#            sampling (f32, a tenth of the halo rows);
 #   large:   a wider model whose memory estimate exceeds one GPU, on two; and a model started
 #            on one GPU past its estimate (--memory-budget), which must stop with an
 #            out-of-memory error, not a panic.
@@ -38,10 +38,12 @@ for prec in f32 mixedf16; do
   step "products $prec: one GPU"
   timeout 120 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions $prec --epochs 5 --warmup 2 \
     --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: one GPU $prec" | tee -a "$LOG"
-  step "products $prec: two GPUs"
-  timeout 150 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions $prec --epochs 5 --warmup 2 \
-    --devices 0,1 --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
-    || echo "FAILED: two GPUs $prec" | tee -a "$LOG"
+  for layout in split joined; do
+    step "products $prec: two GPUs, $layout halo layout"
+    timeout 150 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions $prec --epochs 5 --warmup 2 \
+      --devices 0,1 --halo-layout $layout --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
+      || echo "FAILED: two GPUs $prec $layout" | tee -a "$LOG"
+  done
 done
 # BNS-GCN boundary sampling (not exact): a tenth of the halo rows cross per step
 step "products f32: two GPUs, boundary sampling 0.1"
