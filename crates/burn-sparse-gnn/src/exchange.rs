@@ -55,16 +55,31 @@ pub fn exchange<B: SparseGnnBackend>(
     devices: &[B::Device],
     routes: &[Vec<(usize, &RowIndex<B>)>],
 ) -> Result<Vec<Tensor<B, 2>>, OpError> {
+    let prims = checked_routes("exchange", &states, devices, routes)?;
+    let states = states.into_iter().map(|s| s.into_primitive().tensor()).collect();
+    let outs = B::ad_exchange(states, devices.to_vec(), prims);
+    Ok(outs.into_iter().map(|t| Tensor::from_primitive(TensorPrimitive::Float(t))).collect())
+}
+
+/// Checks the states, devices and routes of an exchange (one device and one route list per
+/// state, routes from other parts that fit their senders' states, states of one width and
+/// dtype) and turns the routes into primitives.
+fn checked_routes<B: SparseGnnBackend>(
+    op: &'static str,
+    states: &[Tensor<B, 2>],
+    devices: &[B::Device],
+    routes: &[Vec<(usize, &RowIndex<B>)>],
+) -> Result<Vec<Vec<Route<B>>>, OpError> {
     let n = states.len();
-    let bad =
-        |what: &'static str, got: Vec<usize>, expected: String| OpError::Shape { op: "exchange", what, got, expected };
+    let bad = |what: &'static str, got: Vec<usize>, expected: String| OpError::Shape { op, what, got, expected };
     if devices.len() != n || routes.len() != n {
         return Err(bad("devices / routes", vec![devices.len(), routes.len()], format!("{n} each (one per state)")));
     }
     let width = states.first().map(|s| s.dims()[1]).unwrap_or(0);
-    for s in &states {
-        if s.dims()[1] != width {
-            return Err(bad("a state", s.dims().to_vec(), format!("[_, {width}] like the first")));
+    let dtype = states.first().map(|s| s.dtype());
+    for s in states {
+        if s.dims()[1] != width || Some(s.dtype()) != dtype {
+            return Err(bad("a state", s.dims().to_vec(), format!("[_, {width}] like the first, in its dtype")));
         }
     }
     let mut prims = Vec::with_capacity(n);
@@ -73,7 +88,7 @@ pub fn exchange<B: SparseGnnBackend>(
         for &(q, rows) in list {
             if q >= n || q == p {
                 return Err(OpError::Config {
-                    op: "exchange",
+                    op,
                     msg: format!("part {p} has a route from part {q} (parts 0..{n}, not itself)"),
                 });
             }
@@ -88,9 +103,7 @@ pub fn exchange<B: SparseGnnBackend>(
         }
         prims.push(out);
     }
-    let states = states.into_iter().map(|s| s.into_primitive().tensor()).collect();
-    let outs = B::ad_exchange(states, devices.to_vec(), prims);
-    Ok(outs.into_iter().map(|t| Tensor::from_primitive(TensorPrimitive::Float(t))).collect())
+    Ok(prims)
 }
 
 /// The forward pass on primitives: selects every route's rows, moves them together, appends
@@ -221,44 +234,7 @@ pub fn exchange_start<B: SparseGnnBackend>(
     routes: &[Vec<(usize, &RowIndex<B>)>],
     send: Option<FloatDType>,
 ) -> Result<HaloStart<B>, OpError> {
-    let n = states.len();
-    let bad = |what: &'static str, got: Vec<usize>, expected: String| OpError::Shape {
-        op: "exchange_start",
-        what,
-        got,
-        expected,
-    };
-    if devices.len() != n || routes.len() != n {
-        return Err(bad("devices / routes", vec![devices.len(), routes.len()], format!("{n} each (one per state)")));
-    }
-    let width = states.first().map(|s| s.dims()[1]).unwrap_or(0);
-    let dtype = states.first().map(|s| s.dtype());
-    for s in &states {
-        if s.dims()[1] != width || Some(s.dtype()) != dtype {
-            return Err(bad("a state", s.dims().to_vec(), format!("[_, {width}] and the dtype of the first")));
-        }
-    }
-    let mut prims = Vec::with_capacity(n);
-    for (p, list) in routes.iter().enumerate() {
-        let mut out = Vec::with_capacity(list.len());
-        for &(q, rows) in list {
-            if q >= n || q == p {
-                return Err(OpError::Config {
-                    op: "exchange_start",
-                    msg: format!("part {p} has a route from part {q} (parts 0..{n}, not itself)"),
-                });
-            }
-            if rows.source_rows() != states[q].dims()[0] {
-                return Err(bad("a sender's state", states[q].dims().to_vec(), format!("[{}, _]", rows.source_rows())));
-            }
-            out.push(Route {
-                from: q,
-                indices: rows.indices().into_primitive(),
-                inverse: rows.inverse().into_primitive(),
-            });
-        }
-        prims.push(out);
-    }
+    let prims = checked_routes("exchange_start", &states, devices, routes)?;
     let states = states.into_iter().map(|s| s.into_primitive().tensor()).collect();
     let (own, halo) = B::ad_exchange_start(states, devices.to_vec(), prims, send);
     Ok(HaloStart { own: own.into_iter().map(|t| Tensor::from_primitive(TensorPrimitive::Float(t))).collect(), halo })
