@@ -375,6 +375,8 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(&leader, cfg.seed);
     let mut model = model_cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
+    // drawn now, as the whole-graph run draws them
+    model.initialise_parameters();
     data.report.exchanged_bytes_per_epoch = part::sampled_bytes(
         part::exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows(), data.dg.layout()),
         spread.boundary_sampling,
@@ -629,6 +631,8 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(&leader, cfg.seed);
     let mut model = model_cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
+    // drawn now, as the whole-graph run draws them
+    model.initialise_parameters();
     data.report.exchanged_bytes_per_epoch = sampled_bytes(
         exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows(), data.dg.layout()),
         spread.boundary_sampling,

@@ -34,8 +34,10 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     B::seed(device, cfg.seed);
     // the driver's bytes in use before this run's graph and model (context, libraries)
     let used_before = B::device_capacity(device).map(|(free, total)| total.saturating_sub(free));
-    let mut model =
-        NodeClassifier::new(model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?, cfg.seed);
+    let init = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
+    // drawn now, as `train` draws them
+    init.initialise_parameters();
+    let mut model = NodeClassifier::new(init, cfg.seed);
     let batch: GraphBatch<B> = batcher.batch(vec![SplitKind::Train], device);
     let mut optim = AdamConfig::new().with_epsilon(ADAM_EPSILON).init();
     let mut times = Vec::new();

@@ -88,8 +88,11 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let out = &cfg.out;
     std::fs::create_dir_all(out).map_err(|e| AppError::io(out, e))?;
     B::seed(device, cfg.seed);
-    let model =
-        NodeClassifier::new(model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?, cfg.seed);
+    let model = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
+    // every parameter drawn now, from `cfg.seed` alone (not on first use, between the first
+    // epoch's dropout draws): a run on a partitioned graph starts from the same parameters
+    model.initialise_parameters();
+    let model = NodeClassifier::new(model, cfg.seed);
     let parameters = model.num_params();
     let optim = AdamConfig::new()
         .with_epsilon(ADAM_EPSILON)
