@@ -1090,32 +1090,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         let n = states.len();
         if n == 0 || n > 8 {
             // more parts: the rows move by differentiable moves now (the transfers take turns)
-            let halo = routes
-                .into_iter()
-                .enumerate()
-                .map(|(p, list)| {
-                    let mut pieces: Vec<FloatTensor<Self>> = list
-                        .into_iter()
-                        .filter(|r| r.indices.shape()[0] > 0)
-                        .map(|r| {
-                            let rows = Self::ad_take_rows(states[r.from].clone(), r.indices, r.inverse);
-                            let rows = match send {
-                                Some(d) if rows.dtype() != d.into() => {
-                                    <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_cast(rows, d)
-                                }
-                                _ => rows,
-                            };
-                            <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_to_device(rows, &devices[p])
-                        })
-                        .collect();
-                    match pieces.len() {
-                        0 => None,
-                        1 => pieces.pop(),
-                        _ => Some(<Self as burn::tensor::ops::FloatTensorOps<Self>>::float_cat(pieces, 0)),
-                    }
-                })
-                .collect();
-            let wait = crate::exchange::TransferWait::done();
+            let (halo, wait) = crate::exchange::forward_start::<Self>(&states, &devices, &routes, send);
             return (states, crate::exchange::HaloInFlight { halo, wait, tracked: None });
         }
         let routes: Vec<Vec<crate::exchange::Route<B>>> = routes

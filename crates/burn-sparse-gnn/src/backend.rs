@@ -305,18 +305,7 @@ pub trait SparseGnnBackend: Backend {
     fn transfer_start(
         groups: Vec<(Vec<FloatTensor<Self>>, Self::Device)>,
     ) -> (Vec<FloatTensor<Self>>, crate::exchange::TransferWait) {
-        let out = groups
-            .into_iter()
-            .map(|(pieces, d)| {
-                let mut moved: Vec<_> = pieces.into_iter().map(|t| Self::float_to_device(t, &d)).collect();
-                if moved.len() == 1 {
-                    moved.pop().expect("one piece")
-                } else {
-                    Self::float_cat(moved, 0)
-                }
-            })
-            .collect();
-        (out, crate::exchange::TransferWait::done())
+        crate::exchange::move_groups::<Self>(groups)
     }
 
     /// Differentiable first half of an exchange in two halves (see

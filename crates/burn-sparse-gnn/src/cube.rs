@@ -490,20 +490,7 @@ where
             Ok(out) => return out,
             Err(groups) => groups,
         };
-        let out = groups
-            .into_iter()
-            .map(|(pieces, d)| {
-                let mut moved: Vec<_> = pieces
-                    .into_iter()
-                    .map(|t| <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_to_device(t, &d))
-                    .collect();
-                match moved.len() {
-                    1 => moved.pop().expect("one piece"),
-                    _ => <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_cat(moved, 0),
-                }
-            })
-            .collect();
-        (out, crate::exchange::TransferWait::done())
+        crate::exchange::move_groups::<Self>(groups)
     }
 
     fn cross_entropy(x: Ft<R>, labels: Ft<R>, weight: Ft<R>, config: &KernelConfig) -> (Ft<R>, Ft<R>) {

@@ -258,6 +258,24 @@ pub fn exchange_finish<B: SparseGnnBackend>(
         .collect()
 }
 
+/// [`SparseGnnBackend::transfer_start`] without a grouped transfer: each piece moves by
+/// `float_to_device`, a group's pieces are concatenated, all before it returns.
+pub(crate) fn move_groups<B: SparseGnnBackend>(
+    groups: Vec<(Vec<FloatTensor<B>>, B::Device)>,
+) -> (Vec<FloatTensor<B>>, TransferWait) {
+    let out = groups
+        .into_iter()
+        .map(|(pieces, d)| {
+            let mut moved: Vec<_> = pieces.into_iter().map(|t| B::float_to_device(t, &d)).collect();
+            match moved.len() {
+                1 => moved.pop().expect("one piece"),
+                _ => B::float_cat(moved, 0),
+            }
+        })
+        .collect();
+    (out, TransferWait::done())
+}
+
 /// The forward pass of [`exchange_start`] on primitives: selects every route's rows (in the
 /// `send` type) and starts moving them, each part's pieces into one tensor.
 pub(crate) fn forward_start<B: SparseGnnBackend>(
@@ -274,7 +292,9 @@ pub(crate) fn forward_start<B: SparseGnnBackend>(
             .iter()
             .filter(|r| rows(r) > 0)
             .map(|r| {
-                let rows = B::float_select(states[r.from].clone(), 0, r.indices.clone());
+                // `ad_take_rows`: differentiable on the autodiff backend (with a gather for its
+                // gradient), a select elsewhere
+                let rows = B::ad_take_rows(states[r.from].clone(), r.indices.clone(), r.inverse.clone());
                 match send {
                     Some(d) if rows.dtype() != d.into() => B::float_cast(rows, d),
                     _ => rows,
