@@ -56,6 +56,12 @@ pub struct SpmmConfig {
     pub threads: Choice<u32>,
     /// Edges loaded ahead per lane. Auto: 4.
     pub unroll: Choice<u32>,
+    /// Most f32 staging vectors (of the split rows' partial sums) one launch holds. Auto: the
+    /// kernels' 32-bit index range; where a graph's staging slots times the feature vectors
+    /// exceed it, the feature tiles run in passes over one reused staging buffer (the results
+    /// are the same). A pass holds at least one vector per slot.
+    #[serde(default)]
+    pub stage_vectors: Choice<usize>,
 }
 
 /// The hot-column pass of the split SpMM (`spmm::hot`).

@@ -10,6 +10,7 @@ use burn_sparse_gnn::conformance::{
     ConformanceConfig,
 };
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
+use burn_sparse_gnn::kernels::config::Choice;
 use burn_sparse_gnn::{Graph, GraphOptions, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 use gnn_models::{Nonlinearity, Precision, SageConv, SageConvConfig};
 
@@ -356,6 +357,18 @@ impl Job for SelfTest {
         // few and with many hot columns, split cold rows and the static schedule
         let spmm_only = Some(self.filter.clone().unwrap_or_else(|| "spmm".into()));
         let hot = ConformanceConfig { filter: spmm_only, widths: vec![1, 7, 64], hot_cols: Some(16), ..base.clone() };
+        let mut staged = KernelConfig::default();
+        staged.spmm.stage_vectors = Choice::Forced(1);
+        runs.push((
+            "staging in passes (group width 7, one vector per slot)",
+            ConformanceConfig {
+                filter: Some(self.filter.clone().unwrap_or_else(|| "spmm".into())),
+                group_width: 7,
+                widths: vec![7, 64],
+                kernels: staged,
+                ..base.clone()
+            },
+        ));
         runs.push(("hot-column split (16 columns)", hot.clone()));
         runs.push((
             "hot-column split (16 columns, group width 7)",

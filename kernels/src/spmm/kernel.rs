@@ -46,6 +46,8 @@ fn spmm_groups<F: Float, N: Size>(
     heads: usize,
     blocks: usize,
     tile_vecs: usize,
+    first_tile: usize,
+    stage_vecs: usize,
     #[comptime] reduce: u32,
     #[comptime] has_w: bool,
     #[comptime] masked: bool,
@@ -53,8 +55,11 @@ fn spmm_groups<F: Float, N: Size>(
     #[define(F)] _dtype: StorageType,
 ) {
     // cubes are tile-major: every group block of feature tile 0, then of tile 1, ... so the
-    // gathered slice of `x` stays resident in L2 while a tile is processed
-    let tile = CUBE_POS / blocks;
+    // gathered slice of `x` stays resident in L2 while a tile is processed; a launch covers the
+    // tiles from `first_tile` on, and its staging rows hold `stage_vecs` vectors from the first
+    // vector of `first_tile`
+    let tile = first_tile + CUBE_POS / blocks;
+    let v_base = first_tile * tile_vecs;
     let g = (CUBE_POS % blocks) * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     if g >= n_groups {
         terminate!();
@@ -92,7 +97,7 @@ fn spmm_groups<F: Float, N: Size>(
                 out[row * o_rs + v] = Vector::cast_from(best);
                 arg_out[row * o_rs + v] = arg;
             } else {
-                let s = usize::cast_from(slot) * n_vec + v;
+                let s = usize::cast_from(slot) * stage_vecs + (v - v_base);
                 stage[s] = best;
                 stage_arg[s] = arg;
             }
@@ -142,7 +147,7 @@ fn spmm_groups<F: Float, N: Size>(
             if slot < 0 {
                 out[row * o_rs + v] = Vector::cast_from(acc);
             } else {
-                stage[usize::cast_from(slot) * n_vec + v] = acc;
+                stage[usize::cast_from(slot) * stage_vecs + (v - v_base)] = acc;
             }
         }
         v += CUBE_DIM_X as usize;
@@ -159,6 +164,9 @@ fn spmm_finish<F: Float, N: Size>(
     stage: &Array<Vector<f32, N>>,
     stage_arg: &Array<Vector<i32, N>>,
     n_finish: usize,
+    v_base: usize,
+    v_end: usize,
+    stage_vecs: usize,
     #[comptime] reduce: u32,
     #[define(F)] _dtype: StorageType,
 ) {
@@ -169,16 +177,16 @@ fn spmm_finish<F: Float, N: Size>(
     let row = usize::cast_from(finish_rows[s]);
     let a = usize::cast_from(finish_ptr[s]);
     let b = usize::cast_from(finish_ptr[s + 1]);
-    let n_vec = out.shape(1) / N::value();
     let o_rs = out.stride(0) / N::value();
-    let mut v = UNIT_POS_X as usize;
-    while v < n_vec {
+    let mut v = v_base + UNIT_POS_X as usize;
+    while v < v_end {
+        let sv = v - v_base;
         if comptime!(reduce == MAX) {
             let mut best = Vector::<f32, N>::new(0.0);
             let mut arg = Vector::<i32, N>::new(-1);
             for t in a..b {
-                let m = stage[t * n_vec + v];
-                let ma = stage_arg[t * n_vec + v];
+                let m = stage[t * stage_vecs + sv];
+                let ma = stage_arg[t * stage_vecs + sv];
                 let better = (m.greater_than(best) | arg.equal(Vector::new(-1))) & ma.not_equal(Vector::new(-1));
                 best = select_many(better, m, best);
                 arg = select_many(better, ma, arg);
@@ -188,7 +196,7 @@ fn spmm_finish<F: Float, N: Size>(
         } else {
             let mut acc = Vector::<f32, N>::new(0.0);
             for t in a..b {
-                acc += stage[t * n_vec + v];
+                acc += stage[t * stage_vecs + sv];
             }
             out[row * o_rs + v] = Vector::cast_from(acc);
         }
@@ -271,8 +279,16 @@ pub fn launch_spmm<R: Runtime>(
     }
     let cfg = &csr.config.spmm;
     let tile_features = cfg.tile_features.resolve(|| crate::heuristics::spmm_tile_features(csr.n_cols, f, elem, vec));
-    let tile_vecs = (tile_features / vec).clamp(1, n_vec);
+    let mut tile_vecs = (tile_features / vec).clamp(1, n_vec);
+    // the staging rows of the split rows are indexed in 32-bit vectors: where all features
+    // would not fit, the tiles run in passes of `pass_tiles` tiles over one reused staging
+    let stage_limit = stage_limit(cfg, csr.n_slots);
+    if csr.n_slots * tile_vecs > stage_limit {
+        tile_vecs = (stage_limit / csr.n_slots.max(1)).clamp(1, tile_vecs);
+    }
     let n_tiles = n_vec.div_ceil(tile_vecs);
+    let pass_tiles = if csr.n_slots == 0 { n_tiles } else { (stage_limit / (csr.n_slots * tile_vecs)).clamp(1, n_tiles) };
+    let stage_vecs = pass_tiles * tile_vecs;
     let lanes = lanes_for(tile_vecs, cfg.max_lanes.resolve(|| 32) as usize);
     let slots_per_cube = (cfg.threads.resolve(|| 256) / lanes).max(1);
     let cube_dim = CubeDim::new_2d(lanes, slots_per_cube);
@@ -282,7 +298,7 @@ pub fn launch_spmm<R: Runtime>(
     let w = weights.unwrap_or_else(|| dummy(1, elem));
     let arg = argmax.unwrap_or_else(|| crate::device::alloc_matrix::<R>(client, 1, vec, 4));
     // staging holds whole vectors: at least one vector even when unused
-    let stage_len = (csr.n_slots * f).max(vec);
+    let stage_len = (csr.n_slots * stage_vecs * vec).max(vec);
     let stage_arg_len = if is_max { stage_len } else { vec };
     let stage = dummy(stage_len, 4);
     let stage_arg = dummy(stage_arg_len, 4);
@@ -292,61 +308,80 @@ pub fn launch_spmm<R: Runtime>(
         Some(m) => (m.perm, m.argmax),
         None => (dummy(1, 4), crate::device::alloc_matrix::<R>(client, 1, vec, 4)),
     };
-    if csr.n_groups > 0 {
-        let blocks = csr.n_groups.div_ceil(slots_per_cube as usize);
-        let count = cube_count(client, blocks * n_tiles);
-        unsafe {
-            spmm_groups::launch_unchecked::<R>(
-                client,
-                count,
-                cube_dim,
-                vec,
-                csr.group_ptr.clone().into_array_arg(),
-                csr.group_row.clone().into_array_arg(),
-                csr.group_slot.clone().into_array_arg(),
-                csr.row_ptr.clone().into_array_arg(),
-                csr.col_idx.clone().into_array_arg(),
-                perm.into_array_arg(),
-                w.into_array_arg(),
-                x.into_tensor_arg(),
-                mask.into_tensor_arg(),
-                out.clone().into_tensor_arg(),
-                arg.clone().into_tensor_arg(),
-                stage.clone().into_array_arg(),
-                stage_arg.clone().into_array_arg(),
-                csr.n_groups,
-                heads.max(1),
-                blocks,
-                tile_vecs,
-                r,
-                has_w,
-                masked,
-                cfg.unroll.resolve(|| 4).clamp(1, 16),
-                dtype,
-            );
+    let unroll = cfg.unroll.resolve(|| 4).clamp(1, 16);
+    let mut first_tile = 0;
+    while first_tile < n_tiles {
+        let tiles = pass_tiles.min(n_tiles - first_tile);
+        if csr.n_groups > 0 {
+            let blocks = csr.n_groups.div_ceil(slots_per_cube as usize);
+            let count = cube_count(client, blocks * tiles);
+            unsafe {
+                spmm_groups::launch_unchecked::<R>(
+                    client,
+                    count,
+                    cube_dim,
+                    vec,
+                    csr.group_ptr.clone().into_array_arg(),
+                    csr.group_row.clone().into_array_arg(),
+                    csr.group_slot.clone().into_array_arg(),
+                    csr.row_ptr.clone().into_array_arg(),
+                    csr.col_idx.clone().into_array_arg(),
+                    perm.clone().into_array_arg(),
+                    w.clone().into_array_arg(),
+                    x.clone().into_tensor_arg(),
+                    mask.clone().into_tensor_arg(),
+                    out.clone().into_tensor_arg(),
+                    arg.clone().into_tensor_arg(),
+                    stage.clone().into_array_arg(),
+                    stage_arg.clone().into_array_arg(),
+                    csr.n_groups,
+                    heads.max(1),
+                    blocks,
+                    tile_vecs,
+                    first_tile,
+                    stage_vecs,
+                    r,
+                    has_w,
+                    masked,
+                    unroll,
+                    dtype,
+                );
+            }
         }
-    }
-    if csr.n_finish > 0 {
-        let count = cube_count(client, csr.n_finish.div_ceil(slots_per_cube as usize));
-        unsafe {
-            spmm_finish::launch_unchecked::<R>(
-                client,
-                count,
-                cube_dim,
-                vec,
-                csr.finish_rows.clone().into_array_arg(),
-                csr.finish_ptr.clone().into_array_arg(),
-                out.into_tensor_arg(),
-                arg.into_tensor_arg(),
-                stage.into_array_arg(),
-                stage_arg.into_array_arg(),
-                csr.n_finish,
-                r,
-                dtype,
-            );
+        if csr.n_finish > 0 {
+            let v_base = first_tile * tile_vecs;
+            let v_end = ((first_tile + tiles) * tile_vecs).min(n_vec);
+            let count = cube_count(client, csr.n_finish.div_ceil(slots_per_cube as usize));
+            unsafe {
+                spmm_finish::launch_unchecked::<R>(
+                    client,
+                    count,
+                    cube_dim,
+                    vec,
+                    csr.finish_rows.clone().into_array_arg(),
+                    csr.finish_ptr.clone().into_array_arg(),
+                    out.clone().into_tensor_arg(),
+                    arg.clone().into_tensor_arg(),
+                    stage.clone().into_array_arg(),
+                    stage_arg.clone().into_array_arg(),
+                    csr.n_finish,
+                    v_base,
+                    v_end,
+                    stage_vecs,
+                    r,
+                    dtype,
+                );
+            }
         }
+        first_tile += tiles;
     }
     4 * (stage_len + stage_arg_len) as u64
+}
+
+/// Most staging vectors one SpMM pass holds: `cfg.stage_vectors`, by default the 32-bit index
+/// range of the kernels, and at least one vector per staging slot.
+fn stage_limit(cfg: &crate::config::SpmmConfig, n_slots: usize) -> usize {
+    cfg.stage_vectors.resolve(|| u32::MAX as usize).max(n_slots).max(1)
 }
 
 /// Second pass of a deterministic split-row reduction: `out[row] = sum of the f32 staging slots
@@ -381,6 +416,9 @@ pub fn launch_finish_sum<R: Runtime>(
             stage.into_array_arg(),
             stage_arg.into_array_arg(),
             csr.n_finish,
+            0,
+            f / vec,
+            f / vec,
             SUM,
             dtype,
         );

@@ -277,7 +277,10 @@ macro_rules! testgen_conformance {
 /// of 3), `atomic_cbsr` (the atomic SpGEMM and outer-product SSpMM), and the hot-column split
 /// with 16 hot columns and cold groups of 3 and of 64 (`hot_columns_group_width_3`, `_64`: the
 /// SpMM sum / mean run as the cold pass plus the shared-memory pass, forward and the gradients
-/// over the split transpose; groups of 3 send the cold split rows through the staging pass too).
+/// over the split transpose; groups of 3 send the cold split rows through the staging pass too),
+/// and `staged_passes` (groups of 3 with a staging buffer of one vector per slot: the SpMM runs
+/// its features in one pass per vector, as it does where a graph's staging would pass the
+/// kernels' 32-bit index range).
 ///
 /// ```ignore
 /// testgen_device_conformance! {
@@ -321,6 +324,20 @@ macro_rules! testgen_device_conformance {
                     hub_degree: 2_000,
                     widths: vec![1, 5, 64],
                     hot_cols: ::core::option::Option::Some(16),
+                    ..::core::default::Default::default()
+                } => [spmm_sum, spmm_mean, spmm_max, sampled_spmm],
+                staged_passes: $crate::conformance::ConformanceConfig {
+                    filter: ::core::option::Option::Some("spmm".into()),
+                    group_width: 3,
+                    hub_degree: 2_000,
+                    widths: vec![5, 64],
+                    kernels: $crate::kernels::config::KernelConfig {
+                        spmm: $crate::kernels::config::SpmmConfig {
+                            stage_vectors: $crate::kernels::config::Choice::Forced(1),
+                            ..::core::default::Default::default()
+                        },
+                        ..::core::default::Default::default()
+                    },
                     ..::core::default::Default::default()
                 } => [spmm_sum, spmm_mean, spmm_max, sampled_spmm],
                 hot_columns_group_width_64: $crate::conformance::ConformanceConfig {
