@@ -8,8 +8,14 @@
 use crate::error::GraphError;
 use sparse_gnn_kernels::csr::{transpose, CsrRef};
 
-/// Largest number of nodes or edges a device graph can hold (indices are 32-bit).
+/// Largest number of nodes a device graph can hold (node ids are signed 32-bit, as Burn's
+/// integer tensors are).
 pub const MAX_INDEX: usize = i32::MAX as usize;
+
+/// Largest number of edges a device graph can hold: edge offsets and edge ids are unsigned
+/// 32-bit (stored in the bits of i32 tensors, which the kernels read as unsigned), and
+/// `u32::MAX` itself stays free as the "no edge" mark of the max-reduce's argmax.
+pub const MAX_EDGES: usize = u32::MAX as usize;
 
 /// Most classes a dataset may have (class ids are `0..classes`, `classes = max label + 1`).
 pub const MAX_CLASSES: usize = 1_000_000;
@@ -66,8 +72,8 @@ impl Csr {
         col_idx: &[i64],
         weights: Option<Vec<f32>>,
     ) -> Result<Self, GraphError> {
-        check_size("nodes", n_rows.max(n_cols))?;
-        check_size("edges", col_idx.len())?;
+        check_size("nodes", n_rows.max(n_cols), MAX_INDEX)?;
+        check_size("edges", col_idx.len(), MAX_EDGES)?;
         if row_ptr.len() != n_rows + 1 {
             return Err(GraphError::RowPtrLength { got: row_ptr.len(), expected: n_rows + 1 });
         }
@@ -106,7 +112,7 @@ impl Csr {
         weights: Option<&[f32]>,
         opts: BuildOptions,
     ) -> Result<Self, GraphError> {
-        check_size("nodes", n_nodes)?;
+        check_size("nodes", n_nodes, MAX_INDEX)?;
         if src.len() != dst.len() {
             return Err(GraphError::EdgeListLength { src: src.len(), dst: dst.len() });
         }
@@ -151,7 +157,7 @@ impl Csr {
             }
             edges = merged;
         }
-        check_size("edges", edges.len())?;
+        check_size("edges", edges.len(), MAX_EDGES)?;
         let mut row_ptr = vec![0usize; n_nodes + 1];
         for &(r, _, _) in &edges {
             row_ptr[r as usize + 1] += 1;
@@ -242,9 +248,9 @@ impl Csr {
     }
 }
 
-fn check_size(what: &'static str, count: usize) -> Result<(), GraphError> {
-    if count > MAX_INDEX {
-        return Err(GraphError::TooLarge { what, count, limit: MAX_INDEX });
+fn check_size(what: &'static str, count: usize, limit: usize) -> Result<(), GraphError> {
+    if count > limit {
+        return Err(GraphError::TooLarge { what, count, limit });
     }
     Ok(())
 }
@@ -686,6 +692,15 @@ fn class_summary(counts: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn edges_reach_the_unsigned_32_bit_limit_nodes_the_signed_one() {
+        assert!(check_size("edges", MAX_EDGES, MAX_EDGES).is_ok());
+        assert!(check_size("edges", i32::MAX as usize + 1, MAX_EDGES).is_ok());
+        let e = check_size("edges", MAX_EDGES + 1, MAX_EDGES).unwrap_err();
+        assert_eq!(e, GraphError::TooLarge { what: "edges", count: MAX_EDGES + 1, limit: 4_294_967_295 });
+        assert!(check_size("nodes", MAX_INDEX + 1, MAX_INDEX).is_err());
+    }
 
     #[test]
     fn edge_list_options() {

@@ -74,7 +74,8 @@ impl<I> HotPrim<I> {
     }
 }
 
-/// One CSR structure on the device (the adjacency or its transpose), all indices i32.
+/// One CSR structure on the device (the adjacency or its transpose): i32 tensors whose values
+/// are unsigned 32-bit (edge offsets past 2^31 - 1 wrap to negative i32s; read them as u32).
 #[derive(Clone, Debug)]
 pub struct CsrPrim<I> {
     /// Rows.
@@ -287,8 +288,11 @@ fn int_tensor<B: Backend>(mut v: Vec<i32>, device: &B::Device) -> IntTensor<B> {
     Tensor::<B, 1, Int>::from_data(TensorData::new(v, [n]), (device, DType::I32)).into_primitive()
 }
 
-fn to_i32<T: Copy + TryInto<i32>>(v: &[T]) -> Vec<i32> {
-    v.iter().map(|&x| x.try_into().ok().expect("sizes were checked against the i32 limit")).collect()
+/// Device indices: every value (node id, edge offset, edge id, slot) is unsigned 32-bit,
+/// stored in the bits of an i32 (the kernels and [`crate::host`] read them as u32), so edge
+/// offsets reach [`crate::data::MAX_EDGES`] where an i32 stops at 2^31 - 1.
+fn to_index<T: Copy + TryInto<u32>>(v: &[T]) -> Vec<i32> {
+    v.iter().map(|&x| x.try_into().ok().expect("sizes were checked against the u32 limit") as i32).collect()
 }
 
 fn upload_groups<B: Backend>(csr: &CsrRef<'_>, width: usize, device: &B::Device) -> GroupsPrim<IntTensor<B>> {
@@ -298,11 +302,11 @@ fn upload_groups<B: Backend>(csr: &CsrRef<'_>, width: usize, device: &B::Device)
         len: g.len(),
         n_slots: g.n_slots(),
         n_finish: g.finish_rows.len(),
-        ptr: int_tensor::<B>(to_i32(&g.ptr), device),
-        row: int_tensor::<B>(to_i32(&g.row), device),
+        ptr: int_tensor::<B>(to_index(&g.ptr), device),
+        row: int_tensor::<B>(to_index(&g.row), device),
         slot: int_tensor::<B>(g.slot.clone(), device),
-        finish_rows: int_tensor::<B>(to_i32(&g.finish_rows), device),
-        finish_ptr: int_tensor::<B>(to_i32(&g.finish_ptr), device),
+        finish_rows: int_tensor::<B>(to_index(&g.finish_rows), device),
+        finish_ptr: int_tensor::<B>(to_index(&g.finish_ptr), device),
     }
 }
 
@@ -373,11 +377,11 @@ fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Dev
         HotPrim {
             len: s.cols.len(),
             nnz: s.hot_edges(),
-            hot_ptr: int_tensor::<B>(to_i32(&s.hot_ptr), device),
-            hot_rank: int_tensor::<B>(to_i32(&s.hot_rank), device),
-            cols: int_tensor::<B>(to_i32(&s.cols), device),
+            hot_ptr: int_tensor::<B>(to_index(&s.hot_ptr), device),
+            hot_rank: int_tensor::<B>(to_index(&s.hot_rank), device),
+            cols: int_tensor::<B>(to_index(&s.cols), device),
             cold_nnz: cold.nnz(),
-            cold_col: int_tensor::<B>(to_i32(cold.col_idx), device),
+            cold_col: int_tensor::<B>(to_index(cold.col_idx), device),
             cold_groups: upload_groups::<B>(&cold, opts.cold_group_width.max(1), device),
             forced,
         }
@@ -387,8 +391,8 @@ fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Dev
         n_cols: csr.n_cols,
         nnz: csr.nnz(),
         max_degree,
-        row_ptr: int_tensor::<B>(to_i32(csr.row_ptr), device),
-        col_idx: int_tensor::<B>(to_i32(csr.col_idx), device),
+        row_ptr: int_tensor::<B>(to_index(csr.row_ptr), device),
+        col_idx: int_tensor::<B>(to_index(csr.col_idx), device),
         groups,
         cbsr_groups,
         hot,
@@ -463,7 +467,7 @@ impl<B: Backend> Graph<B> {
         let prim = GraphPrim {
             csr: upload_csr::<B>(&r, &opts, device),
             csc: upload_csr::<B>(&tr, &opts, device),
-            t_perm: int_tensor::<B>(to_i32(&t.perm), device),
+            t_perm: int_tensor::<B>(to_index(&t.perm), device),
             policy: opts.policy,
         };
         let (in_inv, in_inv_sqrt) = norms(&in_deg);
@@ -577,6 +581,15 @@ impl<B: AutodiffBackend> Graph<B> {
 mod tests {
     use super::*;
     use crate::random::{random_csr, RandomGraphSpec};
+
+    /// Edge offsets past the i32 range go to the device as the bits of an i32 and read back as
+    /// the same unsigned values, up to the edge limit.
+    #[test]
+    fn edge_offsets_past_the_i32_range_read_back_unsigned() {
+        let offsets = [0usize, 1, i32::MAX as usize, i32::MAX as usize + 1, 3_900_000_000, crate::data::MAX_EDGES];
+        let t = int_tensor::<crate::Cpu>(to_index(&offsets), &Default::default());
+        assert_eq!(crate::host::read_index::<crate::Cpu>(t), offsets);
+    }
 
     /// `staging_slots` counts what the kernels' edge groups hold: the most slots over the
     /// adjacency and its transpose at the SpMM and CBSR group widths.

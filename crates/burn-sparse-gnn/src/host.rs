@@ -36,6 +36,12 @@ pub(crate) fn read_i<B: Backend>(t: IntTensor<B>) -> Vec<i64> {
     data.convert::<i64>().into_vec::<i64>().expect("converted to i64")
 }
 
+/// A tensor of device indices read back: their values are unsigned 32-bit in the bits of an i32
+/// (edge offsets past 2^31 - 1 read as negative i32s).
+pub(crate) fn read_index<B: Backend>(t: IntTensor<B>) -> Vec<usize> {
+    read_i::<B>(t).into_iter().map(|v| v as u32 as usize).collect()
+}
+
 pub(crate) fn write_f<B: Backend>(v: Vec<f64>, shape: Vec<usize>, dtype: DType, device: &B::Device) -> FloatTensor<B> {
     B::float_from_data(TensorData::new(v, shape).convert_dtype(dtype), device)
 }
@@ -54,8 +60,8 @@ pub(crate) struct HostCsr {
 
 impl HostCsr {
     pub fn read<B: Backend>(csr: &CsrPrim<IntTensor<B>>) -> Self {
-        let row_ptr = read_i::<B>(csr.row_ptr.clone()).into_iter().map(|v| v as usize).collect();
-        let mut col_idx: Vec<u32> = read_i::<B>(csr.col_idx.clone()).into_iter().map(|v| v as u32).collect();
+        let row_ptr = read_index::<B>(csr.row_ptr.clone());
+        let mut col_idx: Vec<u32> = read_index::<B>(csr.col_idx.clone()).into_iter().map(|v| v as u32).collect();
         col_idx.truncate(csr.nnz);
         Self { n_rows: csr.n_rows, n_cols: csr.n_cols, row_ptr, col_idx }
     }

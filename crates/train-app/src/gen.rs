@@ -4,7 +4,7 @@
 
 use crate::error::{AppError, Result};
 use crate::memory::check_fits;
-use burn_sparse_gnn::data::{class_limit, MAX_INDEX};
+use burn_sparse_gnn::data::{class_limit, MAX_EDGES, MAX_INDEX};
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
@@ -220,8 +220,8 @@ impl RmatSpec {
             return Err(config(format!("rmat: --nodes {n}: at least 2 nodes are needed")));
         }
         check_nodes("rmat", n)?;
-        if self.edges > MAX_INDEX {
-            return Err(config(format!("rmat: --edges {} is more than {MAX_INDEX} (edge ids are 32-bit)", self.edges)));
+        if self.edges > MAX_EDGES {
+            return Err(config(format!("rmat: --edges {} is more than {MAX_EDGES} (edge ids are 32-bit)", self.edges)));
         }
         let (a, b, c) = (self.a, self.b, self.c);
         let finite = a.is_finite() && b.is_finite() && c.is_finite();
@@ -498,8 +498,8 @@ mod tests {
             let e = config_error(rmat(&RmatSpec { nodes, ..base.clone() }));
             assert!(e.contains(&format!("--nodes {nodes} is more than 2147483647")), "{e}");
         }
-        let e = config_error(rmat(&RmatSpec { edges: 3_000_000_000, ..base.clone() }));
-        assert!(e.contains("--edges 3000000000 is more than 2147483647"), "{e}");
+        let e = config_error(rmat(&RmatSpec { edges: 5_000_000_000, ..base.clone() }));
+        assert!(e.contains("--edges 5000000000 is more than 4294967295"), "{e}");
         let e = config_error(rmat(&RmatSpec { a: f64::NAN, ..base.clone() }));
         assert!(e.contains("--a NaN"), "{e}");
         let e = config_error(rmat(&RmatSpec { edges: 1_000_000, ..base.clone() }));
