@@ -461,15 +461,15 @@ impl<B: Backend> Graph<B> {
         out_deg: Vec<usize>,
         start: Instant,
     ) -> Self {
+        // one host copy at a time: the adjacency goes up before the transpose is built, and the
+        // permutation (converted in place) before the transpose's structure
         let r = adj.as_ref();
+        let csr = upload_csr::<B>(&r, &opts, device);
         let t = transpose(&r);
-        let tr = t.as_csr(&r);
-        let prim = GraphPrim {
-            csr: upload_csr::<B>(&r, &opts, device),
-            csc: upload_csr::<B>(&tr, &opts, device),
-            t_perm: int_tensor::<B>(to_index(&t.perm), device),
-            policy: opts.policy,
-        };
+        let t_perm = int_tensor::<B>(t.perm.into_iter().map(|e| e as i32).collect(), device);
+        let tr = CsrRef { n_rows: r.n_cols, n_cols: r.n_rows, row_ptr: &t.row_ptr, col_idx: &t.col_idx };
+        let csc = upload_csr::<B>(&tr, &opts, device);
+        let prim = GraphPrim { csr, csc, t_perm, policy: opts.policy };
         let (in_inv, in_inv_sqrt) = norms(&in_deg);
         let (out_inv, out_inv_sqrt) = norms(&out_deg);
         let norms = DegreeNorms {

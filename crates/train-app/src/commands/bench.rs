@@ -139,19 +139,29 @@ impl Job for BenchTrainJob {
             }
             return Ok(());
         }
-        // one prepared graph (and device upload) per graph option set
-        let mut batchers: HashMap<(bool, Option<usize>, bool, bool), FullGraphBatcher> = Default::default();
-        for (m, nl, p, cfg) in configs {
-            // graph options differ by self-loops, group width, atomic kernels and precision (no
-            // hot-column split for half-precision aggregation)
-            let key = (
+        // one prepared graph (and device upload) per graph option set: graph options differ by
+        // self-loops, group width, atomic kernels and precision (no hot-column split for
+        // half-precision aggregation)
+        let key_of = |cfg: &TrainConfig| {
+            (
                 cfg.model == gnn_models::ConvKind::Gat || cfg.self_loops,
                 cfg.group_width,
                 cfg.atomic,
                 cfg.precision.half().is_some(),
-            );
+            )
+        };
+        let keys: std::collections::HashSet<_> = configs.iter().map(|c| key_of(&c.3)).collect();
+        let mut batchers: HashMap<(bool, Option<usize>, bool, bool), FullGraphBatcher> = Default::default();
+        // the last graph option set takes the loaded data itself (no second host copy of a
+        // large graph)
+        let mut data = Some(data);
+        for (m, nl, p, cfg) in configs {
+            let key = key_of(&cfg);
             if !batchers.contains_key(&key) {
-                let host = train_app::training::prepare(&cfg, data.clone())?;
+                let last = batchers.len() + 1 == keys.len();
+                let d = if last { data.take() } else { data.clone() };
+                let Some(d) = d else { continue };
+                let host = train_app::training::prepare(&cfg, d)?;
                 if backend != "cuda" {
                     // activations live in host memory on the CPU and lavapipe backends
                     cfg.check_size(host.data.num_nodes(), host.d_in, host.data.num_classes())?;
