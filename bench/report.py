@@ -303,7 +303,7 @@ def capacity_chart(cap, recs, outdir):
         dev = max((r["peak_bytes"] for r in trials), default=0) / gib
         ax.axhline(140.4, color="k", ls="--", lw=0.8, label="H200 memory (140.4 GiB)")
         if by_edges:
-            ax.axvline((2**31 - 1) / 1e9, color="tab:gray", ls=":", label="largest edge count with 32-bit edge ids")
+            ax.axvline((2**32 - 1) / 1e9, color="tab:gray", ls=":", label="largest edge count (unsigned 32-bit edge offsets)")
         ax.set_xlabel("edges (billions) at 232,965 nodes" if by_edges else "nodes (millions) at average degree 50")
         ax.set_ylabel("device memory GiB")
         ax.set_ylim(0, max(150, dev * 1.05))
