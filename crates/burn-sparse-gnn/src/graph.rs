@@ -288,9 +288,10 @@ fn int_tensor<B: Backend>(mut v: Vec<i32>, device: &B::Device) -> IntTensor<B> {
     Tensor::<B, 1, Int>::from_data(TensorData::new(v, [n]), (device, DType::I32)).into_primitive()
 }
 
-/// Device indices: every value (node id, edge offset, edge id, slot) is unsigned 32-bit,
-/// stored in the bits of an i32 (the kernels and [`crate::host`] read them as u32), so edge
-/// offsets reach [`crate::data::MAX_EDGES`] where an i32 stops at 2^31 - 1.
+/// Device indices: every value (node id, edge offset, edge id, slot offset) is unsigned
+/// 32-bit, stored in the bits of an i32 (the kernels and [`crate::host`] read them as u32), so
+/// edge offsets reach [`crate::data::MAX_EDGES`] where an i32 stops at 2^31 - 1. The groups'
+/// staging slots are the one signed array (-1: the row has a single group).
 fn to_index<T: Copy + TryInto<u32>>(v: &[T]) -> Vec<i32> {
     v.iter().map(|&x| x.try_into().ok().expect("sizes were checked against the u32 limit") as i32).collect()
 }
