@@ -9,8 +9,8 @@ use burn_sparse_gnn::conformance::{
     add_rows_checks, cross_entropy_checks, half_rows_checks, normwise_error, relu_dropout_checks, run,
     ConformanceConfig,
 };
-use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
 use burn_sparse_gnn::kernels::config::Choice;
+use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
 use burn_sparse_gnn::{Graph, GraphOptions, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 use gnn_models::{Nonlinearity, Precision, SageConv, SageConvConfig};
 

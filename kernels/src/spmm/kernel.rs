@@ -287,7 +287,8 @@ pub fn launch_spmm<R: Runtime>(
         tile_vecs = (stage_limit / csr.n_slots.max(1)).clamp(1, tile_vecs);
     }
     let n_tiles = n_vec.div_ceil(tile_vecs);
-    let pass_tiles = if csr.n_slots == 0 { n_tiles } else { (stage_limit / (csr.n_slots * tile_vecs)).clamp(1, n_tiles) };
+    let pass_tiles =
+        if csr.n_slots == 0 { n_tiles } else { (stage_limit / (csr.n_slots * tile_vecs)).clamp(1, n_tiles) };
     let stage_vecs = pass_tiles * tile_vecs;
     let lanes = lanes_for(tile_vecs, cfg.max_lanes.resolve(|| 32) as usize);
     let slots_per_cube = (cfg.threads.resolve(|| 256) / lanes).max(1);
