@@ -9,9 +9,10 @@ use burn_sparse_gnn::conformance::{
     add_rows_checks, cross_entropy_checks, half_rows_checks, normwise_error, relu_dropout_checks, run,
     ConformanceConfig,
 };
-use burn_sparse_gnn::kernels::config::Choice;
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
-use burn_sparse_gnn::{Graph, GraphOptions, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
+use burn_sparse_gnn::{
+    Choice, Graph, GraphOptions, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy,
+};
 use gnn_models::{Nonlinearity, Precision, SageConv, SageConvConfig};
 
 /// Tolerance of [`layer_checks`] (the device in f32 against the CPU in f64, from the same f32
