@@ -283,9 +283,9 @@ pub fn launch_spmm<R: Runtime>(
     // the staging rows of the split rows are indexed in 32-bit vectors: where all features
     // would not fit, the tiles run in passes of `pass_tiles` tiles over one reused staging
     let stage_limit = stage_limit(cfg, csr.n_slots);
-    if csr.n_slots > 0 {
-        // at least 1: the limit holds a vector per slot
-        tile_vecs = tile_vecs.min(stage_limit / csr.n_slots);
+    // at least 1 vector: the limit holds one per slot
+    if let Some(per_slot) = stage_limit.checked_div(csr.n_slots) {
+        tile_vecs = tile_vecs.min(per_slot);
     }
     let n_tiles = n_vec.div_ceil(tile_vecs);
     let pass_tiles =
