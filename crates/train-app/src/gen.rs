@@ -223,6 +223,16 @@ impl RmatSpec {
         if self.edges > MAX_EDGES {
             return Err(config(format!("rmat: --edges {} is more than {MAX_EDGES} (edge ids are 32-bit)", self.edges)));
         }
+        // the graph is symmetric: an odd count rounds up to whole pairs of directed edges
+        let directed = self.edges.div_ceil(2) * 2;
+        if directed > MAX_EDGES {
+            return Err(config(format!(
+                "rmat: --edges {} rounds up to {directed} directed edges (the graph is symmetric), more than \
+                 {MAX_EDGES} (edge ids are 32-bit); the most is {}",
+                self.edges,
+                MAX_EDGES / 2 * 2
+            )));
+        }
         let (a, b, c) = (self.a, self.b, self.c);
         let finite = a.is_finite() && b.is_finite() && c.is_finite();
         if !finite || a <= 0.0 || b < 0.0 || c < 0.0 || a + b + c >= 1.0 {
@@ -500,6 +510,10 @@ mod tests {
         }
         let e = config_error(rmat(&RmatSpec { edges: 5_000_000_000, ..base.clone() }));
         assert!(e.contains("--edges 5000000000 is more than 4294967295"), "{e}");
+        // an odd count at the limit would round up past it
+        let e = config_error(rmat(&RmatSpec { edges: 4_294_967_295, ..base.clone() }));
+        assert!(e.contains("rounds up to 4294967296 directed edges"), "{e}");
+        assert!(e.contains("the most is 4294967294"), "{e}");
         let e = config_error(rmat(&RmatSpec { a: f64::NAN, ..base.clone() }));
         assert!(e.contains("--a NaN"), "{e}");
         let e = config_error(rmat(&RmatSpec { edges: 1_000_000, ..base.clone() }));
