@@ -389,7 +389,9 @@ where
         let (dev, _v, _i) = cbsr_dev(pattern);
         let dtype = dtype_of(&dy);
         let (w, _) = weights(w);
-        if g.policy.sspmm == SspmmStrategy::OuterAtomic && dy.dtype == DType::F32 {
+        // the atomic kernel accumulates in f32 whatever `dy`'s type: a half `dy` gets its
+        // `[n, k]` gradient cast back to the half type (k values per node, a small pass)
+        if g.policy.sspmm == SspmmStrategy::OuterAtomic {
             let out = zeros(&dy, [pattern.n, pattern.k], DType::F32);
             match launch_sspmm_outer::<R>(
                 &dy.client,
@@ -402,7 +404,7 @@ where
             ) {
                 Ok(()) => {
                     sample(&out);
-                    return out;
+                    return if dy.dtype == DType::F32 { out } else { burn_cubecl::kernel::cast(out, dy.dtype) };
                 }
                 // the deterministic gather below needs no shared memory for the dy row
                 Err(e) => log::info!("{e}: the SSpMM gathers over the transpose instead"),

@@ -13,6 +13,10 @@ use crate::reduce::segment_sum;
 use crate::spmm::kernel::launch_finish_sum;
 use cubecl::prelude::*;
 
+/// Edges each sub-warp of the SpGEMM loads ahead of its additions (one step's worth of
+/// independent gathers in flight; the additions stay in edge order).
+pub const SPGEMM_UNROLL: u32 = 4;
+
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 fn spgemm_groups<F: Float>(
@@ -35,6 +39,7 @@ fn spgemm_groups<F: Float>(
     #[comptime] packed: bool,
     #[comptime] has_w: bool,
     #[comptime] atomic: bool,
+    #[comptime] unroll: u32,
     #[define(F)] _dtype: StorageType,
 ) {
     let subs = comptime!(32 / lk);
@@ -60,24 +65,53 @@ fn spgemm_groups<F: Float>(
         c += 32;
     }
     sync_slot(plane);
+    // `unroll` edges per sub-warp and step: their columns and values are loaded first (the loads
+    // of all of them in flight together), then added one edge at a time with a barrier between,
+    // in the order of the single-edge loop (the same sums, bit for bit)
+    let per_lane = comptime!(k.div_ceil(lk as usize));
+    let held = comptime!(unroll as usize * k.div_ceil(lk as usize));
     let mut base = start;
     while base < end {
-        let e = base + sub;
-        if e < end {
-            let j = usize::cast_from(col_idx[e]);
+        let mut cols = Array::<u32>::new(held);
+        let mut vals = Array::<f32>::new(held);
+        #[unroll]
+        for q in 0..unroll {
+            let e = base + sub + q as usize * subs as usize;
+            let mut j = 0usize;
             let mut w = f32::new(1.0);
-            if comptime!(has_w) {
-                w = f32::cast_from(weights[e]);
+            if e < end {
+                j = usize::cast_from(col_idx[e]);
+                if comptime!(has_w) {
+                    w = f32::cast_from(weights[e]);
+                }
             }
-            let mut t = lane;
-            while t < k {
-                let col = cbsr_col(idx, j, t, k, packed);
-                buf[mine + col] += w * f32::cast_from(values[j * k + t]);
-                t += lk as usize;
+            #[unroll]
+            for r in 0..per_lane {
+                let t = lane + r * lk as usize;
+                let at = q as usize * per_lane + r;
+                cols[at] = 0u32;
+                vals[at] = f32::new(0.0);
+                if e < end && t < k {
+                    cols[at] = u32::cast_from(cbsr_col(idx, j, t, k, packed));
+                    vals[at] = w * f32::cast_from(values[j * k + t]);
+                }
             }
         }
-        sync_slot(plane);
-        base += subs as usize;
+        #[unroll]
+        for q in 0..unroll {
+            let e = base + sub + q as usize * subs as usize;
+            #[unroll]
+            for r in 0..per_lane {
+                let t = lane + r * lk as usize;
+                let at = q as usize * per_lane + r;
+                if e < end && t < k {
+                    let col = cols[at] as usize;
+                    buf[mine + col] += vals[at];
+                }
+            }
+            sync_slot(plane);
+        }
+        base += comptime!(unroll as usize * (32 / lk) as usize);
     }
     if g < n_groups {
         let o_rs = out.stride(0);
@@ -211,6 +245,7 @@ pub fn launch_spgemm<R: Runtime>(
                 c.packed,
                 has_w,
                 atomic,
+                SPGEMM_UNROLL,
                 dtype,
             );
         }

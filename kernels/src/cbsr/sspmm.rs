@@ -102,6 +102,9 @@ fn sspmm_gather_groups<F: Float>(
     }
 }
 
+/// Edges each sub-warp of the outer-product SSpMM loads ahead of its atomic additions.
+pub const SSPMM_OUTER_UNROLL: u32 = 4;
+
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 fn sspmm_outer_groups<F: Float>(
@@ -120,6 +123,7 @@ fn sspmm_outer_groups<F: Float>(
     #[comptime] plane: bool,
     #[comptime] packed: bool,
     #[comptime] has_w: bool,
+    #[comptime] unroll: u32,
     #[define(F)] _dtype: StorageType,
 ) {
     let subs = comptime!(32 / lk);
@@ -149,20 +153,54 @@ fn sspmm_outer_groups<F: Float>(
     let lane = (UNIT_POS_X % lk) as usize;
     // the output may be row-pitched (CUDA pads 2-D allocations): index by its row stride
     let o_rs = out.stride(0);
-    let mut e = start + sub;
-    while e < end {
-        let j = usize::cast_from(col_idx[e]);
-        let mut w = f32::new(1.0);
-        if comptime!(has_w) {
-            w = f32::cast_from(weights[e]);
+    // `unroll` edges per sub-warp and step: their columns, then their CBSR columns, are loaded
+    // before the atomic additions, so the loads of all of them are in flight together
+    let per_lane = comptime!(k.div_ceil(lk as usize));
+    let held = comptime!(unroll as usize * k.div_ceil(lk as usize));
+    let mut e0 = start + sub;
+    while e0 < end {
+        let mut js = Array::<u32>::new(comptime!(unroll as usize));
+        let mut ws = Array::<f32>::new(comptime!(unroll as usize));
+        #[unroll]
+        for q in 0..unroll {
+            let e = e0 + q as usize * subs as usize;
+            js[q as usize] = 0u32;
+            ws[q as usize] = f32::new(1.0);
+            if e < end {
+                js[q as usize] = u32::cast_from(col_idx[e]);
+                if comptime!(has_w) {
+                    ws[q as usize] = f32::cast_from(weights[e]);
+                }
+            }
         }
-        let mut t = lane;
-        while t < k {
-            let col = cbsr_col(idx, j, t, k, packed);
-            out[j * o_rs + t].fetch_add(w * row_buf[region + col]);
-            t += lk as usize;
+        let mut cols = Array::<u32>::new(held);
+        #[unroll]
+        for q in 0..unroll {
+            let e = e0 + q as usize * subs as usize;
+            #[unroll]
+            for r in 0..per_lane {
+                let t = lane + r * lk as usize;
+                let at = q as usize * per_lane + r;
+                cols[at] = 0u32;
+                if e < end && t < k {
+                    cols[at] = u32::cast_from(cbsr_col(idx, js[q as usize] as usize, t, k, packed));
+                }
+            }
         }
-        e += subs as usize;
+        #[unroll]
+        for q in 0..unroll {
+            let e = e0 + q as usize * subs as usize;
+            let j = js[q as usize] as usize;
+            #[unroll]
+            for r in 0..per_lane {
+                let t = lane + r * lk as usize;
+                if e < end && t < k {
+                    let col = cols[q as usize * per_lane + r] as usize;
+                    out[j * o_rs + t].fetch_add(ws[q as usize] * row_buf[region + col]);
+                }
+            }
+        }
+        e0 += comptime!(unroll as usize * (32 / lk) as usize);
     }
 }
 
@@ -258,6 +296,7 @@ pub fn launch_sspmm_outer<R: Runtime>(
                 plane,
                 c.packed,
                 has_w,
+                SSPMM_OUTER_UNROLL,
                 dtype,
             );
         }

@@ -274,7 +274,8 @@ macro_rules! testgen_conformance {
 
 /// The configurations of the conformance suite that every device backend runs, through
 /// [`testgen_conformance!`](crate::testgen_conformance): `defaults`, `split_rows` (edge groups
-/// of 3), `atomic_cbsr` (the atomic SpGEMM and outer-product SSpMM), and the hot-column split
+/// of 3), `atomic_cbsr` and `atomic_cbsr_f16` (the atomic SpGEMM and outer-product SSpMM, the
+/// second on f16 storage: the SSpMM accumulates a half gradient in f32), and the hot-column split
 /// with 16 hot columns and cold groups of 3 and of 64 (`hot_columns_group_width_3`, `_64`: the
 /// SpMM sum / mean run as the cold pass plus the shared-memory pass, forward and the gradients
 /// over the split transpose; groups of 3 send the cold split rows through the staging pass too),
@@ -316,6 +317,14 @@ macro_rules! testgen_device_conformance {
                     filter: ::core::option::Option::Some("cbsr".into()),
                     group_width: 16,
                     policy: $crate::KernelPolicy { sspmm: $crate::SspmmStrategy::OuterAtomic, spgemm_atomic: true },
+                    ..::core::default::Default::default()
+                } => [cbsr_spgemm],
+                atomic_cbsr_f16: $crate::conformance::ConformanceConfig {
+                    filter: ::core::option::Option::Some("cbsr".into()),
+                    group_width: 16,
+                    policy: $crate::KernelPolicy { sspmm: $crate::SspmmStrategy::OuterAtomic, spgemm_atomic: true },
+                    dtype: ::core::option::Option::Some(::burn::tensor::FloatDType::F16),
+                    tolerance: 2e-2,
                     ..::core::default::Default::default()
                 } => [cbsr_spgemm],
                 hot_columns_group_width_3: $crate::conformance::ConformanceConfig {
