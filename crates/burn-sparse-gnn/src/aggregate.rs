@@ -85,17 +85,6 @@ pub(crate) fn pair_forward<B: SparseGnnBackend>(
     (y, PairSaved { xin, x_dtype, w_neigh, root, reduce, precision })
 }
 
-/// `1 / max(deg, 1)` per row of `csr`, in f32.
-fn inv_degrees<B: SparseGnnBackend>(csr: &crate::graph::CsrPrim<burn::tensor::ops::IntTensor<B>>) -> Tensor<B, 1> {
-    let n = csr.n_rows;
-    let rp: Tensor<B, 1, Int> = Tensor::from_primitive(csr.row_ptr.clone());
-    let deg = rp.clone().slice([1..n + 1]) - rp.slice([0..n]);
-    let deg = deg.clamp_min(1).float().cast(FloatDType::F32);
-    // a division, not `recip()`: NdArray's reciprocal is a 12-bit SIMD approximation on x86
-    // (relative error up to 2.4e-4, which showed in the CPU backend's mean gradients)
-    deg.ones_like() / deg
-}
-
 /// `dy / max(deg, 1)` per row of `csr` in `dtype` (the mean's chain rule), in one row-scaling
 /// pass (a kernel on the CubeCL backends, where the broadcast product of Burn's ops ran at
 /// about half the bandwidth). The reciprocal is taken in f32 and rounded once to `dtype`.
@@ -104,7 +93,13 @@ pub(crate) fn inv_degree_rows<B: SparseGnnBackend>(
     dy: FloatTensor<B>,
     dtype: FloatDType,
 ) -> FloatTensor<B> {
-    let inv = inv_degrees::<B>(csr).cast(dtype);
+    let n = csr.n_rows;
+    let rp: Tensor<B, 1, Int> = Tensor::from_primitive(csr.row_ptr.clone());
+    let deg = rp.clone().slice([1..n + 1]) - rp.slice([0..n]);
+    let deg = deg.clamp_min(1).float().cast(FloatDType::F32);
+    // a division, not `recip()`: NdArray's reciprocal is a 12-bit SIMD approximation on x86
+    // (relative error up to 2.4e-4, which showed in the CPU backend's mean gradients)
+    let inv = (deg.ones_like() / deg).cast(dtype);
     B::rows_from_half(dy, prim(inv.unsqueeze_dim::<2>(1)), dtype)
 }
 
@@ -135,18 +130,11 @@ pub(crate) fn pair_backward<B: SparseGnnBackend>(
     if want_x || want_wn {
         // t = A^T dy (A scaled by 1 / deg for the mean), in the half type in half precision
         let to = half.unwrap_or_else(|| FloatDType::from(dy.dtype()));
-        let t = match reduce {
-            // where the transpose has no hot-column split, the SpMM scales each row of `dy` by
-            // `1 / deg` as it gathers it (no row pass over `dy`); with a split, the row pass and
-            // the split SpMM are the faster route
-            Reduce::Mean if g.csc.hot.is_none() => B::spmm_scaled_cols(
-                &g.csc,
-                cast::<B>(dy.clone(), to),
-                inv_degrees::<B>(&g.csr).into_primitive().tensor(),
-            ),
-            Reduce::Mean => B::spmm(&g.csc, None, inv_degree_rows::<B>(&g.csr, dy.clone(), to), Reduce::Sum).out,
-            _ => B::spmm(&g.csc, None, cast::<B>(dy.clone(), to), Reduce::Sum).out,
+        let d = match reduce {
+            Reduce::Mean => inv_degree_rows::<B>(&g.csr, dy.clone(), to),
+            _ => cast::<B>(dy.clone(), to),
         };
+        let t = B::spmm(&g.csc, None, d, Reduce::Sum).out;
         let wn = match half {
             Some(h) => cast::<B>(w_neigh, h),
             None => w_neigh,

@@ -641,9 +641,6 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         let o = B::spmm(csr, inner_opt::<B, C>(w), x.primitive, reduce);
         SpmmOutput { out: untracked::<B, C>(o.out), argmax: o.argmax }
     }
-    fn spmm_scaled_cols(csr: &CsrPrimitive<Self>, x: FloatTensor<Self>, scale: FloatTensor<Self>) -> FloatTensor<Self> {
-        untracked::<B, C>(B::spmm_scaled_cols(csr, x.primitive, scale.primitive))
-    }
     fn spmm_max_grad_x(
         g: &GraphPrimitive<Self>,
         w: Option<FloatTensor<Self>>,

@@ -4,7 +4,7 @@
 use crate::graph::{CsrPrim, GraphPrimitive};
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, IntTensor};
-use burn::tensor::{FloatDType, Shape, Tensor, TensorMetadata};
+use burn::tensor::{FloatDType, Tensor};
 use sparse_gnn_kernels::config::KernelConfig;
 
 pub use sparse_gnn_kernels::dropout::ReluDropout;
@@ -58,17 +58,6 @@ pub trait SparseGnnBackend: Backend {
         x: FloatTensor<Self>,
         reduce: Reduce,
     ) -> SpmmOutput<Self>;
-
-    /// `out[i] = sum_{e in row i} scale[col e] * x[col e]` (`scale`: `[n_cols]` f32): a sum whose
-    /// gathered rows are scaled per column, in the dtype of `x`. The default scales the rows of
-    /// `x` in a pass of their own ([`SparseGnnBackend::rows_from_half`]) and sums them; the
-    /// CubeCL backends scale each row as the SpMM gathers it.
-    fn spmm_scaled_cols(csr: &CsrPrimitive<Self>, x: FloatTensor<Self>, scale: FloatTensor<Self>) -> FloatTensor<Self> {
-        let dtype = FloatDType::from(x.dtype());
-        let n = scale.shape()[0];
-        let scale = Self::float_reshape(Self::float_cast(scale, dtype), Shape::new([n, 1]));
-        Self::spmm(csr, None, Self::rows_from_half(x, scale, dtype), Reduce::Sum).out
-    }
 
     /// Max-reduce gradient for `x`: `dx[j, c] = sum_{e=(i,j): argmax[i,c]=e} w[e] dout[i, c]`,
     /// computed over the transpose (no atomics).

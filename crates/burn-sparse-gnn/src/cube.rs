@@ -26,7 +26,7 @@ use sparse_gnn_kernels::sample::kernel::{launch_sample_scale, launch_sampled_spm
 use sparse_gnn_kernels::sddmm::kernel::launch_sddmm;
 use sparse_gnn_kernels::softmax::kernel::launch_edge_softmax;
 use sparse_gnn_kernels::spmm::hot::HotDev;
-use sparse_gnn_kernels::spmm::kernel::{launch_spmm, launch_spmm_scaled_cols, MaxGradMask};
+use sparse_gnn_kernels::spmm::kernel::{launch_spmm, MaxGradMask};
 
 type Ft<R> = CubeTensor<R>;
 
@@ -195,17 +195,6 @@ where
         );
         sample_with(&out, staged);
         SpmmOutput { out, argmax }
-    }
-
-    fn spmm_scaled_cols(csr: &CsrPrimitive<Self>, x: Ft<R>, scale: Ft<R>) -> Ft<R> {
-        let x = mat(x);
-        let scale = f32_array(scale);
-        let f = x.shape()[1];
-        let out = empty(&x, [csr.n_rows, f], x.dtype);
-        let dtype = dtype_of(&x);
-        let staged = launch_spmm_scaled_cols::<R>(&x.client, &csr_dev(csr), bind(&scale), bind(&x), bind(&out), dtype);
-        sample_with(&out, staged);
-        out
     }
 
     fn spmm_max_grad_x(g: &GraphPrimitive<Self>, w: Option<Ft<R>>, dout: Ft<R>, argmax: CubeTensor<R>) -> Ft<R> {

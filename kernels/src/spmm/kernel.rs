@@ -36,7 +36,6 @@ fn spmm_groups<F: Float, N: Size>(
     col_idx: &Array<i32>,
     perm: &Array<i32>,
     weights: &Array<F>,
-    col_scale: &Array<f32>,
     x: &Tensor<Vector<F, N>>,
     mask: &Tensor<Vector<i32, N>>,
     out: &mut Tensor<Vector<F, N>>,
@@ -52,7 +51,6 @@ fn spmm_groups<F: Float, N: Size>(
     #[comptime] reduce: u32,
     #[comptime] has_w: bool,
     #[comptime] masked: bool,
-    #[comptime] scaled: bool,
     #[comptime] unroll: u32,
     #[define(F)] _dtype: StorageType,
 ) {
@@ -121,9 +119,6 @@ fn spmm_groups<F: Float, N: Size>(
                         if comptime!(has_w) {
                             m *= Vector::new(f32::cast_from(weights[(e0 + q as usize) * heads + h]));
                         }
-                        if comptime!(scaled) {
-                            m *= Vector::new(col_scale[js[q as usize] as usize]);
-                        }
                         part += m;
                     }
                     acc += part;
@@ -143,9 +138,6 @@ fn spmm_groups<F: Float, N: Size>(
                     }
                 } else if comptime!(has_w) {
                     m *= Vector::new(f32::cast_from(weights[e * heads + h]));
-                }
-                if comptime!(scaled) {
-                    m *= Vector::new(col_scale[j]);
                 }
                 acc += m;
             }
@@ -245,40 +237,6 @@ pub fn launch_spmm<R: Runtime>(
     grad_mask: Option<MaxGradMask<R>>,
     dtype: StorageType,
 ) -> u64 {
-    launch(client, csr, weights, None, heads, x, out, argmax, reduce, grad_mask, dtype)
-}
-
-/// Launches `out[i] = sum_{e in row i} scale[col e] * x[col e]`: an unweighted sum whose
-/// gathered rows are scaled per column (`scale`: `[n_cols]` f32), e.g. the gradient of a mean
-/// over the transpose, `A^T (dy / deg)`, without a row-scaling pass over `dy`. It runs over the
-/// whole structure even where `csr` has a hot-column split (whose shared-memory pass takes no
-/// scale), so there a row pass followed by the split SpMM can be the faster route. Returns the
-/// bytes of staging rows, as [`launch_spmm`].
-pub fn launch_spmm_scaled_cols<R: Runtime>(
-    client: &ComputeClient<R>,
-    csr: &CsrDev<R>,
-    scale: TensorBinding<R>,
-    x: TensorBinding<R>,
-    out: TensorBinding<R>,
-    dtype: StorageType,
-) -> u64 {
-    launch(client, csr, None, Some(scale), 1, x, out, None, Reduce::Sum, None, dtype)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn launch<R: Runtime>(
-    client: &ComputeClient<R>,
-    csr: &CsrDev<R>,
-    weights: Option<TensorBinding<R>>,
-    col_scale: Option<TensorBinding<R>>,
-    heads: usize,
-    x: TensorBinding<R>,
-    out: TensorBinding<R>,
-    argmax: Option<TensorBinding<R>>,
-    reduce: Reduce,
-    grad_mask: Option<MaxGradMask<R>>,
-    dtype: StorageType,
-) -> u64 {
     let f = out.shape[1];
     if f == 0 || csr.n_rows == 0 {
         return 0;
@@ -293,8 +251,8 @@ fn launch<R: Runtime>(
     // unweighted f32 sum / mean in 16-byte vectors over a split structure: the cold edges
     // through this kernel, then the hot columns' edges from shared memory (`hot.rs`), where the
     // split was measured faster (see `heuristics::HOT_MIN_WIDTH`)
-    if let (Some(hot), None, None, None, false) =
-        (csr.hot.as_ref(), weights.as_ref(), col_scale.as_ref(), grad_mask.as_ref(), reduce == Reduce::Max)
+    if let (Some(hot), None, None, false) =
+        (csr.hot.as_ref(), weights.as_ref(), grad_mask.as_ref(), reduce == Reduce::Max)
     {
         let min_width =
             csr.config.hot.min_width.resolve(|| if hot.forced { vec } else { crate::heuristics::HOT_MIN_WIDTH });
@@ -338,10 +296,8 @@ fn launch<R: Runtime>(
     let cube_dim = CubeDim::new_2d(lanes, slots_per_cube);
     let is_max = reduce == Reduce::Max;
     let has_w = weights.is_some();
-    let scaled = col_scale.is_some();
     let dummy = |len: usize, size: usize| crate::device::alloc_array::<R>(client, len, size);
     let w = weights.unwrap_or_else(|| dummy(1, elem));
-    let scale = col_scale.unwrap_or_else(|| dummy(1, 4));
     let arg = argmax.unwrap_or_else(|| crate::device::alloc_matrix::<R>(client, 1, vec, 4));
     // staging holds whole vectors: at least one vector even when unused
     let stage_len = (csr.n_slots * stage_vecs * vec).max(vec);
@@ -374,7 +330,6 @@ fn launch<R: Runtime>(
                     csr.col_idx.clone().into_array_arg(),
                     perm.clone().into_array_arg(),
                     w.clone().into_array_arg(),
-                    scale.clone().into_array_arg(),
                     x.clone().into_tensor_arg(),
                     mask.clone().into_tensor_arg(),
                     out.clone().into_tensor_arg(),
@@ -390,7 +345,6 @@ fn launch<R: Runtime>(
                     r,
                     has_w,
                     masked,
-                    scaled,
                     unroll,
                     dtype,
                 );
