@@ -326,26 +326,21 @@ impl Job for SelfTest {
             "split rows (group width 7)",
             ConformanceConfig { group_width: 7, widths: vec![7, 64], ..base.clone() },
         ));
-        runs.push((
-            "atomic CBSR variants",
-            ConformanceConfig {
-                filter: Some(self.filter.clone().unwrap_or_else(|| "cbsr".into())),
-                group_width: 16,
-                policy: KernelPolicy { sspmm: SspmmStrategy::OuterAtomic, spgemm_atomic: true },
-                ..base.clone()
-            },
-        ));
+        let atomic = ConformanceConfig {
+            filter: Some(self.filter.clone().unwrap_or_else(|| "cbsr".into())),
+            group_width: 16,
+            policy: KernelPolicy { sspmm: SspmmStrategy::OuterAtomic, spgemm_atomic: true },
+            ..base.clone()
+        };
+        runs.push(("atomic CBSR variants", atomic.clone()));
         runs.push((
             "atomic CBSR variants, f16 storage",
             ConformanceConfig {
-                filter: Some(self.filter.clone().unwrap_or_else(|| "cbsr".into())),
-                group_width: 16,
-                policy: KernelPolicy { sspmm: SspmmStrategy::OuterAtomic, spgemm_atomic: true },
                 dtype: Some(burn::tensor::FloatDType::F16),
                 tolerance: 2e-2,
                 hub_degree: 4_000,
                 widths: vec![7, 64],
-                ..base.clone()
+                ..atomic
             },
         ));
         for (name, dtype) in

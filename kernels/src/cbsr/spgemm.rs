@@ -69,7 +69,7 @@ fn spgemm_groups<F: Float>(
     // of all of them in flight together), then added one edge at a time with a barrier between,
     // in the order of the single-edge loop (the same sums, bit for bit)
     let per_lane = comptime!(k.div_ceil(lk as usize));
-    let held = comptime!(unroll as usize * k.div_ceil(lk as usize));
+    let held = comptime!(unroll as usize * per_lane);
     let mut base = start;
     while base < end {
         let mut cols = Array::<u32>::new(held);
@@ -111,7 +111,7 @@ fn spgemm_groups<F: Float>(
             }
             sync_slot(plane);
         }
-        base += comptime!(unroll as usize * (32 / lk) as usize);
+        base += comptime!(unroll as usize * subs as usize);
     }
     if g < n_groups {
         let o_rs = out.stride(0);

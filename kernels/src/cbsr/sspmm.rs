@@ -156,7 +156,7 @@ fn sspmm_outer_groups<F: Float>(
     // `unroll` edges per sub-warp and step: their columns, then their CBSR columns, are loaded
     // before the atomic additions, so the loads of all of them are in flight together
     let per_lane = comptime!(k.div_ceil(lk as usize));
-    let held = comptime!(unroll as usize * k.div_ceil(lk as usize));
+    let held = comptime!(unroll as usize * per_lane);
     let mut e0 = start + sub;
     while e0 < end {
         let mut js = Array::<u32>::new(comptime!(unroll as usize));
@@ -200,7 +200,7 @@ fn sspmm_outer_groups<F: Float>(
                 }
             }
         }
-        e0 += comptime!(unroll as usize * (32 / lk) as usize);
+        e0 += comptime!(unroll as usize * subs as usize);
     }
 }
 
