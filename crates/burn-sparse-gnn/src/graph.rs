@@ -6,7 +6,7 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::IntTensor;
 use burn::tensor::{DType, Int, Tensor, TensorData};
 use sparse_gnn_kernels::config::{Choice, KernelConfig};
-use sparse_gnn_kernels::csr::{transpose, CsrRef, EdgeGroups, HotSplit, HotStats};
+use sparse_gnn_kernels::csr::{transpose, CsrRef, EdgeGroups, HotSplit, HotStats, Transpose};
 use sparse_gnn_kernels::heuristics;
 use std::time::Instant;
 
@@ -364,36 +364,80 @@ impl GraphOptions {
     }
 }
 
-fn upload_csr<B: Backend>(csr: &CsrRef<'_>, opts: &GraphOptions, device: &B::Device) -> CsrPrim<IntTensor<B>> {
-    let max_degree = (0..csr.n_rows).map(|i| csr.degree(i)).max().unwrap_or(0);
-    let group_width = opts.group_width.resolve(|| heuristics::group_width(csr.n_rows, csr.nnz())).max(1);
-    let groups = upload_groups::<B>(csr, group_width, device);
-    let cbsr_groups = if opts.cbsr_group_width == group_width {
-        groups.clone()
-    } else {
-        upload_groups::<B>(csr, opts.cbsr_group_width.max(1), device)
-    };
-    let hot = hot_split(csr, opts).map(|(s, forced)| {
-        let cold = s.cold(csr);
-        HotPrim {
-            len: s.cols.len(),
-            nnz: s.hot_edges(),
-            hot_ptr: int_tensor::<B>(to_index(&s.hot_ptr), device),
-            hot_rank: int_tensor::<B>(to_index(&s.hot_rank), device),
-            cols: int_tensor::<B>(to_index(&s.cols), device),
-            cold_nnz: cold.nnz(),
-            cold_col: int_tensor::<B>(to_index(cold.col_idx), device),
-            cold_groups: upload_groups::<B>(&cold, opts.cold_group_width.max(1), device),
-            forced,
+/// An owned index array uploaded without a second host copy: the u32 values are reinterpreted
+/// as i32 in their own allocation (see [`to_index`]).
+fn owned_index<B: Backend>(v: Vec<u32>, device: &B::Device) -> IntTensor<B> {
+    // same size and alignment: `collect` reuses the allocation
+    int_tensor::<B>(v.into_iter().map(|x| x as i32).collect(), device)
+}
+
+/// The column array of a structure being uploaded: the caller's (copied once for the upload)
+/// or one built for the upload (uploaded in its own allocation).
+enum Cols<'a> {
+    Borrowed(&'a [u32]),
+    Owned(Vec<u32>),
+}
+
+impl Cols<'_> {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            Cols::Borrowed(c) => c,
+            Cols::Owned(c) => c,
         }
-    });
+    }
+}
+
+/// Uploads a structure of `n_rows x n_cols` (`row_ptr`, `cols`) with its edge groups and its
+/// hot-column split. Host memory: the split's edge lists exist only until they are uploaded
+/// (each in its own allocation), and the columns are copied only when borrowed, so at most one
+/// structure-sized array is made here at a time.
+fn upload_csr<B: Backend>(
+    (n_rows, n_cols): (usize, usize),
+    row_ptr: &[usize],
+    cols: Cols<'_>,
+    opts: &GraphOptions,
+    device: &B::Device,
+) -> CsrPrim<IntTensor<B>> {
+    let (groups, cbsr_groups, hot, max_degree, nnz) = {
+        let csr = CsrRef { n_rows, n_cols, row_ptr, col_idx: cols.as_slice() };
+        let max_degree = (0..csr.n_rows).map(|i| csr.degree(i)).max().unwrap_or(0);
+        let group_width = opts.group_width.resolve(|| heuristics::group_width(csr.n_rows, csr.nnz())).max(1);
+        let groups = upload_groups::<B>(&csr, group_width, device);
+        let cbsr_groups = if opts.cbsr_group_width == group_width {
+            groups.clone()
+        } else {
+            upload_groups::<B>(&csr, opts.cbsr_group_width.max(1), device)
+        };
+        let hot = hot_split(&csr, opts).map(|(s, forced)| {
+            let cold_groups = upload_groups::<B>(&s.cold(&csr), opts.cold_group_width.max(1), device);
+            let (len, nnz, cold_nnz) = (s.cols.len(), s.hot_edges(), s.cold_col.len());
+            let HotSplit { cols, cold_ptr, cold_col, hot_ptr, hot_rank } = s;
+            drop(cold_ptr);
+            HotPrim {
+                len,
+                nnz,
+                hot_ptr: int_tensor::<B>(to_index(&hot_ptr), device),
+                hot_rank: owned_index::<B>(hot_rank, device),
+                cols: owned_index::<B>(cols, device),
+                cold_nnz,
+                cold_col: owned_index::<B>(cold_col, device),
+                cold_groups,
+                forced,
+            }
+        });
+        (groups, cbsr_groups, hot, max_degree, csr.nnz())
+    };
+    let col_idx = match cols {
+        Cols::Borrowed(c) => int_tensor::<B>(to_index(c), device),
+        Cols::Owned(c) => owned_index::<B>(c, device),
+    };
     CsrPrim {
-        n_rows: csr.n_rows,
-        n_cols: csr.n_cols,
-        nnz: csr.nnz(),
+        n_rows,
+        n_cols,
+        nnz,
         max_degree,
-        row_ptr: int_tensor::<B>(to_index(csr.row_ptr), device),
-        col_idx: int_tensor::<B>(to_index(csr.col_idx), device),
+        row_ptr: int_tensor::<B>(to_index(row_ptr), device),
+        col_idx,
         groups,
         cbsr_groups,
         hot,
@@ -462,14 +506,15 @@ impl<B: Backend> Graph<B> {
         out_deg: Vec<usize>,
         start: Instant,
     ) -> Self {
-        // one host copy at a time: the adjacency goes up before the transpose is built, and the
-        // permutation (converted in place) before the transpose's structure
+        // host copies one at a time next to `adj`: the adjacency goes up before the transpose
+        // is built; of the transpose the permutation goes up first, then its hot-column split,
+        // then its columns, each array uploaded from its own allocation (at most three arrays of
+        // the edge count at once, with `adj`)
         let r = adj.as_ref();
-        let csr = upload_csr::<B>(&r, &opts, device);
-        let t = transpose(&r);
-        let t_perm = int_tensor::<B>(t.perm.into_iter().map(|e| e as i32).collect(), device);
-        let tr = CsrRef { n_rows: r.n_cols, n_cols: r.n_rows, row_ptr: &t.row_ptr, col_idx: &t.col_idx };
-        let csc = upload_csr::<B>(&tr, &opts, device);
+        let csr = upload_csr::<B>((r.n_rows, r.n_cols), r.row_ptr, Cols::Borrowed(r.col_idx), &opts, device);
+        let Transpose { row_ptr: t_ptr, col_idx: t_col, perm } = transpose(&r);
+        let t_perm = owned_index::<B>(perm, device);
+        let csc = upload_csr::<B>((r.n_cols, r.n_rows), &t_ptr, Cols::Owned(t_col), &opts, device);
         let prim = GraphPrim { csr, csc, t_perm, policy: opts.policy };
         let (in_inv, in_inv_sqrt) = norms(&in_deg);
         let (out_inv, out_inv_sqrt) = norms(&out_deg);
