@@ -16,4 +16,9 @@ fn main() {
     println!("cargo:rustc-env=SGNN_GIT_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
     println!("cargo:rerun-if-changed=../../.git/HEAD");
     println!("cargo:rerun-if-changed=../../.git/index");
+    // a commit moves the branch HEAD names (an amend may leave HEAD and the index unchanged)
+    if let Some(head) = run(&["symbolic-ref", "-q", "HEAD"]) {
+        println!("cargo:rerun-if-changed=../../.git/{head}");
+        println!("cargo:rerun-if-changed=../../.git/packed-refs");
+    }
 }
