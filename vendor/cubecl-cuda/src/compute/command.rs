@@ -33,10 +33,6 @@ use cudarc::driver::sys::{
 };
 use std::{ffi::c_void, ops::DerefMut, sync::Arc};
 
-/// [sparse-gnn patch] Host buffers of at least this many bytes are released right after their
-/// upload (see `Command::write_to_gpu`).
-const LARGE_UPLOAD_BYTES: usize = 64 << 20;
-
 #[derive(new)]
 /// The `Command` struct encapsulates a CUDA context and a set of resolved CUDA streams, providing an
 /// interface for executing GPU-related operations such as memory allocation, data transfers, kernel
@@ -389,16 +385,6 @@ impl<'a> Command<'a> {
         }?;
 
         current.drop_queue.push(data);
-        // [sparse-gnn patch] A large host buffer is freed as soon as its copy is done. The queue
-        // otherwise keeps it until two flushes later, and flushes come only with kernel
-        // launches (its byte count is a u32, so buffers of 4 GiB and more wrap it): uploading
-        // a graph of billions of edges held every index array twice on the host, the caller's
-        // and the queued one. The second flush waits for the first one's fence (this copy and
-        // the work before it) and drops the buffer.
-        if size >= LARGE_UPLOAD_BYTES {
-            current.drop_queue.flush(|| Fence::new(current.sys));
-            current.drop_queue.flush(|| Fence::new(current.sys));
-        }
 
         Ok(())
     }
