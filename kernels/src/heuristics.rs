@@ -59,7 +59,9 @@ pub const SPMM_L2_BUDGET: usize = 32 << 20;
 /// (`n_cols` rows) fits [`SPMM_L2_BUDGET`], at least 128 bytes of a row. Where not even a
 /// 128-byte slice fits (products scale), the gathers come from memory rather than L2 and wider
 /// tiles read fewer row pointers: 128 bytes for f32 (20.7 ms at width 256 against 27.1
-/// untiled), 256 bytes for 16-bit types (12.0 ms against 21.7 with 64-byte tiles).
+/// untiled), 256 bytes for 16-bit types (12.0 ms against 21.7 with 64-byte tiles). Narrower
+/// slices, though nearer to fitting L2, were slower there too (f32 tiles of 8 and 16 features:
+/// 77.6 and 35.8 ms, `bench/results/2026-11-24-h200-a56c1b9-spmm-knobs.jsonl`).
 pub fn spmm_tile_features(n_cols: usize, width: usize, elem: usize, vec: usize) -> usize {
     let elem = elem.max(1);
     let min_features = (128 / elem).max(1);
