@@ -72,23 +72,7 @@ impl Csr {
         col_idx: &[i64],
         weights: Option<Vec<f32>>,
     ) -> Result<Self, GraphError> {
-        check_size("nodes", n_rows.max(n_cols), MAX_INDEX)?;
-        check_size("edges", col_idx.len(), MAX_EDGES)?;
-        if row_ptr.len() != n_rows + 1 {
-            return Err(GraphError::RowPtrLength { got: row_ptr.len(), expected: n_rows + 1 });
-        }
-        if row_ptr[0] != 0 {
-            return Err(GraphError::RowPtrStart(row_ptr[0]));
-        }
-        for (row, w) in row_ptr.windows(2).enumerate() {
-            if w[1] < w[0] {
-                return Err(GraphError::RowPtrNotMonotone { row, start: w[0], end: w[1] });
-            }
-        }
-        let end = row_ptr[n_rows];
-        if end != col_idx.len() as i64 {
-            return Err(GraphError::RowPtrEnd { end, nnz: col_idx.len() });
-        }
+        check_row_ptr(n_rows, n_cols, row_ptr, col_idx.len())?;
         let mut cols = Vec::with_capacity(col_idx.len());
         for (edge, &c) in col_idx.iter().enumerate() {
             if c < 0 || c as usize >= n_cols {
@@ -100,6 +84,25 @@ impl Csr {
             check_weights(w, cols.len())?;
         }
         Ok(Self { n_rows, n_cols, row_ptr: row_ptr.iter().map(|&v| v as usize).collect(), col_idx: cols, weights })
+    }
+
+    /// [`Csr::new`] with the columns already as u32 and taken by value: the same checks, and
+    /// no second copy of the edge array (a loader's largest).
+    pub fn from_columns(
+        n_rows: usize,
+        n_cols: usize,
+        row_ptr: &[i64],
+        col_idx: Vec<u32>,
+        weights: Option<Vec<f32>>,
+    ) -> Result<Self, GraphError> {
+        check_row_ptr(n_rows, n_cols, row_ptr, col_idx.len())?;
+        if let Some((edge, &c)) = col_idx.iter().enumerate().find(|(_, &c)| c as usize >= n_cols) {
+            return Err(GraphError::ColumnOutOfRange { edge, col: c as i64, n_cols });
+        }
+        if let Some(w) = &weights {
+            check_weights(w, col_idx.len())?;
+        }
+        Ok(Self { n_rows, n_cols, row_ptr: row_ptr.iter().map(|&v| v as usize).collect(), col_idx, weights })
     }
 
     /// Builds the adjacency of `n_nodes` nodes from an edge list `src[e] -> dst[e]` (the CSR row
@@ -246,6 +249,28 @@ impl Csr {
             .map(|i| self.col_idx[self.row_ptr[i]..self.row_ptr[i + 1]].iter().filter(|&&c| c as usize == i).count())
             .sum()
     }
+}
+
+/// The rules of a row pointer over `nnz` edges ([`Csr::new`]), and the sizes' 32-bit limits.
+fn check_row_ptr(n_rows: usize, n_cols: usize, row_ptr: &[i64], nnz: usize) -> Result<(), GraphError> {
+    check_size("nodes", n_rows.max(n_cols), MAX_INDEX)?;
+    check_size("edges", nnz, MAX_EDGES)?;
+    if row_ptr.len() != n_rows + 1 {
+        return Err(GraphError::RowPtrLength { got: row_ptr.len(), expected: n_rows + 1 });
+    }
+    if row_ptr[0] != 0 {
+        return Err(GraphError::RowPtrStart(row_ptr[0]));
+    }
+    for (row, w) in row_ptr.windows(2).enumerate() {
+        if w[1] < w[0] {
+            return Err(GraphError::RowPtrNotMonotone { row, start: w[0], end: w[1] });
+        }
+    }
+    let end = row_ptr[n_rows];
+    if end != nnz as i64 {
+        return Err(GraphError::RowPtrEnd { end, nnz });
+    }
+    Ok(())
 }
 
 fn check_size(what: &'static str, count: usize, limit: usize) -> Result<(), GraphError> {

@@ -43,6 +43,26 @@ fn columns_must_be_in_range() {
 }
 
 #[test]
+fn owned_columns_follow_the_same_rules() {
+    assert_eq!(
+        Csr::from_columns(3, 3, &[0, 1, 1, 3], vec![1, 0, 2], None),
+        Csr::new(3, 3, &[0, 1, 1, 3], &[1, 0, 2], None)
+    );
+    assert_eq!(
+        Csr::from_columns(3, 3, &[0, 1, 1, 3], vec![1, 3, 2], None),
+        Err(GraphError::ColumnOutOfRange { edge: 1, col: 3, n_cols: 3 })
+    );
+    assert_eq!(
+        Csr::from_columns(3, 3, &[0, 1, 1, 2], vec![1, 0, 2], None),
+        Err(GraphError::RowPtrEnd { end: 2, nnz: 3 })
+    );
+    assert_eq!(
+        Csr::from_columns(3, 3, &[0, 1, 1, 3], vec![1, 0, 2], Some(vec![1.0])),
+        Err(GraphError::WeightsLength { got: 1, nnz: 3 })
+    );
+}
+
+#[test]
 fn weights_must_match_edges() {
     assert_eq!(
         Csr::new(3, 3, &[0, 1, 1, 3], &[1, 0, 2], Some(vec![1.0])),

@@ -226,6 +226,41 @@ pub fn read_ints(path: &Path) -> Result<Array<i64>> {
     ints_checked(path, npy)
 }
 
+/// Reads an integer array of node ids (edge columns) as u32: u32 and i32 files without a
+/// widened copy (a graph's column ids are its largest array), other integer types through i64.
+/// A value that is negative or past `u32::MAX` is refused, naming its entry.
+pub fn read_ids(path: &Path) -> Result<Array<u32>> {
+    let (npy, count) = open(path, 4)?;
+    let header = npy.header().clone();
+    let dtype = npy.dtype();
+    let refuse = |entry: usize, v: i64| AppError::Format {
+        path: path.into(),
+        msg: format!("entry {entry} is {v}, not a node id (0 to {})", u32::MAX),
+    };
+    let data: Vec<u32> = match type_of(&dtype) {
+        Some((TypeChar::Uint, 4)) => read_vec::<u32, _>(path, npy)?,
+        Some((TypeChar::Int, 4)) => {
+            let v = read_vec::<i32, _>(path, npy)?;
+            if let Some((entry, &x)) = v.iter().enumerate().find(|(_, &x)| x < 0) {
+                return Err(refuse(entry, x as i64));
+            }
+            // same size and alignment: `collect` reuses the allocation
+            v.into_iter().map(|x| x as u32).collect()
+        }
+        _ => {
+            crate::memory::check_fits((count as u64).saturating_mul(8), || {
+                format!("{}: the {count} ids read as i64", path.display())
+            })?;
+            let v = convert_ints(path, npy)?;
+            if let Some((entry, &x)) = v.iter().enumerate().find(|(_, &x)| u32::try_from(x).is_err()) {
+                return Err(refuse(entry, x));
+            }
+            v.into_iter().map(|x| x as u32).collect()
+        }
+    };
+    Ok(Array { data: to_c_order(&header, data), shape: shape_of(&header) })
+}
+
 /// Reads a float (or integer) array as f32.
 pub fn read_floats(path: &Path) -> Result<Array<f32>> {
     let (npy, _) = open(path, 4)?;
@@ -371,6 +406,27 @@ mod tests {
         assert!(e.contains("truncated"), "{e}");
         std::fs::write(&p, raw_npy("<i8", &[4], false, &[0; 24])).unwrap();
         assert!(read_ints(&p).err().unwrap().to_string().contains("truncated"));
+    }
+
+    #[test]
+    fn ids_are_read_as_u32_from_any_integer_type_and_bad_ones_refused() {
+        let p = tmp("ids").join("m.npy");
+        let bytes = |v: &[i64], w: usize| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()[..w].to_vec()).collect() };
+        for (descr, w) in [("<u4", 4), ("<i4", 4), ("<i8", 8), ("<u2", 2)] {
+            std::fs::write(&p, raw_npy(descr, &[4], false, &bytes(&[0, 7, 3, 65_535], w))).unwrap();
+            let a = read_ids(&p).unwrap();
+            assert_eq!((a.data, a.shape), (vec![0, 7, 3, 65_535], vec![4]), "{descr}");
+        }
+        std::fs::write(&p, raw_npy("<i4", &[3], false, &bytes(&[1, 2, -1], 4))).unwrap();
+        let e = read_ids(&p).err().expect("an error").to_string();
+        assert!(e.contains("entry 2 is -1, not a node id"), "{e}");
+        std::fs::write(&p, raw_npy("<i8", &[2], false, &bytes(&[1, 1 << 32], 8))).unwrap();
+        let e = read_ids(&p).err().expect("an error").to_string();
+        assert!(e.contains("entry 1 is 4294967296, not a node id"), "{e}");
+        std::fs::write(&p, raw_npy("<f4", &[1], false, &[0; 4])).unwrap();
+        assert!(read_ids(&p).is_err());
+        std::fs::write(&p, raw_npy("<u4", &[4], false, &[0; 8])).unwrap();
+        assert!(read_ids(&p).err().expect("an error").to_string().contains("truncated"));
     }
 
     #[test]

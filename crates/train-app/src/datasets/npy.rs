@@ -10,7 +10,7 @@
 use super::{check_declared_width, check_graph_memory, check_split, class_count, folder_name};
 use crate::error::{AppError, Result};
 use crate::memory::check_fits;
-use crate::npyio::{expect_shape, peek_int_shape, read_floats, read_ints, write};
+use crate::npyio::{expect_shape, peek_int_shape, read_floats, read_ids, read_ints, write};
 use burn_sparse_gnn::data::MAX_INDEX;
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
 use std::path::Path;
@@ -85,10 +85,10 @@ pub fn read_adjacency(dir: &Path, n: usize, opts: BuildOptions) -> Result<Csr> {
         let rp = read_ints(&indptr)?;
         expect_shape(&indptr, &rp.shape, &[Some(n + 1)])?;
         let ip = dir.join("adj_indices.npy");
-        let ci = read_ints(&ip)?;
+        let ci = read_ids(&ip)?;
         expect_shape(&ip, &ci.shape, &[None])?;
         let context = || format!("{}/adj_indptr.npy + adj_indices.npy", dir.display());
-        let csr = Csr::new(n, n, &rp.data, &ci.data, None).map_err(|e| AppError::graph(context(), e))?;
+        let csr = Csr::from_columns(n, n, &rp.data, ci.data, None).map_err(|e| AppError::graph(context(), e))?;
         if opts == BuildOptions::default() {
             return Ok(csr);
         }
