@@ -993,6 +993,8 @@ pub fn relu_dropout_checks<B: SparseGnnAutodiffBackend>(device: &B::Device, widt
     use sparse_gnn_kernels::dropout::{keep_scale, reference, reference_grad, ReluDropout};
     let mut out = Vec::new();
     let n = 517;
+    // two arbitrary draws of the dropout seed (not 1/pi)
+    #[allow(clippy::approx_constant)]
     let seed = [0.318_f32, 0.777];
     for &d in widths {
         let mut xv: Vec<f32> = random_values(n * d, 91 + d as u64).into_iter().map(|v| v as f32).collect();
