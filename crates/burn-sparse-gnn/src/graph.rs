@@ -207,10 +207,18 @@ pub struct GraphOptions {
     pub cold_group_width: usize,
     /// Launch configuration of every kernel that reads the graph.
     pub kernels: KernelConfig,
+    /// Index arrays longer than this many entries (the columns, the transpose's edge
+    /// permutation, the split's edge lists) are written to the device this many entries at a
+    /// time, so that the host holds no second copy of a whole array while it goes up (see
+    /// [`DEFAULT_UPLOAD_PIECE`]). The device graph is the same for every value.
+    pub upload_piece: usize,
 }
 
 /// Default [`GraphOptions::cold_group_width`].
 pub const DEFAULT_COLD_GROUP_WIDTH: usize = 1024;
+
+/// Default [`GraphOptions::upload_piece`]: 2^26 entries, 256 MiB.
+pub const DEFAULT_UPLOAD_PIECE: usize = 1 << 26;
 
 /// Default [`GraphOptions::cbsr_group_width`].
 pub const DEFAULT_CBSR_GROUP_WIDTH: usize = 256;
@@ -224,6 +232,7 @@ impl Default for GraphOptions {
             hot_cols: Choice::Auto,
             cold_group_width: DEFAULT_COLD_GROUP_WIDTH,
             kernels: KernelConfig::default(),
+            upload_piece: DEFAULT_UPLOAD_PIECE,
         }
     }
 }
@@ -364,9 +373,36 @@ impl GraphOptions {
     }
 }
 
-/// An owned index array uploaded without a second host copy: the u32 values are reinterpreted
-/// as i32 in their own allocation (see [`to_index`]).
-fn owned_index<B: Backend>(v: Vec<u32>, device: &B::Device) -> IntTensor<B> {
+/// An index array of u32 values (see [`to_index`]) on the device, written into one device
+/// tensor a piece of `piece` entries at a time. A backend may copy what it uploads once more on
+/// the host and keep that copy until later device work (CubeCL's CUDA runtime frees its copies
+/// two flushes later, and a flush comes with a kernel launch): in pieces, the host holds at most
+/// a few pieces next to `values` instead of copies of every array of a graph, 17 GB each at
+/// 4.29B edges. Each piece's write is a kernel launch, which lets the runtime free the copies
+/// of the pieces before it.
+fn index_in_pieces<B: Backend>(values: &[u32], piece: usize, device: &B::Device) -> IntTensor<B> {
+    let piece = piece.max(1);
+    if values.len() <= piece {
+        return int_tensor::<B>(values.iter().map(|&x| x as i32).collect(), device);
+    }
+    let n = values.len();
+    let mut out = Tensor::<B, 1, Int>::empty([n], (device, DType::I32));
+    for (i, chunk) in values.chunks(piece).enumerate() {
+        let start = i * piece;
+        let part =
+            Tensor::<B, 1, Int>::from_primitive(int_tensor::<B>(chunk.iter().map(|&x| x as i32).collect(), device));
+        out = out.slice_assign(start..start + chunk.len(), part);
+    }
+    out.into_primitive()
+}
+
+/// An owned index array on the device. A short one is reinterpreted as i32 in its own
+/// allocation (see [`to_index`]) and uploaded as is; a long one goes up in pieces
+/// ([`index_in_pieces`]) and is freed right after.
+fn owned_index<B: Backend>(v: Vec<u32>, piece: usize, device: &B::Device) -> IntTensor<B> {
+    if v.len() > piece {
+        return index_in_pieces::<B>(&v, piece, device);
+    }
     // same size and alignment: `collect` reuses the allocation
     int_tensor::<B>(v.into_iter().map(|x| x as i32).collect(), device)
 }
@@ -388,8 +424,8 @@ impl Cols<'_> {
 }
 
 /// Uploads a structure of `n_rows x n_cols` (`row_ptr`, `cols`) with its edge groups and its
-/// hot-column split. Host memory: the split's edge lists exist only until they are uploaded
-/// (each in its own allocation), and the columns are copied only when borrowed, so at most one
+/// hot-column split. Host memory: the split's edge lists exist only until they are uploaded,
+/// and every array of the edge count goes up in pieces, so besides the columns at most one
 /// structure-sized array is made here at a time.
 fn upload_csr<B: Backend>(
     (n_rows, n_cols): (usize, usize),
@@ -417,10 +453,10 @@ fn upload_csr<B: Backend>(
                 len,
                 nnz,
                 hot_ptr: int_tensor::<B>(to_index(&hot_ptr), device),
-                hot_rank: owned_index::<B>(hot_rank, device),
-                cols: owned_index::<B>(cols, device),
+                hot_rank: owned_index::<B>(hot_rank, opts.upload_piece, device),
+                cols: owned_index::<B>(cols, opts.upload_piece, device),
                 cold_nnz,
-                cold_col: owned_index::<B>(cold_col, device),
+                cold_col: owned_index::<B>(cold_col, opts.upload_piece, device),
                 cold_groups,
                 forced,
             }
@@ -428,8 +464,8 @@ fn upload_csr<B: Backend>(
         (groups, cbsr_groups, hot, max_degree, csr.nnz())
     };
     let col_idx = match cols {
-        Cols::Borrowed(c) => int_tensor::<B>(to_index(c), device),
-        Cols::Owned(c) => owned_index::<B>(c, device),
+        Cols::Borrowed(c) => index_in_pieces::<B>(c, opts.upload_piece, device),
+        Cols::Owned(c) => owned_index::<B>(c, opts.upload_piece, device),
     };
     CsrPrim {
         n_rows,
@@ -513,7 +549,7 @@ impl<B: Backend> Graph<B> {
         let r = adj.as_ref();
         let csr = upload_csr::<B>((r.n_rows, r.n_cols), r.row_ptr, Cols::Borrowed(r.col_idx), &opts, device);
         let Transpose { row_ptr: t_ptr, col_idx: t_col, perm } = transpose(&r);
-        let t_perm = owned_index::<B>(perm, device);
+        let t_perm = owned_index::<B>(perm, opts.upload_piece, device);
         let csc = upload_csr::<B>((r.n_cols, r.n_rows), &t_ptr, Cols::Owned(t_col), &opts, device);
         let prim = GraphPrim { csr, csc, t_perm, policy: opts.policy };
         let (in_inv, in_inv_sqrt) = norms(&in_deg);
@@ -635,6 +671,20 @@ mod tests {
         let offsets = [0usize, 1, i32::MAX as usize, i32::MAX as usize + 1, 3_900_000_000, crate::data::MAX_EDGES];
         let t = int_tensor::<crate::Cpu>(to_index(&offsets), &Default::default());
         assert_eq!(crate::host::read_index::<crate::Cpu>(t), offsets);
+    }
+
+    /// An index array written in pieces reads back whole: pieces of odd sizes, a last piece
+    /// shorter than the others, values past the i32 range, and the short path.
+    #[test]
+    fn index_arrays_uploaded_in_pieces_read_back_whole() {
+        let dev = Default::default();
+        let values: Vec<u32> = (0..1_003u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        for piece in [1, 7, 64, 1_002, 1_003, 5_000] {
+            let t = index_in_pieces::<crate::Cpu>(&values, piece, &dev);
+            let back = crate::host::read_index::<crate::Cpu>(t);
+            assert_eq!(back.len(), values.len(), "piece {piece}");
+            assert!(back.iter().zip(&values).all(|(&b, &v)| b == v as usize), "piece {piece}");
+        }
     }
 
     /// `staging_slots` counts what the kernels' edge groups hold: the most slots over the

@@ -14,6 +14,28 @@ pub fn host_available_bytes() -> Option<u64> {
     })
 }
 
+/// This process's resident host memory now and at its peak (Linux: `VmRSS` and `VmHWM` of
+/// `/proc/self/status`), or `None` where the system does not say.
+pub fn host_resident_bytes() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| {
+        text.lines().find_map(|l| {
+            let kib: u64 = l.strip_prefix(name)?.trim().trim_end_matches("kB").trim().parse().ok()?;
+            Some(kib.saturating_mul(1024))
+        })
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// `; host memory X resident, peak Y` for progress lines of long steps (empty where the
+/// system does not say).
+pub fn host_resident_note() -> String {
+    match host_resident_bytes() {
+        Some((now, peak)) => format!("; host memory {} resident, peak {}", gib(now), gib(peak)),
+        None => String::new(),
+    }
+}
+
 /// Refuses a request of `need` bytes that the host's available memory cannot hold, with a
 /// [`AppError::TooLarge`] naming `what` (built only when refused). Passes where the system does
 /// not say how much memory is available.
@@ -70,6 +92,17 @@ pub fn gib(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resident_memory_is_read_where_the_system_says() {
+        if !std::path::Path::new("/proc/self/status").exists() {
+            return;
+        }
+        let (now, peak) = host_resident_bytes().expect("VmRSS and VmHWM on Linux");
+        assert!(now > 0 && peak >= now, "resident {now}, peak {peak}");
+        let note = host_resident_note();
+        assert!(note.starts_with("; host memory ") && note.contains("resident, peak"), "{note}");
+    }
 
     #[test]
     fn requests_beyond_the_available_memory_are_refused() {

@@ -38,7 +38,14 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     // drawn now, as `train` draws them
     init.initialise_parameters();
     let mut model = NodeClassifier::new(init, cfg.seed);
+    let start = Instant::now();
     let batch: GraphBatch<B> = batcher.batch(vec![SplitKind::Train], device);
+    B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
+    eprintln!(
+        "graph and features on the device in {:.1} s{}",
+        start.elapsed().as_secs_f64(),
+        crate::memory::host_resident_note()
+    );
     let mut optim = AdamConfig::new().with_epsilon(ADAM_EPSILON).init();
     let mut times = Vec::new();
     let mut peak = 0u64;
@@ -86,6 +93,18 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         if epoch >= tb.warmup && !probe {
             times.push(ms);
         }
+        let kind = if epoch < tb.warmup {
+            "warm-up"
+        } else if probe {
+            "memory probe"
+        } else {
+            "timed"
+        };
+        eprintln!(
+            "epoch {}/{total} ({kind}): {ms:.1} ms, loss {l:.4}{}",
+            epoch + 1,
+            crate::memory::host_resident_note()
+        );
         if let Some((reserved, _)) = B::device_memory(device) {
             peak = peak.max(reserved);
         }

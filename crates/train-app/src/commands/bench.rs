@@ -97,7 +97,16 @@ impl Job for BenchTrainJob {
                 }
             }
         }
+        let start = std::time::Instant::now();
         let data = datasets::load(&a.dataset, BuildOptions::default())?;
+        eprintln!(
+            "loaded {}: {} nodes, {} edges in {:.1} s{}",
+            data.name,
+            data.num_nodes(),
+            data.adjacency().nnz(),
+            start.elapsed().as_secs_f64(),
+            train_app::memory::host_resident_note()
+        );
         let name = a.device_name.clone().unwrap_or_else(|| backend.to_string());
         let mut file = match &a.out {
             Some(p) => {
@@ -161,7 +170,13 @@ impl Job for BenchTrainJob {
                 let last = batchers.len() + 1 == keys.len();
                 let d = if last { data.take() } else { data.clone() };
                 let Some(d) = d else { continue };
+                let start = std::time::Instant::now();
                 let host = train_app::training::prepare(&cfg, d)?;
+                eprintln!(
+                    "prepared the graph for {m} {p} in {:.1} s{}",
+                    start.elapsed().as_secs_f64(),
+                    train_app::memory::host_resident_note()
+                );
                 if backend != "cuda" {
                     // activations live in host memory on the CPU and lavapipe backends
                     cfg.check_size(host.data.num_nodes(), host.d_in, host.data.num_classes())?;
