@@ -1,5 +1,7 @@
 //! Host-side borrowed views of the sparse structures every reference takes.
 
+use rayon::prelude::*;
+
 /// A borrowed CSR matrix structure (no values): row `i` owns the edges
 /// `row_ptr[i]..row_ptr[i + 1]`, and edge `e` reads from column (source node) `col_idx[e]`.
 ///
@@ -60,28 +62,118 @@ pub struct Transpose {
     pub perm: Vec<u32>,
 }
 
-/// Builds the transpose of `csr` with a stable counting sort: O(N + M + E).
+/// Builds the transpose of `csr` with a stable counting sort: O(N + M + E), on the rayon
+/// threads for large structures (see [`transpose_in_blocks`]); the result does not depend on
+/// the number of threads.
 pub fn transpose(csr: &CsrRef<'_>) -> Transpose {
-    let mut counts = vec![0usize; csr.n_cols + 1];
-    for &c in csr.col_idx {
-        counts[c as usize + 1] += 1;
+    transpose_in_blocks(csr, transpose_blocks(csr))
+}
+
+/// Structures with fewer edges are transposed on one thread.
+const PARALLEL_TRANSPOSE_EDGES: usize = 1 << 22;
+
+/// Row blocks [`transpose`] sorts in parallel: one per rayon thread, fewer where the blocks'
+/// column counters (4 bytes per column and block) would pass a quarter of the output's bytes.
+fn transpose_blocks(csr: &CsrRef<'_>) -> usize {
+    if csr.nnz() < PARALLEL_TRANSPOSE_EDGES {
+        return 1;
     }
-    for j in 0..csr.n_cols {
-        counts[j + 1] += counts[j];
-    }
-    let row_ptr = counts.clone();
-    let mut next = counts;
-    let mut col_idx = vec![0u32; csr.nnz()];
-    let mut perm = vec![0u32; csr.nnz()];
-    for i in 0..csr.n_rows {
-        for e in csr.row(i) {
-            let j = csr.col_idx[e] as usize;
-            let k = next[j];
-            next[j] += 1;
-            col_idx[k] = i as u32;
-            perm[k] = e as u32;
+    let by_memory = csr.nnz() / (4 * csr.n_cols.max(1));
+    rayon::current_num_threads().min(by_memory).max(1)
+}
+
+/// Edges per column of `csr`, counted on the rayon threads for large structures (as many
+/// counters per thread as columns, so fewer threads where they would pass a quarter of the
+/// column ids' bytes).
+pub fn column_counts(csr: &CsrRef<'_>) -> Vec<usize> {
+    let n = csr.n_cols;
+    let count_into = |mut count: Vec<usize>, cols: &[u32]| {
+        for &c in cols {
+            count[c as usize] += 1;
         }
+        count
+    };
+    let threads = if csr.nnz() < PARALLEL_TRANSPOSE_EDGES {
+        1
+    } else {
+        rayon::current_num_threads().min(csr.nnz() / (8 * n.max(1))).max(1)
+    };
+    if threads == 1 {
+        return count_into(vec![0usize; n], csr.col_idx);
     }
+    csr.col_idx
+        .par_chunks(csr.nnz().div_ceil(threads))
+        .map(|cols| count_into(vec![0usize; n], cols))
+        .reduce_with(|mut a, b| {
+            a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+            a
+        })
+        .unwrap_or_else(|| vec![0usize; n])
+}
+
+/// The rows of `csr` cut into at most `blocks` contiguous blocks of about the same edge count:
+/// block `b` owns rows `starts[b]..starts[b + 1]` (some blocks may be empty).
+fn row_blocks(csr: &CsrRef<'_>, blocks: usize) -> Vec<usize> {
+    let nnz = csr.nnz();
+    let blocks = blocks.clamp(1, csr.n_rows.max(1));
+    let mut starts: Vec<usize> =
+        (0..blocks).map(|b| csr.row_ptr.partition_point(|&p| p < b * nnz / blocks).min(csr.n_rows)).collect();
+    starts[0] = 0;
+    for b in 1..blocks {
+        starts[b] = starts[b].max(starts[b - 1]);
+    }
+    starts.push(csr.n_rows);
+    starts
+}
+
+/// [`transpose`] with the rows cut into `blocks` contiguous blocks of about the same edge
+/// count. Each block counts its edges per column; a column's edges are then laid out block
+/// after block, so within each transposed row the edges keep their CSR order, exactly as one
+/// pass over all rows would place them. Each block then writes its edges at its own offsets
+/// (disjoint positions; relaxed atomic stores, plain stores on the usual targets).
+pub fn transpose_in_blocks(csr: &CsrRef<'_>, blocks: usize) -> Transpose {
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    let (nnz, n_cols) = (csr.nnz(), csr.n_cols);
+    let starts = row_blocks(csr, blocks);
+    let blocks = starts.len() - 1;
+    // per block: its edges per column, then (below) its first position within each column
+    let mut cursor: Vec<Vec<u32>> = (0..blocks)
+        .into_par_iter()
+        .map(|b| {
+            let mut count = vec![0u32; n_cols];
+            for &c in &csr.col_idx[csr.row_ptr[starts[b]]..csr.row_ptr[starts[b + 1]]] {
+                count[c as usize] += 1;
+            }
+            count
+        })
+        .collect();
+    let mut row_ptr = vec![0usize; n_cols + 1];
+    for j in 0..n_cols {
+        // edges of column j before block b's: row_ptr[j] + the blocks before it
+        let mut within = 0u32;
+        for c in cursor.iter_mut() {
+            let n = c[j];
+            c[j] = within;
+            within += n;
+        }
+        row_ptr[j + 1] = row_ptr[j] + within as usize;
+    }
+    let col_idx: Vec<AtomicU32> = (0..nnz).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    let perm: Vec<AtomicU32> = (0..nnz).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    cursor.par_iter_mut().enumerate().for_each(|(b, next)| {
+        for i in starts[b]..starts[b + 1] {
+            for e in csr.row(i) {
+                let j = csr.col_idx[e] as usize;
+                let k = row_ptr[j] + next[j] as usize;
+                next[j] += 1;
+                col_idx[k].store(i as u32, Relaxed);
+                perm[k].store(e as u32, Relaxed);
+            }
+        }
+    });
+    // same size and alignment: `collect` reuses the allocations
+    let col_idx = col_idx.into_iter().map(AtomicU32::into_inner).collect();
+    let perm = perm.into_iter().map(AtomicU32::into_inner).collect();
     Transpose { row_ptr, col_idx, perm }
 }
 
@@ -140,10 +232,7 @@ impl HotStats {
         if max_cols == 0 || n == 0 || csr.nnz() == 0 {
             return stats;
         }
-        let mut count = vec![0usize; n];
-        for &c in csr.col_idx {
-            count[c as usize] += 1;
-        }
+        let count = column_counts(csr);
         let mut order: Vec<u32> = (0..n as u32).collect();
         let h = max_cols.min(n);
         if h < n {
@@ -181,10 +270,7 @@ impl HotSplit {
         if max_cols == 0 || n == 0 || csr.nnz() == 0 || csr.nnz() < min_edges {
             return None;
         }
-        let mut count = vec![0usize; n];
-        for &c in csr.col_idx {
-            count[c as usize] += 1;
-        }
+        let count = column_counts(csr);
         let mut order: Vec<u32> = (0..n as u32).collect();
         let h = max_cols.min(n);
         if h < n {
@@ -200,22 +286,47 @@ impl HotSplit {
         for (r, &c) in cols.iter().enumerate() {
             rank[c as usize] = r as u32;
         }
+        // hot edges per row, then each block of rows fills its own slices of the edge lists
+        // (on the rayon threads; the lists are the same for any number of blocks)
+        let hot_deg: Vec<usize> = (0..csr.n_rows)
+            .into_par_iter()
+            .map(|i| csr.col_idx[csr.row(i)].iter().filter(|&&c| rank[c as usize] != u32::MAX).count())
+            .collect();
         let mut cold_ptr = Vec::with_capacity(csr.n_rows + 1);
         let mut hot_ptr = Vec::with_capacity(csr.n_rows + 1);
-        let mut cold_col = Vec::with_capacity(csr.nnz() - hot_edges);
-        let mut hot_rank = Vec::with_capacity(hot_edges);
         cold_ptr.push(0);
         hot_ptr.push(0);
-        for i in 0..csr.n_rows {
-            for &c in &csr.col_idx[csr.row(i)] {
+        for (i, &h) in hot_deg.iter().enumerate() {
+            hot_ptr.push(hot_ptr[i] + h);
+            cold_ptr.push(cold_ptr[i] + csr.degree(i) - h);
+        }
+        drop(hot_deg);
+        let mut cold_col = vec![0u32; csr.nnz() - hot_edges];
+        let mut hot_rank = vec![0u32; hot_edges];
+        let starts = row_blocks(csr, rayon::current_num_threads());
+        let mut pieces = Vec::with_capacity(starts.len() - 1);
+        let (mut cold_rest, mut hot_rest) = (&mut cold_col[..], &mut hot_rank[..]);
+        for w in starts.windows(2) {
+            let (c, cr) = cold_rest.split_at_mut(cold_ptr[w[1]] - cold_ptr[w[0]]);
+            let (h, hr) = hot_rest.split_at_mut(hot_ptr[w[1]] - hot_ptr[w[0]]);
+            pieces.push((w[0]..w[1], c, h));
+            (cold_rest, hot_rest) = (cr, hr);
+        }
+        pieces.into_par_iter().for_each(|(rows, cold, hot)| {
+            let (mut nc, mut nh) = (0, 0);
+            for &c in &csr.col_idx[csr.row_ptr[rows.start]..csr.row_ptr[rows.end]] {
                 match rank[c as usize] {
-                    u32::MAX => cold_col.push(c),
-                    r => hot_rank.push(r),
+                    u32::MAX => {
+                        cold[nc] = c;
+                        nc += 1;
+                    }
+                    r => {
+                        hot[nh] = r;
+                        nh += 1;
+                    }
                 }
             }
-            cold_ptr.push(cold_col.len());
-            hot_ptr.push(hot_rank.len());
-        }
+        });
         Some(Self { cols, cold_ptr, cold_col, hot_ptr, hot_rank })
     }
 
@@ -328,6 +439,87 @@ mod tests {
         let tt = transpose(&tc);
         assert_eq!(tt.row_ptr, rp);
         assert_eq!(tt.col_idx, ci);
+    }
+
+    /// The blocked transpose equals the one-block transpose for any block count, on graphs
+    /// with a hub row, a hub column, empty rows and columns, and more blocks than rows.
+    #[test]
+    fn blocked_transpose_matches_one_block() {
+        let mut s = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = move |m: u64| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s % m
+        };
+        for (n_rows, n_cols) in [(1usize, 1usize), (3, 5), (57, 31), (400, 1_000)] {
+            let mut row_ptr = vec![0usize];
+            let mut col_idx = Vec::new();
+            for i in 0..n_rows {
+                let deg = match i % 7 {
+                    0 => 0,
+                    3 => 3 * n_cols,
+                    _ => rnd(9) as usize,
+                };
+                let mut row: Vec<u32> =
+                    (0..deg).map(|_| if rnd(3) == 0 { 0 } else { rnd(n_cols as u64) as u32 }).collect();
+                row.sort_unstable();
+                col_idx.extend(row);
+                row_ptr.push(col_idx.len());
+            }
+            let csr = CsrRef { n_rows, n_cols, row_ptr: &row_ptr, col_idx: &col_idx };
+            let want = transpose_in_blocks(&csr, 1);
+            assert_eq!(want.row_ptr[n_cols], col_idx.len());
+            for blocks in [2, 3, 8, n_rows + 5] {
+                assert_eq!(transpose_in_blocks(&csr, blocks), want, "{n_rows}x{n_cols}, {blocks} blocks");
+            }
+            assert_eq!(transpose(&csr), want);
+        }
+    }
+
+    /// The split's edge lists, filled by blocks of rows, are each row's hot and cold edges in
+    /// CSR order; the column counts of a structure large enough for several threads match one
+    /// pass.
+    #[test]
+    fn hot_split_and_column_counts_match_one_pass() {
+        let (n_rows, n_cols) = (3_001usize, 517usize);
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        let mut row_ptr = vec![0usize];
+        let mut col_idx = Vec::new();
+        for i in 0..n_rows {
+            let deg = if i % 11 == 0 {
+                0
+            } else if i == 1_500 {
+                1_500_000
+            } else {
+                1_000 + i % 97
+            };
+            for _ in 0..deg {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                col_idx.push(if s % 4 == 0 { (s >> 8) as u32 % 8 } else { (s >> 8) as u32 % n_cols as u32 });
+            }
+            row_ptr.push(col_idx.len());
+        }
+        let csr = CsrRef { n_rows, n_cols, row_ptr: &row_ptr, col_idx: &col_idx };
+        assert!(csr.nnz() >= PARALLEL_TRANSPOSE_EDGES);
+        let mut want = vec![0usize; n_cols];
+        col_idx.iter().for_each(|&c| want[c as usize] += 1);
+        assert_eq!(column_counts(&csr), want);
+        let split = HotSplit::new(&csr, 6, 0.0, 0).expect("a split");
+        assert_eq!(split.cols.len(), 6);
+        for i in 0..n_rows {
+            let row = &col_idx[csr.row(i)];
+            let hot: Vec<u32> = row.iter().filter(|c| split.cols.contains(c)).copied().collect();
+            let cold: Vec<u32> = row.iter().filter(|c| !split.cols.contains(c)).copied().collect();
+            let got_hot: Vec<u32> = split.hot_rank[split.hot_ptr[i]..split.hot_ptr[i + 1]]
+                .iter()
+                .map(|&r| split.cols[r as usize])
+                .collect();
+            assert_eq!(got_hot, hot, "row {i}");
+            assert_eq!(&split.cold_col[split.cold_ptr[i]..split.cold_ptr[i + 1]], &cold[..], "row {i}");
+        }
     }
 
     #[test]

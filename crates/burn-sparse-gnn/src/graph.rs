@@ -5,6 +5,7 @@ use crate::data::{Csr, GraphData};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::IntTensor;
 use burn::tensor::{DType, Int, Tensor, TensorData};
+use rayon::prelude::*;
 use sparse_gnn_kernels::config::{Choice, KernelConfig};
 use sparse_gnn_kernels::csr::{transpose, CsrRef, EdgeGroups, HotSplit, HotStats, Transpose};
 use sparse_gnn_kernels::heuristics;
@@ -390,7 +391,7 @@ fn index_in_pieces<B: Backend>(values: &[u32], piece: usize, device: &B::Device)
     for (i, chunk) in values.chunks(piece).enumerate() {
         let start = i * piece;
         let part =
-            Tensor::<B, 1, Int>::from_primitive(int_tensor::<B>(chunk.iter().map(|&x| x as i32).collect(), device));
+            Tensor::<B, 1, Int>::from_primitive(int_tensor::<B>(chunk.par_iter().map(|&x| x as i32).collect(), device));
         out = out.slice_assign(start..start + chunk.len(), part);
     }
     out.into_primitive()
