@@ -5,6 +5,7 @@
 use crate::error::{AppError, Result};
 use crate::memory::check_fits;
 use burn_sparse_gnn::data::{class_limit, MAX_EDGES, MAX_INDEX};
+use burn_sparse_gnn::kernels::csr::{transpose, CsrRef, Transpose};
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
@@ -247,7 +248,8 @@ impl RmatSpec {
 }
 
 /// Peak bytes of [`rmat`]: the id permutation (4 per id of the power of two), about 32 per
-/// undirected pair (sorted keys, a fresh batch and their merge; later the columns and the CSR)
+/// undirected pair (the sorted keys and a fresh batch, grown together; later the upper
+/// triangle's columns, its transpose and the CSR's columns)
 /// and 40 per node (degrees and row pointers).
 fn rmat_bytes(nodes: usize, edges: usize) -> u64 {
     let ids = (nodes as u64).next_power_of_two();
@@ -313,24 +315,14 @@ pub fn rmat(spec: &RmatSpec) -> Result<Csr> {
                 })
             })
             .collect();
-        fresh.par_sort_unstable();
-        fresh.dedup();
-        // merge with what we have
-        let mut merged = Vec::with_capacity(keys.len() + fresh.len());
-        let (mut i, mut j) = (0, 0);
-        while i < keys.len() || j < fresh.len() {
-            let next = if j >= fresh.len() || (i < keys.len() && keys[i] <= fresh[j]) {
-                i += 1;
-                keys[i - 1]
-            } else {
-                j += 1;
-                fresh[j - 1]
-            };
-            if merged.last() != Some(&next) {
-                merged.push(next);
-            }
+        // merged with what we have (both sorted): one parallel sort of the two
+        if keys.is_empty() {
+            keys = fresh;
+        } else {
+            keys.append(&mut fresh);
         }
-        keys = merged;
+        keys.par_sort_unstable();
+        keys.dedup();
         pb.set_position(keys.len().min(target) as u64);
         round += 1;
         if round > 64 {
@@ -360,37 +352,52 @@ pub fn rmat(spec: &RmatSpec) -> Result<Csr> {
             !drop[i - 1]
         });
     }
-    // symmetric CSR
-    let mut deg = vec![0usize; n + 1];
+    // symmetric CSR: the sorted pairs are the upper triangle, row `lo` with its columns `hi`
+    // in order; the lower triangle is its transpose (columns in order too), and since every
+    // lower column of a row is below the row and every upper one above it, a row is its
+    // lower part followed by its upper part, sorted without a sort
+    let mut up_ptr = vec![0usize; n + 1];
     for &k in &keys {
-        deg[(k >> 32) as usize + 1] += 1;
-        deg[(k & 0xffff_ffff) as usize + 1] += 1;
+        up_ptr[(k >> 32) as usize + 1] += 1;
     }
     for i in 0..n {
-        deg[i + 1] += deg[i];
+        up_ptr[i + 1] += up_ptr[i];
     }
-    let row_ptr = deg.clone();
-    let mut next = deg;
-    let mut col = vec![0i64; row_ptr[n]];
-    for &k in &keys {
-        let (lo, hi) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
-        col[next[lo]] = hi as i64;
-        next[lo] += 1;
-        col[next[hi]] = lo as i64;
-        next[hi] += 1;
-    }
+    let up_col: Vec<u32> = keys.par_iter().map(|&k| (k & 0xffff_ffff) as u32).collect();
     drop(keys);
-    // sort every row
-    let mut rows: Vec<&mut [i64]> = Vec::with_capacity(n);
+    let upper = CsrRef { n_rows: n, n_cols: n, row_ptr: &up_ptr, col_idx: &up_col };
+    let Transpose { row_ptr: low_ptr, col_idx: low_col, perm } = transpose(&upper);
+    drop(perm);
+    let row_ptr: Vec<usize> = (0..=n).map(|i| up_ptr[i] + low_ptr[i]).collect();
+    let mut col = vec![0u32; row_ptr[n]];
+    // blocks of rows of about the same edge count, each filled on its own thread
+    let blocks = rayon::current_num_threads().clamp(1, n.max(1));
+    let mut starts: Vec<usize> =
+        (0..blocks).map(|b| row_ptr.partition_point(|&p| p < b * row_ptr[n] / blocks).min(n)).collect();
+    starts[0] = 0;
+    for b in 1..blocks {
+        starts[b] = starts[b].max(starts[b - 1]);
+    }
+    starts.push(n);
+    let mut pieces = Vec::with_capacity(blocks);
     let mut rest = col.as_mut_slice();
-    for i in 0..n {
-        let (head, tail) = rest.split_at_mut(row_ptr[i + 1] - row_ptr[i]);
-        rows.push(head);
+    for w in starts.windows(2) {
+        let (head, tail) = rest.split_at_mut(row_ptr[w[1]] - row_ptr[w[0]]);
+        pieces.push((w[0]..w[1], head));
         rest = tail;
     }
-    rows.into_par_iter().for_each(|r| r.sort_unstable());
+    pieces.into_par_iter().for_each(|(rows, out)| {
+        let mut at = 0;
+        for i in rows {
+            for part in [&low_col[low_ptr[i]..low_ptr[i + 1]], &up_col[up_ptr[i]..up_ptr[i + 1]]] {
+                out[at..at + part.len()].copy_from_slice(part);
+                at += part.len();
+            }
+        }
+    });
+    drop((low_col, up_col));
     let rp: Vec<i64> = row_ptr.iter().map(|&v| v as i64).collect();
-    Csr::new(n, n, &rp, &col, None).map_err(|e| AppError::graph("rmat", e))
+    Csr::from_columns(n, n, &rp, col, None).map_err(|e| AppError::graph("rmat", e))
 }
 
 /// Checks the options of [`random_node_data`] for `nodes` nodes before anything is generated
