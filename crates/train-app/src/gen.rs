@@ -248,8 +248,8 @@ impl RmatSpec {
 }
 
 /// Peak bytes of [`rmat`]: the id permutation (4 per id of the power of two), about 32 per
-/// undirected pair (the sorted keys and a fresh batch, grown together; later the upper
-/// triangle's columns, its transpose and the CSR's columns)
+/// undirected pair (sorted keys, a fresh batch and their merge; later the upper triangle's
+/// columns, its transpose and the CSR's columns)
 /// and 40 per node (degrees and row pointers).
 fn rmat_bytes(nodes: usize, edges: usize) -> u64 {
     let ids = (nodes as u64).next_power_of_two();
@@ -265,6 +265,41 @@ fn progress(len: u64, msg: &str) -> ProgressBar {
     );
     pb.set_message(msg.to_string());
     pb
+}
+
+/// The union of two sorted lists without repeats, sorted: the value range is cut where the
+/// longer list's quantiles fall, and each slice of both lists is merged on its own thread.
+fn merge_dedup(a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
+    let merge = |a: &[u64], b: &[u64]| {
+        let mut out = Vec::with_capacity(a.len() + b.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            let next = if j >= b.len() || (i < a.len() && a[i] <= b[j]) {
+                i += 1;
+                a[i - 1]
+            } else {
+                j += 1;
+                b[j - 1]
+            };
+            if out.last() != Some(&next) {
+                out.push(next);
+            }
+        }
+        out
+    };
+    let longer = if a.len() >= b.len() { &a } else { &b };
+    let parts = (rayon::current_num_threads() * 4).min(longer.len()).max(1);
+    let mut cuts: Vec<u64> = (1..parts).map(|p| longer[p * longer.len() / parts]).collect();
+    cuts.dedup();
+    // slice r holds the values in [cuts[r - 1], cuts[r]): equal values share a slice
+    let bounds = |s: &[u64]| -> Vec<usize> {
+        std::iter::once(0).chain(cuts.iter().map(|&c| s.partition_point(|&x| x < c))).chain([s.len()]).collect()
+    };
+    let (ab, bb) = (bounds(&a), bounds(&b));
+    let pieces: Vec<Vec<u64>> =
+        (0..ab.len() - 1).into_par_iter().map(|r| merge(&a[ab[r]..ab[r + 1]], &b[bb[r]..bb[r + 1]])).collect();
+    drop((a, b));
+    pieces.concat()
 }
 
 /// Generates the R-MAT adjacency (symmetric CSR, sorted rows).
@@ -315,14 +350,9 @@ pub fn rmat(spec: &RmatSpec) -> Result<Csr> {
                 })
             })
             .collect();
-        // merged with what we have (both sorted): one parallel sort of the two
-        if keys.is_empty() {
-            keys = fresh;
-        } else {
-            keys.append(&mut fresh);
-        }
-        keys.par_sort_unstable();
-        keys.dedup();
+        fresh.par_sort_unstable();
+        fresh.dedup();
+        keys = if keys.is_empty() { fresh } else { merge_dedup(keys, fresh) };
         pb.set_position(keys.len().min(target) as u64);
         round += 1;
         if round > 64 {
@@ -441,6 +471,29 @@ pub fn random_node_data(adj: Csr, name: &str, features: usize, classes: usize, s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merged_lists_are_sorted_without_repeats() {
+        let mut s = 7u64;
+        let mut list = |n: usize, m: u64| {
+            let mut v: Vec<u64> = (0..n)
+                .map(|_| {
+                    s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                    (s >> 33) % m
+                })
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        for (na, nb, m) in [(0, 5, 10), (5, 0, 10), (1, 1, 2), (1_000, 37, 300), (50_000, 80_000, 90_000), (9, 9, 1)] {
+            let (a, b) = (list(na, m), list(nb, m));
+            let mut want: Vec<u64> = a.iter().chain(&b).copied().collect();
+            want.sort_unstable();
+            want.dedup();
+            assert_eq!(merge_dedup(a, b), want, "{na} + {nb} below {m}");
+        }
+    }
 
     #[test]
     fn rmat_is_symmetric_skewed_and_close_to_the_target() {
