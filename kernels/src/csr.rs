@@ -69,13 +69,13 @@ pub fn transpose(csr: &CsrRef<'_>) -> Transpose {
     transpose_in_blocks(csr, transpose_blocks(csr))
 }
 
-/// Structures with fewer edges are transposed on one thread.
-const PARALLEL_TRANSPOSE_EDGES: usize = 1 << 22;
+/// Structures with fewer edges are transposed and counted on one thread.
+const PARALLEL_EDGES: usize = 1 << 22;
 
 /// Row blocks [`transpose`] sorts in parallel: one per rayon thread, fewer where the blocks'
 /// column counters (4 bytes per column and block) would pass a quarter of the output's bytes.
 fn transpose_blocks(csr: &CsrRef<'_>) -> usize {
-    if csr.nnz() < PARALLEL_TRANSPOSE_EDGES {
+    if csr.nnz() < PARALLEL_EDGES {
         return 1;
     }
     let by_memory = csr.nnz() / (4 * csr.n_cols.max(1));
@@ -93,7 +93,7 @@ pub fn column_counts(csr: &CsrRef<'_>) -> Vec<usize> {
         }
         count
     };
-    let threads = if csr.nnz() < PARALLEL_TRANSPOSE_EDGES {
+    let threads = if csr.nnz() < PARALLEL_EDGES {
         1
     } else {
         rayon::current_num_threads().min(csr.nnz() / (8 * n.max(1))).max(1)
@@ -111,19 +111,38 @@ pub fn column_counts(csr: &CsrRef<'_>) -> Vec<usize> {
         .unwrap_or_else(|| vec![0usize; n])
 }
 
-/// The rows of `csr` cut into at most `blocks` contiguous blocks of about the same edge count:
-/// block `b` owns rows `starts[b]..starts[b + 1]` (some blocks may be empty).
-fn row_blocks(csr: &CsrRef<'_>, blocks: usize) -> Vec<usize> {
-    let nnz = csr.nnz();
-    let blocks = blocks.clamp(1, csr.n_rows.max(1));
+/// The rows of a row pointer (`n + 1` offsets) cut into at most `blocks` contiguous blocks of
+/// about the same edge count: block `b` owns rows `starts[b]..starts[b + 1]` (some blocks may
+/// be empty).
+pub fn row_blocks(row_ptr: &[usize], blocks: usize) -> Vec<usize> {
+    let n = row_ptr.len().saturating_sub(1);
+    let nnz = row_ptr.last().copied().unwrap_or(0);
+    let blocks = blocks.clamp(1, n.max(1));
     let mut starts: Vec<usize> =
-        (0..blocks).map(|b| csr.row_ptr.partition_point(|&p| p < b * nnz / blocks).min(csr.n_rows)).collect();
+        (0..blocks).map(|b| row_ptr.partition_point(|&p| p < b * nnz / blocks).min(n)).collect();
     starts[0] = 0;
     for b in 1..blocks {
         starts[b] = starts[b].max(starts[b - 1]);
     }
-    starts.push(csr.n_rows);
+    starts.push(n);
     starts
+}
+
+/// `out` (one entry per edge of `row_ptr`) cut at the row blocks `starts` of [`row_blocks`]:
+/// each block's rows with its own slice, for filling the blocks on separate threads.
+pub fn split_by_row_blocks<'a, T>(
+    out: &'a mut [T],
+    row_ptr: &[usize],
+    starts: &[usize],
+) -> Vec<(core::ops::Range<usize>, &'a mut [T])> {
+    let mut rest = out;
+    let mut pieces = Vec::with_capacity(starts.len().saturating_sub(1));
+    for w in starts.windows(2) {
+        let (head, tail) = rest.split_at_mut(row_ptr[w[1]] - row_ptr[w[0]]);
+        pieces.push((w[0]..w[1], head));
+        rest = tail;
+    }
+    pieces
 }
 
 /// [`transpose`] with the rows cut into `blocks` contiguous blocks of about the same edge
@@ -134,7 +153,7 @@ fn row_blocks(csr: &CsrRef<'_>, blocks: usize) -> Vec<usize> {
 pub fn transpose_in_blocks(csr: &CsrRef<'_>, blocks: usize) -> Transpose {
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
     let (nnz, n_cols) = (csr.nnz(), csr.n_cols);
-    let starts = row_blocks(csr, blocks);
+    let starts = row_blocks(csr.row_ptr, blocks);
     let blocks = starts.len() - 1;
     // per block: its edges per column, then (below) its first position within each column
     let mut cursor: Vec<Vec<u32>> = (0..blocks)
@@ -303,16 +322,10 @@ impl HotSplit {
         drop(hot_deg);
         let mut cold_col = vec![0u32; csr.nnz() - hot_edges];
         let mut hot_rank = vec![0u32; hot_edges];
-        let starts = row_blocks(csr, rayon::current_num_threads());
-        let mut pieces = Vec::with_capacity(starts.len() - 1);
-        let (mut cold_rest, mut hot_rest) = (&mut cold_col[..], &mut hot_rank[..]);
-        for w in starts.windows(2) {
-            let (c, cr) = cold_rest.split_at_mut(cold_ptr[w[1]] - cold_ptr[w[0]]);
-            let (h, hr) = hot_rest.split_at_mut(hot_ptr[w[1]] - hot_ptr[w[0]]);
-            pieces.push((w[0]..w[1], c, h));
-            (cold_rest, hot_rest) = (cr, hr);
-        }
-        pieces.into_par_iter().for_each(|(rows, cold, hot)| {
+        let starts = row_blocks(csr.row_ptr, rayon::current_num_threads());
+        let cold_pieces = split_by_row_blocks(&mut cold_col, &cold_ptr, &starts);
+        let hot_pieces = split_by_row_blocks(&mut hot_rank, &hot_ptr, &starts);
+        cold_pieces.into_par_iter().zip(hot_pieces).for_each(|((rows, cold), (_, hot))| {
             let (mut nc, mut nh) = (0, 0);
             for &c in &csr.col_idx[csr.row_ptr[rows.start]..csr.row_ptr[rows.end]] {
                 match rank[c as usize] {
@@ -503,7 +516,7 @@ mod tests {
             row_ptr.push(col_idx.len());
         }
         let csr = CsrRef { n_rows, n_cols, row_ptr: &row_ptr, col_idx: &col_idx };
-        assert!(csr.nnz() >= PARALLEL_TRANSPOSE_EDGES);
+        assert!(csr.nnz() >= PARALLEL_EDGES);
         let mut want = vec![0usize; n_cols];
         col_idx.iter().for_each(|&c| want[c as usize] += 1);
         assert_eq!(column_counts(&csr), want);

@@ -5,7 +5,7 @@
 use crate::error::{AppError, Result};
 use crate::memory::check_fits;
 use burn_sparse_gnn::data::{class_limit, MAX_EDGES, MAX_INDEX};
-use burn_sparse_gnn::kernels::csr::{transpose, CsrRef, Transpose};
+use burn_sparse_gnn::kernels::csr::{row_blocks, split_by_row_blocks, transpose, CsrRef, Transpose};
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
@@ -401,22 +401,8 @@ pub fn rmat(spec: &RmatSpec) -> Result<Csr> {
     let row_ptr: Vec<usize> = (0..=n).map(|i| up_ptr[i] + low_ptr[i]).collect();
     let mut col = vec![0u32; row_ptr[n]];
     // blocks of rows of about the same edge count, each filled on its own thread
-    let blocks = rayon::current_num_threads().clamp(1, n.max(1));
-    let mut starts: Vec<usize> =
-        (0..blocks).map(|b| row_ptr.partition_point(|&p| p < b * row_ptr[n] / blocks).min(n)).collect();
-    starts[0] = 0;
-    for b in 1..blocks {
-        starts[b] = starts[b].max(starts[b - 1]);
-    }
-    starts.push(n);
-    let mut pieces = Vec::with_capacity(blocks);
-    let mut rest = col.as_mut_slice();
-    for w in starts.windows(2) {
-        let (head, tail) = rest.split_at_mut(row_ptr[w[1]] - row_ptr[w[0]]);
-        pieces.push((w[0]..w[1], head));
-        rest = tail;
-    }
-    pieces.into_par_iter().for_each(|(rows, out)| {
+    let starts = row_blocks(&row_ptr, rayon::current_num_threads());
+    split_by_row_blocks(&mut col, &row_ptr, &starts).into_par_iter().for_each(|(rows, out)| {
         let mut at = 0;
         for i in rows {
             for part in [&low_col[low_ptr[i]..low_ptr[i + 1]], &up_col[up_ptr[i]..up_ptr[i + 1]]] {
