@@ -74,23 +74,24 @@ fn mix32_dev(x: u32) -> u32 {
     h
 }
 
-/// Elements per cube of the forward kernel: `TILE_THREADS` threads, each taking every
-/// `TILE_THREADS`-th element of the tile (coalesced), so a tile is `TILE / 32` whole mask words.
+/// Vectors per cube of the forward kernel: `TILE_THREADS` threads, each taking every
+/// `TILE_THREADS`-th vector of the tile (coalesced), so a tile of `N`-wide vectors is `N * TILE
+/// / 32` whole mask words.
 const TILE_THREADS: usize = 256;
 const TILE: usize = 4 * TILE_THREADS;
-/// Shared-memory slots of a tile's flags: element `q` sits in slot `q + q / 32` (one padding
-/// slot after every 32), so the 32 threads that pack the words (thread `t` reads slots
-/// `t * 33 + b`) hit 32 different banks; unpadded, all 32 read one bank at each step and the
-/// packing serialises 32-fold.
+/// Shared-memory slots of a tile's flags (the bits of one vector each, at their place in their
+/// word): vector `q` sits in slot `q + q / 32` (one padding slot after every 32), so the threads
+/// that pack the words (thread `w` reads the `32 / N` slots of word `w`) hit different banks
+/// for every vector width `N` of 1, 2, 4 or 8.
 const FLAG_SLOTS: usize = TILE + TILE / 32;
 
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-fn relu_dropout_tiles<F: Float>(
-    x: &Array<F>,
+fn relu_dropout_tiles<F: Float, N: Size>(
+    x: &Array<Vector<F, N>>,
     rows: &Array<i32>,
     seed: &Array<f32>,
-    y: &mut Array<F>,
+    y: &mut Array<Vector<F, N>>,
     mask: &mut Array<u32>,
     len: usize,
     d: usize,
@@ -99,11 +100,15 @@ fn relu_dropout_tiles<F: Float>(
     #[comptime] relu: bool,
     #[comptime] drop: bool,
     #[comptime] has_rows: bool,
+    #[comptime] per_word: usize,
     #[define(F)] _dtype: StorageType,
 ) {
+    // `len` and `d` count elements; `d` is a multiple of `N`, so a vector lies in one row and
+    // its row, row hash and first column are taken once for its `N` entries
     let mut flags = SharedMemory::<u32>::new(FLAG_SLOTS);
     let base = CUBE_POS * TILE;
     let t = UNIT_POS as usize;
+    let n_vecs = len / N::value();
     let mut s0 = 0u32;
     let mut s1 = 0u32;
     if comptime!(drop) {
@@ -113,43 +118,57 @@ fn relu_dropout_tiles<F: Float>(
     #[unroll]
     for i in 0..4usize {
         let q = i * TILE_THREADS + t;
-        let p = base + q;
-        let mut bit = 0u32;
-        if p < len {
-            let v = f32::cast_from(x[p]);
-            let mut keep = true;
-            if comptime!(relu) {
-                keep = v > 0.0f32;
-            }
+        let pv = base + q;
+        let mut bits = 0u32;
+        if pv < n_vecs {
+            let p = pv * N::value();
+            let a = Vector::<f32, N>::cast_from(x[pv]);
+            let mut row_hash = 0u32;
+            let mut col = 0u32;
             if comptime!(drop) {
                 let row = p / d;
-                let col = p - row * d;
+                col = (p - row * d) as u32;
                 let mut g = row as u32;
                 if comptime!(has_rows) {
                     g = u32::cast_from(rows[row]);
                 }
-                let h = mix32_dev(mix32_dev(g ^ s0) ^ ((col as u32) * 0x9E37_79B9u32) ^ s1);
-                keep = keep && (h >> 8) < threshold;
+                row_hash = mix32_dev(g ^ s0);
             }
-            let mut out = 0.0f32;
-            if keep {
-                out = v * scale;
-                bit = 1u32;
+            let mut out = Vector::<f32, N>::new(0.0);
+            #[unroll]
+            for k in 0..N::value() {
+                let v = a[k];
+                let mut keep = true;
+                if comptime!(relu) {
+                    keep = v > 0.0f32;
+                }
+                if comptime!(drop) {
+                    let h = mix32_dev(row_hash ^ ((col + k as u32) * 0x9E37_79B9u32) ^ s1);
+                    keep = keep && (h >> 8) < threshold;
+                }
+                if keep {
+                    out[k] = v * scale;
+                    bits |= 1u32 << (k as u32);
+                }
             }
-            y[p] = F::cast_from(out);
+            y[pv] = Vector::cast_from(out);
+            // this vector's bits at their place in their word
+            bits <<= (p % 32) as u32;
         }
-        flags[q + q / 32] = bit;
+        flags[q + q / 32] = bits;
     }
     sync_cube();
-    if t < TILE / 32 {
-        let w = base / 32 + t;
+    // `per_word` = 32 / N vectors per mask word, `TILE / per_word` words per tile
+    if t < comptime!(TILE / per_word) {
+        let w = base / per_word + t;
         if w * 32 < len {
-            let mut bits = 0u32;
+            let mut word = 0u32;
             #[unroll]
-            for b in 0..32usize {
-                bits |= flags[t * 33 + b] << (b as u32);
+            for j in 0..per_word {
+                let q = t * per_word + j;
+                word |= flags[q + q / 32];
             }
-            mask[w] = bits;
+            mask[w] = word;
         }
     }
 }
@@ -210,13 +229,16 @@ pub fn launch_relu_dropout<R: Runtime>(
     }
     let drop = spec.prob > 0.0 && seed.is_some();
     let has_rows = rows.is_some();
+    // whole vectors of one row each, at most 8 entries (a mask word packs 32 / N vectors)
+    let vec = crate::device::vector_width(client, dtype.size(), d, &[&x, &y]).min(8);
     let rows = rows.unwrap_or_else(|| crate::device::alloc_array::<R>(client, 1, 4));
     let seed = seed.unwrap_or_else(|| crate::device::alloc_array::<R>(client, 2, 4));
     unsafe {
         relu_dropout_tiles::launch_unchecked::<R>(
             client,
-            cube_count(client, len.div_ceil(TILE)),
+            cube_count(client, (len / vec).div_ceil(TILE)),
             CubeDim::new_1d(TILE_THREADS as u32),
+            vec,
             x.into_array_arg(),
             rows.into_array_arg(),
             seed.into_array_arg(),
@@ -229,6 +251,7 @@ pub fn launch_relu_dropout<R: Runtime>(
             spec.relu,
             drop,
             has_rows,
+            WORD / vec,
             dtype,
         );
     }

@@ -60,23 +60,23 @@ fn rows_from_half<F: Float, H: Float, N: Size>(
     half: &Tensor<Vector<H, N>>,
     scale: &Array<F>,
     out: &mut Tensor<Vector<F, N>>,
-    n_rows: usize,
+    n_vec: usize,
+    len: usize,
     #[define(F, H)] _dtypes: [StorageType; 2],
 ) {
-    let row = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
-    if row >= n_rows {
+    // one vector per thread over the whole matrix (not a row per group of lanes): every lane
+    // busy whatever the width, and as many loads in flight as a plain element-wise pass
+    let p = ABSOLUTE_POS;
+    if p >= len {
         terminate!();
     }
-    let n_vec = out.shape(1) / N::value();
+    let row = p / n_vec;
+    let v = p - row * n_vec;
     let h_rs = half.stride(0) / N::value();
     let o_rs = out.stride(0) / N::value();
     let s = Vector::<f32, N>::new(f32::cast_from(scale[row]));
-    let mut v = UNIT_POS_X as usize;
-    while v < n_vec {
-        let a = Vector::<f32, N>::cast_from(half[row * h_rs + v]);
-        out[row * o_rs + v] = Vector::cast_from(a * s);
-        v += CUBE_DIM_X as usize;
-    }
+    let a = Vector::<f32, N>::cast_from(half[row * h_rs + v]);
+    out[row * o_rs + v] = Vector::cast_from(a * s);
 }
 
 /// Launch shape of a row kernel over `[n, f]` matrices (`mats`) with elements of `elem` bytes:
@@ -140,20 +140,25 @@ pub fn launch_rows_from_half<R: Runtime>(
     out_dtype: StorageType,
     half_dtype: StorageType,
 ) {
-    let n = out.shape[0];
-    let Some((vec, _, count, dim)) = row_launch(client, n, out.shape[1], half_dtype.size(), &[&half, &out]) else {
+    let (n, f) = (out.shape[0], out.shape[1]);
+    if n == 0 || f == 0 {
         return;
-    };
+    }
+    let vec = vector_width(client, half_dtype.size(), f, &[&half, &out]);
+    let n_vec = f / vec;
+    let len = n * n_vec;
+    let threads = 256u32;
     unsafe {
         rows_from_half::launch_unchecked::<R>(
             client,
-            count,
-            dim,
+            cube_count(client, len.div_ceil(threads as usize)),
+            CubeDim::new_1d(threads),
             vec,
             half.into_tensor_arg(),
             scale.into_array_arg(),
             out.into_tensor_arg(),
-            n,
+            n_vec,
+            len,
             [out_dtype, half_dtype],
         );
     }

@@ -194,9 +194,23 @@ fn spmm_finish<F: Float, N: Size>(
             out[row * o_rs + v] = Vector::cast_from(best);
             arg_out[row * o_rs + v] = arg;
         } else {
+            // four slots loaded ahead, added in slot order (the sums do not depend on it)
             let mut acc = Vector::<f32, N>::new(0.0);
-            for t in a..b {
+            let mut t = a;
+            while t + 4 <= b {
+                let s0 = stage[t * stage_vecs + sv];
+                let s1 = stage[(t + 1) * stage_vecs + sv];
+                let s2 = stage[(t + 2) * stage_vecs + sv];
+                let s3 = stage[(t + 3) * stage_vecs + sv];
+                acc += s0;
+                acc += s1;
+                acc += s2;
+                acc += s3;
+                t += 4;
+            }
+            while t < b {
                 acc += stage[t * stage_vecs + sv];
+                t += 1;
             }
             out[row * o_rs + v] = Vector::cast_from(acc);
         }
@@ -353,12 +367,16 @@ pub fn launch_spmm<R: Runtime>(
         if csr.n_finish > 0 {
             let v_base = first_tile * tile_vecs;
             let v_end = ((first_tile + tiles) * tile_vecs).min(n_vec);
-            let count = cube_count(client, csr.n_finish.div_ceil(slots_per_cube as usize));
+            // the finish walks the pass's whole staging row (all its tiles), so its lanes span
+            // those vectors rather than one tile's
+            let finish_lanes = lanes_for(v_end - v_base, 32);
+            let finish_rows = (256 / finish_lanes).max(1);
+            let count = cube_count(client, csr.n_finish.div_ceil(finish_rows as usize));
             unsafe {
                 spmm_finish::launch_unchecked::<R>(
                     client,
                     count,
-                    cube_dim,
+                    CubeDim::new_2d(finish_lanes, finish_rows),
                     vec,
                     csr.finish_rows.clone().into_array_arg(),
                     csr.finish_ptr.clone().into_array_arg(),
