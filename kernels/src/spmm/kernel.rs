@@ -194,9 +194,23 @@ fn spmm_finish<F: Float, N: Size>(
             out[row * o_rs + v] = Vector::cast_from(best);
             arg_out[row * o_rs + v] = arg;
         } else {
-            // four slots loaded ahead, added in slot order (the sums do not depend on it)
+            // slots loaded sixteen, then four ahead, added in slot order (the sums do not
+            // depend on it): a hub row's thousands of slots are one lane's chain of loads, the
+            // finish's critical path
             let mut acc = Vector::<f32, N>::new(0.0);
             let mut t = a;
+            while t + 16 <= b {
+                let mut ahead = Array::<Vector<f32, N>>::new(16usize);
+                #[unroll]
+                for q in 0..16usize {
+                    ahead[q] = stage[(t + q) * stage_vecs + sv];
+                }
+                #[unroll]
+                for q in 0..16usize {
+                    acc += ahead[q];
+                }
+                t += 16;
+            }
             while t + 4 <= b {
                 let s0 = stage[t * stage_vecs + sv];
                 let s1 = stage[(t + 1) * stage_vecs + sv];
@@ -368,8 +382,8 @@ pub fn launch_spmm<R: Runtime>(
             let v_base = first_tile * tile_vecs;
             let v_end = ((first_tile + tiles) * tile_vecs).min(n_vec);
             // the finish walks the pass's whole staging row (all its tiles), so its lanes span
-            // those vectors rather than one tile's
-            let finish_lanes = lanes_for(v_end - v_base, 32);
+            // those vectors (up to 64, one each at width 256 in f32) rather than one tile's
+            let finish_lanes = lanes_for(v_end - v_base, 64);
             let finish_rows = (256 / finish_lanes).max(1);
             let count = cube_count(client, csr.n_finish.div_ceil(finish_rows as usize));
             unsafe {
