@@ -85,16 +85,26 @@ pub(crate) fn pair_forward<B: SparseGnnBackend>(
     (y, PairSaved { xin, x_dtype, w_neigh, root, reduce, precision })
 }
 
-/// `dy / max(deg, 1)` per row of `csr` in `dtype` (the mean's chain rule), in one row-scaling
-/// pass (a kernel on the CubeCL backends, where the broadcast product of Burn's ops ran at
-/// about half the bandwidth). The reciprocal is taken in f32 and rounded once to `dtype`.
+/// `dy / max(deg, 1)` per row of `csr` in `dtype` (the mean's chain rule), in one pass on the
+/// backends with kernels ([`SparseGnnBackend::inv_degree_rows`]).
 pub(crate) fn inv_degree_rows<B: SparseGnnBackend>(
     csr: &crate::graph::CsrPrim<burn::tensor::ops::IntTensor<B>>,
     dy: FloatTensor<B>,
     dtype: FloatDType,
 ) -> FloatTensor<B> {
-    let n = csr.n_rows;
-    let rp: Tensor<B, 1, Int> = Tensor::from_primitive(csr.row_ptr.clone());
+    B::inv_degree_rows(csr.row_ptr.clone(), dy, dtype)
+}
+
+/// The composed ops of [`SparseGnnBackend::inv_degree_rows`]: the degrees from `row_ptr`
+/// (`[n + 1]`), their reciprocal taken in f32 and rounded once to `dtype`, and the row scaling
+/// of [`SparseGnnBackend::rows_from_half`].
+pub fn inv_degree_rows_composed<B: SparseGnnBackend>(
+    row_ptr: burn::tensor::ops::IntTensor<B>,
+    dy: FloatTensor<B>,
+    dtype: FloatDType,
+) -> FloatTensor<B> {
+    let n = dy.shape()[0];
+    let rp: Tensor<B, 1, Int> = Tensor::from_primitive(row_ptr);
     let deg = rp.clone().slice([1..n + 1]) - rp.slice([0..n]);
     let deg = deg.clamp_min(1).float().cast(FloatDType::F32);
     // a division, not `recip()`: NdArray's reciprocal is a 12-bit SIMD approximation on x86

@@ -397,6 +397,15 @@ pub trait SparseGnnBackend: Backend {
         unscale_rows::<Self>(x_half, scale, dtype)
     }
 
+    /// `x / max(deg, 1)` per row in `dtype`, the degrees from `row_ptr` (`[n + 1]`, one row of
+    /// `x` per row): the chain rule of the mean aggregation. Composed tensor ops by default (the
+    /// degrees, their reciprocal taken in f32 and rounded to `dtype`, then
+    /// [`SparseGnnBackend::rows_from_half`]); backends with kernels do it in one pass with the
+    /// same arithmetic.
+    fn inv_degree_rows(row_ptr: IntTensor<Self>, x: FloatTensor<Self>, dtype: FloatDType) -> FloatTensor<Self> {
+        crate::aggregate::inv_degree_rows_composed::<Self>(row_ptr, x, dtype)
+    }
+
     /// Weighted softmax cross-entropy of the logit rows `x` (`[n, c]`, see [`crate::loss`]):
     /// per row `weight[i] * (lse[i] - x[i, labels[i]])` and `lse[i]`, the row's log-sum-exp
     /// (both `[n]`, f32; f64 for f64 logits). Composed tensor ops by default; backends with

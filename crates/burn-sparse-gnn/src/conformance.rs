@@ -843,6 +843,70 @@ pub fn half_rows_checks<B: SparseGnnBackend>(
     out
 }
 
+/// The mean's gradient scaling ([`SparseGnnBackend::inv_degree_rows`]) against its composed ops
+/// (the default implementation) on the same device: `n` = 1,031 rows of
+/// random values with degrees 0 (empty rows), 1, small, 3 and a hub of 100,000, and a row
+/// pointer past 2^31 (offsets are u32 in i32 bits), into f32 and into each half type of
+/// `halves`, at each width of `widths`. Returns `(case, largest difference)`, `None` where the
+/// device lacks the output dtype; the arithmetic is the same, so every difference must be 0.
+pub fn inv_degree_checks<B: SparseGnnBackend>(
+    device: &B::Device,
+    halves: &[FloatDType],
+    widths: &[usize],
+) -> Vec<(String, Option<f64>)> {
+    use burn::tensor::TensorPrimitive;
+    let n = 1_031usize;
+    let degree = |i: usize| -> i64 {
+        match i % 7 {
+            0 | 4 => 0,
+            1 => 1,
+            2 => 3,
+            _ if i == 500 => 100_000,
+            _ => (i % 13) as i64 + 2,
+        }
+    };
+    let mut offsets = vec![0i64; n + 1];
+    for i in 0..n {
+        offsets[i + 1] = offsets[i] + degree(i);
+    }
+    let mut out = Vec::new();
+    for (base, what_base) in [(0i64, ""), ((1i64 << 31) - 50_000, ", offsets past 2^31")] {
+        // u32 offsets in the bits of an i32, as the graph uploads them
+        let rp: Vec<i32> = offsets.iter().map(|&o| (o + base) as u32 as i32).collect();
+        for dtype in std::iter::once(FloatDType::F32).chain(halves.iter().copied()) {
+            for &f in widths {
+                let what = format!("1 / degree rows into {dtype:?}, width {f}{what_base}");
+                if !B::supports_dtype(device, DType::from(dtype)) {
+                    out.push((what, None));
+                    continue;
+                }
+                let xv: Vec<f32> = random_values(n * f, 31 + f as u64).into_iter().map(|v| v as f32 * 100.0).collect();
+                let x = Tensor::<B, 2>::from_data(TensorData::new(xv, [n, f]), device).into_primitive().tensor();
+                let row_ptr =
+                    Tensor::<B, 1, Int>::from_data(TensorData::new(rp.clone(), [n + 1]), (device, DType::I32))
+                        .into_primitive();
+                let got = B::inv_degree_rows(row_ptr.clone(), x.clone(), dtype);
+                let want = crate::aggregate::inv_degree_rows_composed::<B>(row_ptr, x, dtype);
+                let host = |t| {
+                    let t = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(t)).cast(FloatDType::F32);
+                    t.into_data().convert::<f64>().into_vec::<f64>().unwrap_or_default()
+                };
+                let (p, q) = (host(got), host(want));
+                let d = if p.len() != q.len() || p.is_empty() {
+                    f64::INFINITY
+                } else {
+                    p.iter()
+                        .zip(&q)
+                        .map(|(a, b)| if a == b { 0.0 } else { (a - b).abs().max(f64::MIN_POSITIVE) })
+                        .fold(0.0, f64::max)
+                };
+                out.push((what, Some(d)));
+            }
+        }
+    }
+    out
+}
+
 /// The halo gradients' scatter-add ([`SparseGnnBackend::add_rows`]) against the CPU reference
 /// of the kernels crate and against the composed ops (its default implementation) on the same
 /// device: random rows of `n` = 1,031 with `m` distinct target rows in shuffled order (one, a

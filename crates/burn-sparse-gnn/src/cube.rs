@@ -21,7 +21,7 @@ use sparse_gnn_kernels::dropout::{keep_scale, launch_masked_scale, launch_relu_d
 use sparse_gnn_kernels::loss::{launch_cross_entropy, launch_cross_entropy_grad};
 use sparse_gnn_kernels::maxk::kernel::launch_maxk;
 use sparse_gnn_kernels::pool::kernel::launch_maxpool;
-use sparse_gnn_kernels::rows::{launch_add_rows, launch_rows_from_half, launch_rows_to_half};
+use sparse_gnn_kernels::rows::{launch_add_rows, launch_rows_from_half, launch_rows_inv_degree, launch_rows_to_half};
 use sparse_gnn_kernels::sample::kernel::{launch_sample_scale, launch_sampled_spmm};
 use sparse_gnn_kernels::sddmm::kernel::launch_sddmm;
 use sparse_gnn_kernels::softmax::kernel::launch_edge_softmax;
@@ -626,6 +626,17 @@ where
         );
         sample(&dx);
         dx
+    }
+
+    fn inv_degree_rows(row_ptr: Ft<R>, x: Ft<R>, dtype: burn::tensor::FloatDType) -> Ft<R> {
+        let x = mat(x);
+        let row_ptr = i32_array(row_ptr);
+        let [n, f] = [x.shape()[0], x.shape()[1]];
+        let out_dtype = DType::from(dtype);
+        let out = empty(&x, [n, f], out_dtype);
+        launch_rows_inv_degree::<R>(&x.client, bind(&x), bind(&row_ptr), bind(&out), dtype_of(&x), out_dtype.into());
+        sample(&out);
+        out
     }
 
     fn rows_from_half(x_half: Ft<R>, scale: Ft<R>, dtype: burn::tensor::FloatDType) -> Ft<R> {

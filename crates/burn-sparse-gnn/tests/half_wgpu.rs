@@ -184,3 +184,17 @@ fn one_pass_half_rows_equal_the_composed_ops() {
         }
     }
 }
+
+#[test]
+fn one_pass_inverse_degree_rows_equal_the_composed_ops() {
+    let checks =
+        burn_sparse_gnn::conformance::inv_degree_checks::<Wgpu>(&device(), &[FloatDType::F16], &[1, 7, 33, 256, 602]);
+    assert_eq!(checks.len(), 2 * 2 * 5);
+    for (what, diff) in &checks {
+        println!("{what}: {diff:?}");
+        assert!(diff.is_none() || *diff == Some(0.0), "{what}: {diff:?}");
+        if what.contains("F32") {
+            assert!(diff.is_some(), "{what}");
+        }
+    }
+}

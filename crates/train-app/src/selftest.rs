@@ -6,8 +6,8 @@ use crate::error::{AppError, Result};
 use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
 use burn_sparse_gnn::conformance::{
-    add_rows_checks, cross_entropy_checks, half_rows_checks, normwise_error, relu_dropout_checks, run,
-    ConformanceConfig,
+    add_rows_checks, cross_entropy_checks, half_rows_checks, inv_degree_checks, normwise_error, relu_dropout_checks,
+    run, ConformanceConfig,
 };
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
 use burn_sparse_gnn::{
@@ -462,8 +462,9 @@ impl Job for SelfTest {
             for (what, d) in half_rows_checks::<B::InnerBackend>(&device, &halves, &[7, 256], &shared_memory) {
                 checks.push((format!("{what} (shared-memory fallback)"), d));
             }
+            checks.extend(inv_degree_checks::<B::InnerBackend>(&device, &halves, &[1, 7, 256, 602]));
             println!(
-                "== {backend}: one-pass half rows against the composed ops ({:.1} s)",
+                "== {backend}: one-pass half rows and 1 / degree rows against the composed ops ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
             let (bad, ran) = print_exact_checks(&checks);
