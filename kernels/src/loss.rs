@@ -79,30 +79,29 @@ fn cross_entropy_grad<F: Float>(
     weight: &Array<f32>,
     lse: &Array<f32>,
     dterms: &Array<f32>,
-    n_rows: usize,
+    c: usize,
+    len: usize,
     #[define(F)] _dtype: StorageType,
 ) {
-    let row = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
-    if row >= n_rows {
+    // one entry per thread (the row's scalars are shared through the cache): every lane busy
+    // whatever the class count, where a row per group of lanes left most of them idle or
+    // waiting on the row's loads
+    let p = ABSOLUTE_POS;
+    if p >= len {
         terminate!();
     }
-    let c = x.shape(1);
-    let rs = x.stride(0);
-    let l = lse[row];
+    let row = p / c;
+    let j = p - row * c;
+    let at = row * x.stride(0) + j;
     let g = dterms[row] * weight[row];
     let y = label_of(labels[row], c);
-    let mut j = UNIT_POS_X as usize;
-    while j < c {
-        let mut p = f32::exp(f32::cast_from(x[row * rs + j]) - l);
-        if j == y {
-            p -= 1.0;
-        }
-        x[row * rs + j] = F::cast_from(g * p);
-        j += CUBE_DIM_X as usize;
+    let mut q = f32::exp(f32::cast_from(x[at]) - lse[row]);
+    if j == y {
+        q -= 1.0;
     }
+    x[at] = F::cast_from(g * q);
 }
 
-/// Lanes per row and the cube grid for `n` rows of `c` columns.
 fn launch_shape<R: Runtime>(client: &ComputeClient<R>, n: usize, c: usize) -> (u32, CubeCount, CubeDim) {
     let lanes = lanes_for(c, 32);
     let rows = (256 / lanes).max(1);
@@ -162,18 +161,20 @@ pub fn launch_cross_entropy_grad<R: Runtime>(
     if n == 0 || c == 0 {
         return;
     }
-    let (_, count, dim) = launch_shape(client, n, c);
+    let len = n * c;
+    let threads = 256u32;
     unsafe {
         cross_entropy_grad::launch_unchecked::<R>(
             client,
-            count,
-            dim,
+            cube_count(client, len.div_ceil(threads as usize)),
+            CubeDim::new_1d(threads),
             x.into_tensor_arg(),
             labels.into_array_arg(),
             weight.into_array_arg(),
             lse.into_array_arg(),
             dterms.into_array_arg(),
-            n,
+            c,
+            len,
             dtype,
         );
     }
