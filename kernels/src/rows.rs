@@ -131,36 +131,29 @@ pub fn launch_rows_to_half<R: Runtime>(
 }
 
 #[cube(launch_unchecked)]
-fn rows_inv_degree<F: Float, H: Float, N: Size>(
-    x: &Tensor<Vector<F, N>>,
+fn inverse_degrees<H: Float>(
     row_ptr: &Array<i32>,
-    out: &mut Tensor<Vector<H, N>>,
-    n_vec: usize,
-    len: usize,
-    #[define(F, H)] _dtypes: [StorageType; 2],
+    inv: &mut Array<H>,
+    n_rows: usize,
+    #[define(H)] _dtype: StorageType,
 ) {
-    let p = ABSOLUTE_POS;
-    if p >= len {
+    let row = ABSOLUTE_POS;
+    if row >= n_rows {
         terminate!();
     }
-    let row = p / n_vec;
-    let v = p - row * n_vec;
     // offsets are u32 in the bits of an i32 (the difference wraps like theirs)
     let deg = u32::cast_from(row_ptr[row + 1]) - u32::cast_from(row_ptr[row]);
     let d = f32::cast_from(u32::max(deg, 1u32));
-    // the factor rounded to the output type first, as the composed ops round it
-    let inv = f32::cast_from(H::cast_from(1.0f32 / d));
-    let x_rs = x.stride(0) / N::value();
-    let o_rs = out.stride(0) / N::value();
-    let a = Vector::<f32, N>::cast_from(x[row * x_rs + v]);
-    out[row * o_rs + v] = Vector::cast_from(a * Vector::new(inv));
+    // rounded to the output type, as the composed ops round the factor
+    inv[row] = H::cast_from(1.0f32 / d);
 }
 
 /// Writes `x[i] / max(deg(i), 1)` into `out` (`[n, f]`, dtype `out_dtype`), the degrees taken
-/// from `row_ptr` (`[n + 1]`, u32 offsets in i32 bits): the mean's chain rule in one pass, with
-/// no degree or factor tensor. The factor `1 / deg` is an f32 division rounded once to
-/// `out_dtype`, the product is taken in f32 and rounded once (the arithmetic of the composed
-/// ops).
+/// from `row_ptr` (`[n + 1]`, u32 offsets in i32 bits): the mean's chain rule as one pass over
+/// the rows ([`launch_rows_from_half`]) after a pass over the `n` degrees (one division per
+/// row, not per entry), with no degree tensor. The factor `1 / deg` is an f32 division rounded
+/// once to `out_dtype`, the product is taken in f32 and rounded once (the arithmetic of the
+/// composed ops).
 pub fn launch_rows_inv_degree<R: Runtime>(
     client: &ComputeClient<R>,
     x: TensorBinding<R>,
@@ -173,24 +166,20 @@ pub fn launch_rows_inv_degree<R: Runtime>(
     if n == 0 || f == 0 {
         return;
     }
-    let vec = vector_width(client, x_dtype.size().max(out_dtype.size()), f, &[&x, &out]);
-    let n_vec = f / vec;
-    let len = n * n_vec;
+    let inv = crate::device::alloc_array::<R>(client, n, out_dtype.size());
     let threads = 256u32;
     unsafe {
-        rows_inv_degree::launch_unchecked::<R>(
+        inverse_degrees::launch_unchecked::<R>(
             client,
-            cube_count(client, len.div_ceil(threads as usize)),
+            cube_count(client, n.div_ceil(threads as usize)),
             CubeDim::new_1d(threads),
-            vec,
-            x.into_tensor_arg(),
             row_ptr.into_array_arg(),
-            out.into_tensor_arg(),
-            n_vec,
-            len,
-            [x_dtype, out_dtype],
+            inv.clone().into_array_arg(),
+            n,
+            out_dtype,
         );
     }
+    launch_rows_from_half(client, x, inv, out, out_dtype, x_dtype);
 }
 
 /// Writes `half * scale` (row scales) into `out` (`[n, f]`, dtype `out_dtype`, the dtype of
