@@ -102,6 +102,7 @@ fn cross_entropy_grad<F: Float>(
     x[at] = F::cast_from(g * q);
 }
 
+/// Lanes per row and the cube grid for `n` rows of `c` columns.
 fn launch_shape<R: Runtime>(client: &ComputeClient<R>, n: usize, c: usize) -> (u32, CubeCount, CubeDim) {
     let lanes = lanes_for(c, 32);
     let rows = (256 / lanes).max(1);

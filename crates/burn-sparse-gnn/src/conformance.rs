@@ -792,6 +792,26 @@ fn evaluate_forward(
     host(out)
 }
 
+/// The largest difference between two float tensors of the same device read back as f32 (at
+/// least `f64::MIN_POSITIVE` wherever two entries differ, so any difference shows), or
+/// infinity when their sizes differ or they are empty: the measure of the checks whose
+/// arithmetic must be the same.
+fn exact_difference<B: Backend>(
+    got: burn::tensor::ops::FloatTensor<B>,
+    want: burn::tensor::ops::FloatTensor<B>,
+) -> f64 {
+    use burn::tensor::TensorPrimitive;
+    let host = |t: burn::tensor::ops::FloatTensor<B>| {
+        let t = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(t)).cast(FloatDType::F32);
+        t.into_data().convert::<f64>().into_vec::<f64>().unwrap_or_default()
+    };
+    let (p, q) = (host(got), host(want));
+    if p.len() != q.len() || p.is_empty() {
+        return f64::INFINITY;
+    }
+    p.iter().zip(&q).map(|(a, b)| if a == b { 0.0 } else { (a - b).abs().max(f64::MIN_POSITIVE) }).fold(0.0, f64::max)
+}
+
 /// Mixed precision's half copies of the linear inputs: the backend's `rows_to_half` /
 /// `rows_from_half` against the composed tensor ops (their default implementation) on the same
 /// device, on random rows with a row of zeros, one beyond the f16 range (x 1e6) and one of tiny
@@ -804,7 +824,6 @@ pub fn half_rows_checks<B: SparseGnnBackend>(
     widths: &[usize],
     config: &KernelConfig,
 ) -> Vec<(String, Option<f64>)> {
-    use burn::tensor::TensorPrimitive;
     let mut out = Vec::new();
     for &half in halves {
         for &f in widths {
@@ -823,20 +842,8 @@ pub fn half_rows_checks<B: SparseGnnBackend>(
             let (h0, s0) = crate::backend::half_rows::<B>(x, half);
             let b1 = B::rows_from_half(h1.clone(), s1.clone(), FloatDType::F32);
             let b0 = crate::backend::unscale_rows::<B>(h0.clone(), s0.clone(), FloatDType::F32);
-            let host = |t| {
-                let t = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(t)).cast(FloatDType::F32);
-                t.into_data().convert::<f64>().into_vec::<f64>().unwrap_or_default()
-            };
-            let diff = |p: Vec<f64>, q: Vec<f64>| {
-                if p.len() != q.len() || p.is_empty() {
-                    return f64::INFINITY;
-                }
-                p.iter()
-                    .zip(&q)
-                    .map(|(a, b)| if a == b { 0.0 } else { (a - b).abs().max(f64::MIN_POSITIVE) })
-                    .fold(0.0, f64::max)
-            };
-            let d = diff(host(h1), host(h0)).max(diff(host(s1), host(s0))).max(diff(host(b1), host(b0)));
+            let diff = exact_difference::<B>;
+            let d = diff(h1, h0).max(diff(s1, s0)).max(diff(b1, b0));
             out.push((what, Some(d)));
         }
     }
@@ -854,7 +861,6 @@ pub fn inv_degree_checks<B: SparseGnnBackend>(
     halves: &[FloatDType],
     widths: &[usize],
 ) -> Vec<(String, Option<f64>)> {
-    use burn::tensor::TensorPrimitive;
     let n = 1_031usize;
     let degree = |i: usize| -> i64 {
         match i % 7 {
@@ -887,20 +893,7 @@ pub fn inv_degree_checks<B: SparseGnnBackend>(
                         .into_primitive();
                 let got = B::inv_degree_rows(row_ptr.clone(), x.clone(), dtype);
                 let want = crate::aggregate::inv_degree_rows_composed::<B>(row_ptr, x, dtype);
-                let host = |t| {
-                    let t = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(t)).cast(FloatDType::F32);
-                    t.into_data().convert::<f64>().into_vec::<f64>().unwrap_or_default()
-                };
-                let (p, q) = (host(got), host(want));
-                let d = if p.len() != q.len() || p.is_empty() {
-                    f64::INFINITY
-                } else {
-                    p.iter()
-                        .zip(&q)
-                        .map(|(a, b)| if a == b { 0.0 } else { (a - b).abs().max(f64::MIN_POSITIVE) })
-                        .fold(0.0, f64::max)
-                };
-                out.push((what, Some(d)));
+                out.push((what, Some(exact_difference::<B>(got, want))));
             }
         }
     }
