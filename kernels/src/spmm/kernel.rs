@@ -194,23 +194,9 @@ fn spmm_finish<F: Float, N: Size>(
             out[row * o_rs + v] = Vector::cast_from(best);
             arg_out[row * o_rs + v] = arg;
         } else {
-            // slots loaded sixteen, then four ahead, added in slot order (the sums do not
-            // depend on it): a hub row's thousands of slots are one lane's chain of loads, the
-            // finish's critical path
+            // four slots loaded ahead, added in slot order (the sums do not depend on it)
             let mut acc = Vector::<f32, N>::new(0.0);
             let mut t = a;
-            while t + 16 <= b {
-                let mut ahead = Array::<Vector<f32, N>>::new(16usize);
-                #[unroll]
-                for q in 0..16usize {
-                    ahead[q] = stage[(t + q) * stage_vecs + sv];
-                }
-                #[unroll]
-                for q in 0..16usize {
-                    acc += ahead[q];
-                }
-                t += 16;
-            }
             while t + 4 <= b {
                 let s0 = stage[t * stage_vecs + sv];
                 let s1 = stage[(t + 1) * stage_vecs + sv];
