@@ -275,6 +275,25 @@ impl<B: SparseGnnBackend> Backward<B, 1> for TakeRowsBackward {
     }
 }
 
+// ---- the halo exchange of one rank: its backward pass is a collective too --------------
+
+#[derive(Debug)]
+struct RankExchangeBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 1> for RankExchangeBackward {
+    type State = crate::collective::RankRoutesPrim<B>;
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        // every rank takes part in the collective, whether or not its state needs a gradient
+        let own = crate::collective::rank_backward::<B>(dy, &ops.state);
+        if let Some(node) = node {
+            grads.register::<B>(node.id, own);
+        }
+    }
+}
+
 // ---- the halo exchange: one pending list for the P outputs' backward steps ----------------
 
 #[derive(Debug)]
@@ -1040,6 +1059,25 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         match TakeRowsBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
             OpsKind::Tracked(prep) => prep.finish(inverse, B::float_select(x.primitive, 0, indices)),
             OpsKind::UnTracked(prep) => prep.finish(B::float_select(x.primitive, 0, indices)),
+        }
+    }
+
+    fn ad_rank_exchange(
+        state: FloatTensor<Self>,
+        routes: &crate::collective::RankRoutesPrim<Self>,
+    ) -> Result<FloatTensor<Self>, crate::collective::CommError> {
+        let inner = crate::collective::RankRoutesPrim::<B> {
+            owned: routes.owned,
+            send: routes.send.clone(),
+            recv: routes.recv.clone(),
+            comm: routes.comm.clone(),
+        };
+        match RankExchangeBackward.prepare::<C>([state.node.clone()]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let out = crate::collective::rank_forward::<B>(state.primitive, &inner)?;
+                Ok(prep.finish(inner, out))
+            }
+            OpsKind::UnTracked(prep) => Ok(prep.finish(crate::collective::rank_forward::<B>(state.primitive, &inner)?)),
         }
     }
 

@@ -285,6 +285,15 @@ pub trait SparseGnnBackend: Backend {
         Self::float_add(base, crate::exchange::gather_back::<Self>(values, inverse))
     }
 
+    /// Differentiable halo exchange of one rank of a multi-process run (see
+    /// [`crate::collective`]): `state` followed by the rows the other ranks send it.
+    fn ad_rank_exchange(
+        state: FloatTensor<Self>,
+        routes: &crate::collective::RankRoutesPrim<Self>,
+    ) -> Result<FloatTensor<Self>, crate::collective::CommError> {
+        crate::collective::rank_forward::<Self>(state, routes)
+    }
+
     /// Differentiable halo exchange (see [`crate::exchange`]): per part `p`, `states[p]`
     /// followed by the rows its routes select from the other parts' states, on `devices[p]`.
     fn ad_exchange(

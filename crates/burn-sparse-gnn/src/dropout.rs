@@ -46,6 +46,16 @@ impl<B: Backend> DropoutSeed<B> {
         Self(Tensor::from_data(TensorData::new(s.to_vec(), [2]), device))
     }
 
+    /// A seed held in a tensor of two floats in `[0, 1)` (e.g. another seed's
+    /// [`DropoutSeed::tensor`] read back and sent to another process). Errors when the tensor
+    /// does not hold two values.
+    pub fn from_tensor(t: Tensor<B, 1>) -> Result<Self, OpError> {
+        match t.dims() {
+            [2] => Ok(Self(t)),
+            d => Err(OpError::Shape { op: "dropout seed", what: "seed", got: d.to_vec(), expected: "[2]".into() }),
+        }
+    }
+
     /// The same seed on `device`.
     pub fn to_device(&self, device: &B::Device) -> Self {
         Self(self.0.clone().to_device(device))

@@ -26,6 +26,7 @@
 mod aggregate;
 pub mod autodiff;
 pub mod backend;
+pub mod collective;
 #[cfg(feature = "testing")]
 pub mod conformance;
 mod cube;

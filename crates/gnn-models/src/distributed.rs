@@ -61,6 +61,12 @@ pub enum DistError {
     /// The exchange refused its inputs.
     #[error("halo exchange: {0}")]
     Exchange(#[from] burn_sparse_gnn::OpError),
+    /// The ranks of a multi-process run do not fit together ([`crate::ranks`]).
+    #[error("{0}")]
+    Ranks(String),
+    /// A collective between the ranks failed.
+    #[error("{0}")]
+    Comm(burn_sparse_gnn::collective::CommError),
 }
 
 /// How each part holds the columns of its halo rows.

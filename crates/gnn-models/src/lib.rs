@@ -31,6 +31,7 @@ pub mod hidden;
 pub mod linear;
 pub mod memory;
 pub mod model;
+pub mod ranks;
 
 pub use activation::Nonlinearity;
 pub use conv::gat::{GatConv, GatConvConfig};
@@ -40,3 +41,4 @@ pub use conv::sage::{SageAggr, SageConv, SageConvConfig};
 pub use distributed::{partitioned_loss, BoundarySampling, DistError, DistGraph, HaloLayout, PartGraph, SampledHalo};
 pub use hidden::{aggregate, Hidden, Precision};
 pub use model::{Conv, ConvKind, GnnModel, GnnModelConfig, ModelError, NormKind};
+pub use ranks::{broadcast_model, rank_loss, sum_gradients, RankGraph, StepSeeds};

@@ -1,0 +1,609 @@
+//! Collectives between processes: the ranks of a multi-process run (one part of a partitioned
+//! graph per process, on one host or several) exchange halo rows, gradients and scalars.
+//!
+//! [`Comm`] is a handle on a [`HostComm`] transport: every collective is an
+//! [`HostComm::all_to_all`] of byte buffers, which every rank calls in the same order.
+//! [`TcpComm`] is the transport built here: the ranks meet at rank 0's address (a rendezvous
+//! that checks every rank runs the same world size and configuration tag), then every
+//! collective goes through rank 0 (a star: rank 0 receives every rank's buffers and hands each
+//! its own). It moves host memory, so it runs with every backend and between hosts; on CUDA the
+//! rows go through the host on their way (the one-process exchange over several GPUs uses
+//! NCCL, `crate::exchange`).
+//!
+//! [`rank_exchange`] is the halo exchange of one rank as a differentiable op: the forward pass
+//! sends the rows other ranks read and appends the rows received; the backward pass sends the
+//! halo rows' gradients back to their owners and adds the gradients received to the rows that
+//! were sent. Both passes are collectives, so every rank runs the same ops in the same order
+//! (the same model on every rank does). A collective that fails inside a backward pass cannot
+//! return its error: it poisons the [`Comm`] (every later collective fails) and
+//! [`Comm::check`] returns the error.
+
+use crate::backend::SparseGnnBackend;
+use crate::dense::{prim, t2};
+use crate::rows::RowIndex;
+use burn::tensor::backend::Backend;
+use burn::tensor::ops::{FloatTensor, IntTensor};
+use burn::tensor::{DType, Tensor, TensorData, TensorMetadata, TensorPrimitive};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Why a collective failed.
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CommError {
+    /// A rank, world size or buffer count that does not fit.
+    #[error("{0}")]
+    Config(String),
+    /// The ranks did not all meet in time.
+    #[error("rendezvous at {addr}: {msg}")]
+    Rendezvous { addr: String, msg: String },
+    /// Reading from or writing to a peer failed (the peer stopped, or the link broke).
+    #[error("rank {rank}: exchange with rank {peer} failed: {msg}")]
+    Io { rank: usize, peer: usize, msg: String },
+    /// A peer sent what the protocol does not allow (another program, or a bug).
+    #[error("rank {rank}: rank {peer} sent {msg}")]
+    Protocol { rank: usize, peer: usize, msg: String },
+    /// Rows that do not match their routes (the ranks run different partitions or models).
+    #[error("rank {rank}: rank {peer} sent {got} bytes where {expected} were due")]
+    Size { rank: usize, peer: usize, got: usize, expected: usize },
+}
+
+/// A transport between the ranks of a run: `rank()` of `world()`.
+pub trait HostComm: Send + Sync + std::fmt::Debug {
+    /// This process's rank, `0..world()`.
+    fn rank(&self) -> usize;
+    /// Number of ranks.
+    fn world(&self) -> usize;
+    /// Sends `out[q]` to rank `q` for every `q` and returns what every rank sent this one
+    /// (`out[rank()]` comes back as it is). Every rank calls it, in the same order.
+    fn all_to_all(&self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, CommError>;
+}
+
+/// A shared handle on a transport (clones share it), poisoned by the first failed collective.
+#[derive(Clone, Debug)]
+pub struct Comm {
+    inner: Arc<CommInner>,
+}
+
+#[derive(Debug)]
+struct CommInner {
+    transport: Box<dyn HostComm>,
+    failed: Mutex<Option<CommError>>,
+}
+
+impl Comm {
+    /// A handle on `transport`.
+    pub fn new(transport: impl HostComm + 'static) -> Self {
+        Self { inner: Arc::new(CommInner { transport: Box::new(transport), failed: Mutex::new(None) }) }
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.inner.transport.rank()
+    }
+
+    /// Number of ranks.
+    pub fn world(&self) -> usize {
+        self.inner.transport.world()
+    }
+
+    /// The first error of a collective (`Ok` while none failed). A collective run by a
+    /// backward pass reports its failure here; check after every backward pass.
+    pub fn check(&self) -> Result<(), CommError> {
+        match self.inner.failed.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn poison(&self, e: CommError) {
+        let mut failed = self.inner.failed.lock().unwrap_or_else(|e| e.into_inner());
+        if failed.is_none() {
+            *failed = Some(e);
+        }
+    }
+
+    /// [`HostComm::all_to_all`]; fails at once on a poisoned handle, and poisons it on failure.
+    pub fn all_to_all(&self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, CommError> {
+        self.check()?;
+        if out.len() != self.world() {
+            return Err(CommError::Config(format!("all_to_all got {} buffers for {} ranks", out.len(), self.world())));
+        }
+        self.inner.transport.all_to_all(out).inspect_err(|e| self.poison(e.clone()))
+    }
+
+    /// Waits until every rank reached it.
+    pub fn barrier(&self) -> Result<(), CommError> {
+        self.all_to_all(vec![Vec::new(); self.world()]).map(|_| ())
+    }
+
+    /// Rank 0's `bytes` on every rank (the others' argument is ignored).
+    pub fn broadcast(&self, bytes: Vec<u8>) -> Result<Vec<u8>, CommError> {
+        let world = self.world();
+        let out = match self.rank() {
+            0 => vec![bytes; world],
+            _ => vec![Vec::new(); world],
+        };
+        let mut got = self.all_to_all(out)?;
+        Ok(std::mem::take(&mut got[0]))
+    }
+
+    /// The element-wise sum of every rank's `values`, added in rank order, so every rank gets
+    /// the same bits. Errors when the ranks' lengths differ.
+    pub fn all_reduce_sum(&self, values: &[f64]) -> Result<Vec<f64>, CommError> {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let got = self.all_to_all(vec![bytes; self.world()])?;
+        let mut sum = vec![0.0f64; values.len()];
+        for (peer, b) in got.iter().enumerate() {
+            if b.len() != values.len() * 8 {
+                let e = CommError::Size { rank: self.rank(), peer, got: b.len(), expected: values.len() * 8 };
+                self.poison(e.clone());
+                return Err(e);
+            }
+            for (s, c) in sum.iter_mut().zip(b.chunks_exact(8)) {
+                *s += f64::from_le_bytes(c.try_into().expect("chunks of 8 bytes"));
+            }
+        }
+        Ok(sum)
+    }
+}
+
+// ---- the TCP transport -------------------------------------------------------------------
+
+const MAGIC: &[u8; 8] = b"SGNNRANK";
+const VERSION: u32 = 1;
+
+/// Where and how the ranks of a [`TcpComm`] meet.
+#[derive(Clone, Debug)]
+pub struct TcpCommConfig {
+    /// This process's rank, `0..world`.
+    pub rank: usize,
+    /// Number of ranks.
+    pub world: usize,
+    /// Rank 0's address (`host:port`): rank 0 listens there, the others connect to it.
+    pub addr: String,
+    /// A digest of what must agree between the ranks (graph, partition, model, seed): a rank
+    /// with another tag is refused at the rendezvous.
+    pub tag: u64,
+    /// How long the ranks wait for each other at the rendezvous.
+    pub connect_timeout: Duration,
+    /// How long one read may wait for a peer during training (`None`: until the peer sends or
+    /// closes its connection; a stopped process closes it).
+    pub io_timeout: Option<Duration>,
+}
+
+impl TcpCommConfig {
+    /// Rank `rank` of `world` meeting at `addr`, tag 0, a 10-minute rendezvous, no read limit.
+    pub fn new(rank: usize, world: usize, addr: impl Into<String>) -> Self {
+        Self { rank, world, addr: addr.into(), tag: 0, connect_timeout: Duration::from_secs(600), io_timeout: None }
+    }
+
+    fn check(&self) -> Result<(), CommError> {
+        if self.world == 0 || self.rank >= self.world {
+            return Err(CommError::Config(format!(
+                "rank {} of a world of {}: ranks are 0..world",
+                self.rank, self.world
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The TCP transport (see the module docs): a star through rank 0.
+#[derive(Debug)]
+pub struct TcpComm {
+    rank: usize,
+    world: usize,
+    /// Rank 0: the stream of every other rank (`None` at its own slot); others: rank 0's.
+    streams: Mutex<Vec<Option<TcpStream>>>,
+}
+
+impl TcpComm {
+    /// Joins the run: rank 0 binds `cfg.addr` and waits for the others, the others connect to
+    /// it (retrying until `cfg.connect_timeout`).
+    pub fn connect(cfg: &TcpCommConfig) -> Result<Self, CommError> {
+        cfg.check()?;
+        if cfg.rank == 0 {
+            let listener = TcpListener::bind(&cfg.addr).map_err(|e| rendezvous(cfg, format!("cannot listen: {e}")))?;
+            return Self::host(listener, cfg);
+        }
+        let deadline = Instant::now() + cfg.connect_timeout;
+        let addrs: Vec<_> =
+            cfg.addr.to_socket_addrs().map_err(|e| rendezvous(cfg, format!("not an address: {e}")))?.collect();
+        loop {
+            let mut last = String::from("no address");
+            for a in &addrs {
+                match TcpStream::connect_timeout(a, Duration::from_secs(5)) {
+                    Ok(s) => return Self::join(s, cfg),
+                    Err(e) => last = e.to_string(),
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(rendezvous(cfg, format!("rank 0 did not answer within {:?}: {last}", cfg.connect_timeout)));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Rank 0 on a listener it already bound (e.g. to port 0, then handed its address to the
+    /// others): waits for the other ranks.
+    pub fn host(listener: TcpListener, cfg: &TcpCommConfig) -> Result<Self, CommError> {
+        cfg.check()?;
+        if cfg.rank != 0 {
+            return Err(CommError::Config(format!("rank {} cannot host the rendezvous (rank 0 does)", cfg.rank)));
+        }
+        let mut streams: Vec<Option<TcpStream>> = (0..cfg.world).map(|_| None).collect();
+        listener.set_nonblocking(true).map_err(|e| rendezvous(cfg, e.to_string()))?;
+        let deadline = Instant::now() + cfg.connect_timeout;
+        let mut joined = 1;
+        while joined < cfg.world {
+            match listener.accept() {
+                Ok((mut s, _)) => {
+                    s.set_nonblocking(false).map_err(|e| rendezvous(cfg, e.to_string()))?;
+                    s.set_read_timeout(Some(Duration::from_secs(30))).map_err(|e| rendezvous(cfg, e.to_string()))?;
+                    let mut hello = [0u8; 36];
+                    if s.read_exact(&mut hello).is_err() || &hello[..8] != MAGIC {
+                        continue; // not a rank of this run (a port scan, another program)
+                    }
+                    let version = u32::from_le_bytes(hello[8..12].try_into().expect("4 bytes"));
+                    let world = u64::from_le_bytes(hello[12..20].try_into().expect("8 bytes")) as usize;
+                    let rank = u64::from_le_bytes(hello[20..28].try_into().expect("8 bytes")) as usize;
+                    let tag = u64::from_le_bytes(hello[28..36].try_into().expect("8 bytes"));
+                    let refusal = if version != VERSION {
+                        Some(format!("rank {rank} speaks protocol {version}, rank 0 speaks {VERSION}"))
+                    } else if world != cfg.world {
+                        Some(format!("rank {rank} was started for {world} ranks, rank 0 for {}", cfg.world))
+                    } else if rank == 0 || rank >= cfg.world {
+                        Some(format!("a rank {rank} joined a world of {}", cfg.world))
+                    } else if streams[rank].is_some() {
+                        Some(format!("rank {rank} joined twice"))
+                    } else if tag != cfg.tag {
+                        Some(format!(
+                            "rank {rank} runs another configuration (tag {tag:016x}, rank 0 {:016x}): the dataset, \
+                             partition, model and seed must agree",
+                            cfg.tag
+                        ))
+                    } else {
+                        None
+                    };
+                    let reply = refusal.as_deref().unwrap_or("");
+                    let mut msg = (reply.len() as u32).to_le_bytes().to_vec();
+                    msg.extend_from_slice(reply.as_bytes());
+                    let _ = s.write_all(&msg);
+                    if let Some(r) = refusal {
+                        return Err(rendezvous(cfg, r));
+                    }
+                    setup_stream(&s, cfg).map_err(|e| rendezvous(cfg, e))?;
+                    streams[rank] = Some(s);
+                    joined += 1;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if Instant::now() >= deadline {
+                        let missing: Vec<usize> = (1..cfg.world).filter(|&r| streams[r].is_none()).collect();
+                        return Err(rendezvous(
+                            cfg,
+                            format!("ranks {missing:?} did not join within {:?}", cfg.connect_timeout),
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(rendezvous(cfg, e.to_string())),
+            }
+        }
+        Ok(Self { rank: 0, world: cfg.world, streams: Mutex::new(streams) })
+    }
+
+    /// Rank `cfg.rank > 0` on its connection to rank 0: says hello, waits for the answer.
+    fn join(mut s: TcpStream, cfg: &TcpCommConfig) -> Result<Self, CommError> {
+        let mut hello = MAGIC.to_vec();
+        hello.extend_from_slice(&VERSION.to_le_bytes());
+        hello.extend_from_slice(&(cfg.world as u64).to_le_bytes());
+        hello.extend_from_slice(&(cfg.rank as u64).to_le_bytes());
+        hello.extend_from_slice(&cfg.tag.to_le_bytes());
+        s.write_all(&hello).map_err(|e| rendezvous(cfg, e.to_string()))?;
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len).map_err(|e| rendezvous(cfg, format!("no answer from rank 0: {e}")))?;
+        let len = u32::from_le_bytes(len) as usize;
+        if len > 0 {
+            let mut msg = vec![0u8; len.min(4096)];
+            s.read_exact(&mut msg).map_err(|e| rendezvous(cfg, e.to_string()))?;
+            return Err(rendezvous(cfg, format!("refused by rank 0: {}", String::from_utf8_lossy(&msg))));
+        }
+        setup_stream(&s, cfg).map_err(|e| rendezvous(cfg, e))?;
+        let mut streams: Vec<Option<TcpStream>> = (0..cfg.world).map(|_| None).collect();
+        streams[0] = Some(s);
+        Ok(Self { rank: cfg.rank, world: cfg.world, streams: Mutex::new(streams) })
+    }
+}
+
+fn rendezvous(cfg: &TcpCommConfig, msg: String) -> CommError {
+    CommError::Rendezvous { addr: cfg.addr.clone(), msg: format!("rank {} of {}: {msg}", cfg.rank, cfg.world) }
+}
+
+fn setup_stream(s: &TcpStream, cfg: &TcpCommConfig) -> Result<(), String> {
+    s.set_nodelay(true).map_err(|e| e.to_string())?;
+    s.set_read_timeout(cfg.io_timeout).map_err(|e| e.to_string())
+}
+
+/// Writes buffers as a count, then per buffer its length and bytes.
+fn write_frame(s: &mut TcpStream, bufs: &[&[u8]]) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, s);
+    w.write_all(&(bufs.len() as u64).to_le_bytes())?;
+    for b in bufs {
+        w.write_all(&(b.len() as u64).to_le_bytes())?;
+        w.write_all(b)?;
+    }
+    w.flush()
+}
+
+/// Reads a frame of `count` buffers (see [`write_frame`]); `Err(None)`: not a frame of that many.
+fn read_frame(s: &mut TcpStream, count: usize) -> Result<Vec<Vec<u8>>, Option<std::io::Error>> {
+    let mut word = [0u8; 8];
+    s.read_exact(&mut word).map_err(Some)?;
+    if u64::from_le_bytes(word) != count as u64 {
+        return Err(None);
+    }
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        s.read_exact(&mut word).map_err(Some)?;
+        let len = u64::from_le_bytes(word);
+        let len = usize::try_from(len).map_err(|_| None)?;
+        let mut b = Vec::new();
+        b.try_reserve_exact(len).map_err(|_| None)?;
+        b.resize(len, 0);
+        s.read_exact(&mut b).map_err(Some)?;
+        out.push(b);
+    }
+    Ok(out)
+}
+
+impl HostComm for TcpComm {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn world(&self) -> usize {
+        self.world
+    }
+
+    fn all_to_all(&self, mut out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, CommError> {
+        let (rank, world) = (self.rank, self.world);
+        let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        let io = |peer: usize, e: std::io::Error| CommError::Io { rank, peer, msg: e.to_string() };
+        let bad = |peer: usize| CommError::Protocol { rank, peer, msg: "a frame of another size".into() };
+        let read = |s: &mut TcpStream, peer: usize| {
+            read_frame(s, world).map_err(|e| match e {
+                Some(e) => io(peer, e),
+                None => bad(peer),
+            })
+        };
+        if rank != 0 {
+            let s = streams[0].as_mut().ok_or_else(|| CommError::Config("no stream to rank 0".into()))?;
+            let bufs: Vec<&[u8]> = out.iter().map(|b| b.as_slice()).collect();
+            write_frame(s, &bufs).map_err(|e| io(0, e))?;
+            let mut got = read(s, 0)?;
+            got[rank] = std::mem::take(&mut out[rank]);
+            return Ok(got);
+        }
+        // rank 0: every rank's buffers (row = sender), then every rank its column
+        let mut table: Vec<Vec<Vec<u8>>> = Vec::with_capacity(world);
+        table.push(out);
+        for (peer, s) in streams.iter_mut().enumerate().skip(1) {
+            let s = s.as_mut().ok_or_else(|| CommError::Config(format!("no stream to rank {peer}")))?;
+            table.push(read(s, peer)?);
+        }
+        for (peer, s) in streams.iter_mut().enumerate().skip(1) {
+            let s = s.as_mut().ok_or_else(|| CommError::Config(format!("no stream to rank {peer}")))?;
+            let bufs: Vec<&[u8]> = table.iter().map(|row| row[peer].as_slice()).collect();
+            write_frame(s, &bufs).map_err(|e| io(peer, e))?;
+        }
+        Ok(table.into_iter().map(|mut row| std::mem::take(&mut row[0])).collect())
+    }
+}
+
+// ---- the halo exchange of one rank -------------------------------------------------------
+
+/// What one rank sends and receives in a halo exchange (primitive level): per rank `q`, the
+/// rows of this rank's state `q` reads (indices and their inverse, see [`RowIndex`]; `None`
+/// for none) and the number of rows this rank receives from `q`, appended in rank order.
+#[derive(Clone, Debug)]
+pub struct RankRoutesPrim<B: Backend> {
+    /// Own rows of the state.
+    pub owned: usize,
+    /// Per rank: the rows sent there.
+    pub send: Vec<Option<(IntTensor<B>, IntTensor<B>)>>,
+    /// Per rank: the rows received from it.
+    pub recv: Vec<usize>,
+    /// The transport.
+    pub comm: Comm,
+}
+
+/// [`RankRoutesPrim`] at the tensor level.
+#[derive(Clone, Debug)]
+pub struct RankRoutes<B: Backend> {
+    owned: usize,
+    send: Vec<Option<RowIndex<B>>>,
+    recv: Vec<usize>,
+    comm: Comm,
+}
+
+impl<B: Backend> RankRoutes<B> {
+    /// The routes of this rank (`comm.rank()`) over a state of `owned` rows: `send[q]` the rows
+    /// rank `q` reads (on this rank's device), `recv[q]` the rows it receives from `q`. Errors
+    /// when the lists are not one per rank, a list names this rank itself, or a send list does
+    /// not fit `owned` rows.
+    pub fn new(owned: usize, send: Vec<Option<RowIndex<B>>>, recv: Vec<usize>, comm: Comm) -> Result<Self, CommError> {
+        let (rank, world) = (comm.rank(), comm.world());
+        if send.len() != world || recv.len() != world {
+            return Err(CommError::Config(format!(
+                "routes of rank {rank}: {} send and {} receive lists for {world} ranks",
+                send.len(),
+                recv.len()
+            )));
+        }
+        if send[rank].is_some() || recv[rank] != 0 {
+            return Err(CommError::Config(format!("routes of rank {rank} name the rank itself")));
+        }
+        if let Some(bad) = send.iter().flatten().find(|r| r.source_rows() != owned) {
+            return Err(CommError::Config(format!(
+                "a send list of rank {rank} indexes {} rows, the state has {owned}",
+                bad.source_rows()
+            )));
+        }
+        Ok(Self { owned, send, recv, comm })
+    }
+
+    /// Own rows.
+    pub fn owned(&self) -> usize {
+        self.owned
+    }
+
+    /// Rows received per exchange.
+    pub fn received(&self) -> usize {
+        self.recv.iter().sum()
+    }
+
+    /// Rows sent per exchange.
+    pub fn sent(&self) -> usize {
+        self.send.iter().flatten().map(RowIndex::len).sum()
+    }
+
+    /// The transport.
+    pub fn comm(&self) -> &Comm {
+        &self.comm
+    }
+
+    /// The routes without autodiff (for the `valid()` copy of a model).
+    pub fn inner(&self) -> RankRoutes<B::InnerBackend>
+    where
+        B: burn::tensor::backend::AutodiffBackend,
+    {
+        RankRoutes {
+            owned: self.owned,
+            send: self.send.iter().map(|s| s.as_ref().map(RowIndex::inner)).collect(),
+            recv: self.recv.clone(),
+            comm: self.comm.clone(),
+        }
+    }
+
+    fn prim(&self) -> RankRoutesPrim<B> {
+        RankRoutesPrim {
+            owned: self.owned,
+            send: self
+                .send
+                .iter()
+                .map(|s| s.as_ref().map(|r| (r.indices().into_primitive(), r.inverse().into_primitive())))
+                .collect(),
+            recv: self.recv.clone(),
+            comm: self.comm.clone(),
+        }
+    }
+}
+
+/// The halo exchange of this rank (differentiable, see the module docs): `[state; rows of
+/// rank q for each q with rows]`. Every rank must call it with its own routes of the same
+/// exchange. Errors when the state's rows are not the routes' own rows, or the transport
+/// fails.
+pub fn rank_exchange<B: SparseGnnBackend>(
+    state: Tensor<B, 2>,
+    routes: &RankRoutes<B>,
+) -> Result<Tensor<B, 2>, CommError> {
+    if state.dims()[0] != routes.owned {
+        return Err(CommError::Config(format!(
+            "rank {}: a state of {} rows for routes over {} own rows",
+            routes.comm.rank(),
+            state.dims()[0],
+            routes.owned
+        )));
+    }
+    let out = B::ad_rank_exchange(state.into_primitive().tensor(), &routes.prim())?;
+    Ok(Tensor::from_primitive(TensorPrimitive::Float(out)))
+}
+
+/// The rows of a float tensor as bytes (its dtype's little-endian bytes).
+fn bytes_of<B: Backend>(t: FloatTensor<B>) -> Result<Vec<u8>, CommError> {
+    let data = t2::<B>(t).try_into_data().map_err(|e| CommError::Config(format!("reading rows back: {e:?}")))?;
+    Ok(data.as_bytes().to_vec())
+}
+
+/// `rows` rows of `width` values of `dtype` from `bytes` sent by `peer`.
+fn rows_from<B: Backend>(
+    bytes: Vec<u8>,
+    rows: usize,
+    width: usize,
+    dtype: DType,
+    device: &B::Device,
+    rank: usize,
+    peer: usize,
+) -> Result<FloatTensor<B>, CommError> {
+    let expected = rows * width * dtype.size();
+    if bytes.len() != expected {
+        return Err(CommError::Size { rank, peer, got: bytes.len(), expected });
+    }
+    Ok(B::float_from_data(TensorData::from_bytes_vec(bytes, [rows, width], dtype), device))
+}
+
+/// The forward pass on primitives: sends the rows every rank reads, appends those received.
+pub(crate) fn rank_forward<B: Backend>(
+    state: FloatTensor<B>,
+    r: &RankRoutesPrim<B>,
+) -> Result<FloatTensor<B>, CommError> {
+    let (rank, world) = (r.comm.rank(), r.comm.world());
+    let width = state.shape()[1];
+    let dtype = state.dtype();
+    let device = B::float_device(&state);
+    let mut out = vec![Vec::new(); world];
+    for (q, s) in r.send.iter().enumerate() {
+        if let Some((indices, _)) = s {
+            out[q] = bytes_of::<B>(B::float_select(state.clone(), 0, indices.clone()))?;
+        }
+    }
+    let got = r.comm.all_to_all(out)?;
+    let mut parts = vec![state];
+    for (q, bytes) in got.into_iter().enumerate() {
+        if r.recv[q] > 0 {
+            parts.push(rows_from::<B>(bytes, r.recv[q], width, dtype, &device, rank, q)?);
+        }
+    }
+    Ok(match parts.len() {
+        1 => parts.remove(0),
+        _ => B::float_cat(parts, 0),
+    })
+}
+
+/// The backward pass on primitives: `dy` (`[owned + received, w]`) -> the gradient of the own
+/// rows, the halo rows' gradients sent back to their owners and those received added to the
+/// rows this rank sent. A failed transfer poisons the handle and leaves the own rows' gradient
+/// without the halo terms (the run stops at [`Comm::check`]).
+pub(crate) fn rank_backward<B: Backend>(dy: FloatTensor<B>, r: &RankRoutesPrim<B>) -> FloatTensor<B> {
+    let (rank, world) = (r.comm.rank(), r.comm.world());
+    let width = dy.shape()[1];
+    let dtype = dy.dtype();
+    let device = B::float_device(&dy);
+    let mut own = crate::exchange::row_range::<B>(dy.clone(), 0, r.owned);
+    let result = (|| {
+        let mut out = vec![Vec::new(); world];
+        let mut start = r.owned;
+        for (q, &rows) in r.recv.iter().enumerate() {
+            if rows > 0 {
+                out[q] = bytes_of::<B>(crate::exchange::row_range::<B>(dy.clone(), start, rows))?;
+                start += rows;
+            }
+        }
+        let got = r.comm.all_to_all(out)?;
+        let mut sum = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(own.clone()));
+        for (q, bytes) in got.into_iter().enumerate() {
+            if let Some((indices, inverse)) = &r.send[q] {
+                let g = rows_from::<B>(bytes, indices.shape()[0], width, dtype, &device, rank, q)?;
+                sum = sum + t2::<B>(crate::exchange::gather_back::<B>(g, inverse.clone()));
+            }
+        }
+        Ok::<_, CommError>(prim(sum))
+    })();
+    match result {
+        Ok(g) => own = g,
+        Err(e) => r.comm.poison(e),
+    }
+    own
+}

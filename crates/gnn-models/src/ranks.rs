@@ -1,0 +1,349 @@
+//! Exact full-graph training over several processes: one part of a partitioned graph per
+//! process (a rank), on one host or several, the halo exchange through a
+//! [`burn_sparse_gnn::collective::Comm`].
+//!
+//! Every rank holds a replica of the model (rank 0's parameters, [`broadcast_model`]) and its
+//! part ([`RankGraph`]: its rows over its own and its halo columns, with the whole graph's
+//! degrees). One training step on every rank:
+//!
+//! ```text
+//! h = lin_in(x_own)
+//! for each convolution l:
+//!     a    = dropout(nonlinearity(h))                  (masks keyed by global node id)
+//!     full = [a ; rows of a the other ranks send]      (rank_exchange, a collective)
+//!     h    = conv_l(local graph, full)
+//! loss_r = weighted cross-entropy of the own rows      (weights 1 / |split| of the whole graph)
+//! backward: the exchange's backward sends the halo gradients back (a collective)
+//! gradients: summed over the ranks in rank order (sum_gradients), the same bits everywhere
+//! optimizer step on every replica                       (the replicas stay equal)
+//! ```
+//!
+//! The sum of the ranks' losses is the one-process loss, and the summed gradients are its
+//! gradients (up to the order of float sums), so the replicas follow the one-process model.
+//! Rank 0 draws the dropout seeds of a step ([`StepSeeds`], in the one-process model's order)
+//! and sends them to the others (a few bytes); the masks are keyed by global node id, so they
+//! are the one-process masks. Dense states only (ReLU models): MaxK and max-pool states (CBSR
+//! rows) train on several GPUs of one process (`crate::distributed`).
+
+use crate::distributed::DistError;
+use crate::hidden::Hidden;
+use crate::model::GnnModel;
+use burn::module::{AutodiffModule, Module, ModuleVisitor, Param};
+use burn::optim::GradientsParams;
+use burn::record::{BinBytesRecorder, DoublePrecisionSettings, Recorder};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Int, Tensor, TensorData};
+use burn_sparse_gnn::collective::{rank_exchange, Comm, CommError, RankRoutes};
+use burn_sparse_gnn::partition::PartitionedGraph;
+use burn_sparse_gnn::{Csr, DropoutSeed, Graph, GraphOptions, RowIndex, SparseGnnBackend};
+
+/// One rank's part of a partitioned graph on its device (see the module docs).
+#[derive(Clone, Debug)]
+pub struct RankGraph<B: Backend> {
+    /// The device of the rank.
+    pub device: B::Device,
+    /// The rank's rows over its own columns then its halo columns, with the whole graph's
+    /// degrees.
+    pub graph: Graph<B>,
+    routes: RankRoutes<B>,
+    global_ids: Tensor<B, 1, Int>,
+    owned_host: Vec<u32>,
+    n_nodes: usize,
+}
+
+impl<B: SparseGnnBackend> RankGraph<B> {
+    /// Part `comm.rank()` of `partition` (of the graph `adj`, one part per rank) on `device`.
+    /// Errors when the parts are not one per rank, the partition is not of this graph, or the
+    /// part's graph is invalid.
+    pub fn new(
+        adj: &Csr,
+        partition: &PartitionedGraph,
+        comm: Comm,
+        device: &B::Device,
+        opts: GraphOptions,
+    ) -> Result<Self, DistError> {
+        let (rank, world) = (comm.rank(), comm.world());
+        if partition.parts.len() != world {
+            return Err(DistError::Ranks(format!(
+                "the partition has {} parts for {world} ranks (one part per rank)",
+                partition.parts.len()
+            )));
+        }
+        if partition.n_nodes != adj.n_rows() {
+            return Err(DistError::NodeCount { partition: partition.n_nodes, graph: adj.n_rows() });
+        }
+        let local = &partition.parts[rank];
+        let (in_deg, out_deg) = (adj.row_degrees(), adj.col_degrees());
+        let row_deg: Vec<usize> = local.owned.iter().map(|&g| in_deg[g as usize]).collect();
+        let col_deg: Vec<usize> = local.owned.iter().chain(local.halo.iter()).map(|&g| out_deg[g as usize]).collect();
+        let err = |source| DistError::Graph { part: rank, source };
+        let graph = Graph::with_degrees(&local.adj, device, opts, row_deg, col_deg).map_err(err)?;
+        let owned = local.owned.len();
+        let mut send = Vec::with_capacity(world);
+        let mut recv = Vec::with_capacity(world);
+        for q in 0..world {
+            let rows = local.send.get(q).map(Vec::as_slice).unwrap_or(&[]);
+            send.push(match q != rank && !rows.is_empty() {
+                true => Some(RowIndex::new(rows, owned, device).map_err(err)?),
+                false => None,
+            });
+            // the halo columns are grouped by owner in ascending order, each group in the
+            // order of the owner's send list
+            recv.push(if q == rank { 0 } else { partition.parts[q].send.get(rank).map_or(0, Vec::len) });
+        }
+        if recv.iter().sum::<usize>() != local.halo.len() {
+            return Err(DistError::Ranks(format!(
+                "part {rank} has {} halo columns, the other parts send it {}",
+                local.halo.len(),
+                recv.iter().sum::<usize>()
+            )));
+        }
+        let routes = RankRoutes::new(owned, send, recv, comm).map_err(DistError::Comm)?;
+        let ids: Vec<i64> = local.owned.iter().map(|&g| i64::from(g)).collect();
+        let global_ids = Tensor::from_data(TensorData::new(ids, [owned]).convert::<B::IntElem>(), device);
+        Ok(Self {
+            device: device.clone(),
+            graph,
+            routes,
+            global_ids,
+            owned_host: local.owned.clone(),
+            n_nodes: adj.n_rows(),
+        })
+    }
+
+    /// The transport.
+    pub fn comm(&self) -> &Comm {
+        self.routes.comm()
+    }
+
+    /// Global ids of the rank's own rows, in row order.
+    pub fn owned_ids(&self) -> &[u32] {
+        &self.owned_host
+    }
+
+    /// Nodes of the whole graph.
+    pub fn num_nodes(&self) -> usize {
+        self.n_nodes
+    }
+
+    /// Rows the rank receives per exchange.
+    pub fn halo_rows(&self) -> usize {
+        self.routes.received()
+    }
+
+    /// Rows the rank sends per exchange.
+    pub fn sent_rows(&self) -> usize {
+        self.routes.sent()
+    }
+
+    /// The rows of a whole-graph host array (`width` values per node) that this rank owns.
+    pub fn own_rows<T: Copy>(&self, values: &[T], width: usize) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.owned_host.len() * width);
+        for &g in &self.owned_host {
+            let g = g as usize;
+            out.extend_from_slice(&values[g * width..(g + 1) * width]);
+        }
+        out
+    }
+}
+
+impl<B: burn_sparse_gnn::SparseGnnAutodiffBackend> RankGraph<B> {
+    /// The same part without autodiff (evaluation with the model's `valid()` copy).
+    pub fn inner(&self) -> RankGraph<B::InnerBackend> {
+        RankGraph {
+            device: self.device.clone(),
+            graph: self.graph.inner(),
+            routes: self.routes.inner(),
+            global_ids: self.global_ids.clone().inner(),
+            owned_host: self.owned_host.clone(),
+            n_nodes: self.n_nodes,
+        }
+    }
+}
+
+/// The dropout seeds of one training step: the input's and each convolution's (`None` where
+/// the model draws none), drawn in the order the one-process forward pass draws them.
+#[derive(Clone, Debug)]
+pub struct StepSeeds<B: Backend> {
+    input: Option<DropoutSeed<B>>,
+    layers: Vec<Option<DropoutSeed<B>>>,
+}
+
+impl<B: SparseGnnBackend> StepSeeds<B> {
+    /// The seeds `model` draws for one step on `device` (none without autodiff: evaluation).
+    pub fn draw(model: &GnnModel<B>, device: &B::Device) -> Self {
+        let input = model.input_dropout_seed(device);
+        let layers = (0..model.num_layers()).map(|l| model.dropout_seed(l, device)).collect();
+        Self { input, layers }
+    }
+
+    /// No dropout (evaluation).
+    pub fn none(model: &GnnModel<B>) -> Self {
+        Self { input: None, layers: vec![None; model.num_layers()] }
+    }
+
+    /// Rank 0's seeds on every rank (each seed's exact bits; 17 bytes per f32 dropout site).
+    pub fn broadcast(self, comm: &Comm, device: &B::Device) -> Result<Self, DistError> {
+        let sites: Vec<&Option<DropoutSeed<B>>> = std::iter::once(&self.input).chain(&self.layers).collect();
+        let mut bytes = Vec::new();
+        if comm.rank() == 0 {
+            for s in &sites {
+                match s {
+                    Some(seed) => {
+                        let data = seed.tensor().to_data();
+                        bytes.push(1 + data.dtype.size() as u8);
+                        bytes.extend_from_slice(data.as_bytes());
+                    }
+                    None => bytes.push(0),
+                }
+            }
+        }
+        let bytes = comm.broadcast(bytes).map_err(DistError::Comm)?;
+        let dtype = sites
+            .iter()
+            .find_map(|s| s.as_ref().map(|seed| seed.tensor().dtype()))
+            .unwrap_or_else(|| <B::FloatElem as burn::tensor::Element>::dtype());
+        let bad = || DistError::Ranks("rank 0 sent dropout seeds of another model".into());
+        let mut at = 0;
+        let mut out = Vec::with_capacity(sites.len());
+        for _ in 0..sites.len() {
+            let tag = *bytes.get(at).ok_or_else(bad)? as usize;
+            at += 1;
+            if tag == 0 {
+                out.push(None);
+                continue;
+            }
+            let size = tag - 1;
+            let raw = bytes.get(at..at + 2 * size).ok_or_else(bad)?.to_vec();
+            at += 2 * size;
+            let dtype = match size == dtype.size() {
+                true => dtype,
+                false => return Err(bad()),
+            };
+            let t = Tensor::<B, 1>::from_data(TensorData::from_bytes_vec(raw, [2], dtype), (device, dtype));
+            out.push(Some(DropoutSeed::from_tensor(t)?));
+        }
+        if at != bytes.len() {
+            return Err(bad());
+        }
+        let mut out = out.into_iter();
+        Ok(Self { input: out.next().flatten(), layers: out.collect() })
+    }
+}
+
+impl<B: SparseGnnBackend> GnnModel<B> {
+    /// The model on this rank's part with the dropout seeds `seeds` ([`StepSeeds::draw`] on
+    /// rank 0, broadcast): `x` holds the rank's input rows ([`RankGraph::own_rows`]); returns
+    /// its logits. Every rank calls it together (the exchanges are collectives). Errors when
+    /// the model's states are CBSR rows (MaxK, max-pool), the seeds are of another model, or
+    /// an exchange fails.
+    pub fn forward_rank(
+        &self,
+        rg: &RankGraph<B>,
+        x: Tensor<B, 2>,
+        seeds: &StepSeeds<B>,
+    ) -> Result<Tensor<B, 2>, DistError> {
+        if seeds.layers.len() != self.num_layers() {
+            return Err(DistError::Ranks(format!(
+                "dropout seeds of {} convolutions for a model of {}",
+                seeds.layers.len(),
+                self.num_layers()
+            )));
+        }
+        let mut h = self.input(self.drop_input(x, seeds.input.as_ref(), Some(&rg.global_ids)));
+        for (l, seed) in seeds.layers.iter().enumerate() {
+            let full = match self.activate(l, h, rg.graph.kernel_config(), seed.as_ref(), Some(&rg.global_ids)) {
+                Hidden::Dense(a) => Hidden::Dense(rank_exchange(a, &rg.routes).map_err(DistError::Comm)?),
+                Hidden::Sparse(_) => {
+                    return Err(DistError::Ranks(
+                        "a multi-process run exchanges dense states (ReLU models); MaxK and max-pool models train \
+                         on several devices of one process"
+                            .into(),
+                    ))
+                }
+            };
+            h = self.convolve(l, &rg.graph, &full);
+        }
+        Ok(self.output(h))
+    }
+}
+
+/// The weighted cross-entropy of this rank's rows, `-sum_i w_i log p_i[y_i]` (`weights` 0 off
+/// the split): the rank's share of the one-process loss (the ranks' shares add up to it).
+pub fn rank_loss<B: SparseGnnBackend>(
+    rg: &RankGraph<B>,
+    logits: Tensor<B, 2>,
+    labels: Tensor<B, 1, Int>,
+    weights: Tensor<B, 1>,
+) -> Result<Tensor<B, 1>, DistError> {
+    let terms = burn_sparse_gnn::loss::cross_entropy_rows(logits, labels, weights, rg.graph.kernel_config())?;
+    Ok(terms.sum())
+}
+
+/// The gradients of `model`'s parameters summed over the ranks (in rank order, so every rank
+/// gets the same bits): after each rank's backward pass of its [`rank_loss`], the gradients of
+/// the one-process loss. A parameter without a gradient on a rank counts as zero there.
+pub fn sum_gradients<B: AutodiffBackend, M: AutodiffModule<B>>(
+    model: &M,
+    grads: GradientsParams,
+    comm: &Comm,
+) -> Result<GradientsParams, CommError> {
+    struct Sum<'a, B: AutodiffBackend> {
+        grads: GradientsParams,
+        comm: &'a Comm,
+        failed: Option<CommError>,
+        _b: std::marker::PhantomData<B>,
+    }
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Sum<'_, B> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            if self.failed.is_some() {
+                return;
+            }
+            let value = param.val();
+            let shape = value.shape();
+            let n = shape.num_elements();
+            let mine = self.grads.remove::<B::InnerBackend, D>(param.id);
+            let dtype = mine.as_ref().map(|g| g.dtype()).unwrap_or_else(|| value.dtype());
+            // the values, then 1 where this rank has a gradient
+            let mut flat = match &mine {
+                Some(g) => g.to_data().convert::<f64>().to_vec::<f64>().unwrap_or_else(|_| vec![0.0; n]),
+                None => vec![0.0; n],
+            };
+            flat.push(if mine.is_some() { 1.0 } else { 0.0 });
+            match self.comm.all_reduce_sum(&flat) {
+                Ok(mut sum) => {
+                    let present = sum.pop().unwrap_or(0.0);
+                    if present > 0.0 {
+                        let data = TensorData::new(sum, shape).convert_dtype(dtype);
+                        let device = value.device();
+                        self.grads.register::<B::InnerBackend, D>(param.id, Tensor::from_data(data, (&device, dtype)));
+                    }
+                }
+                Err(e) => self.failed = Some(e),
+            }
+        }
+    }
+    comm.check()?;
+    let mut sum = Sum::<B> { grads, comm, failed: None, _b: std::marker::PhantomData };
+    model.visit(&mut sum);
+    match sum.failed {
+        Some(e) => Err(e),
+        None => Ok(sum.grads),
+    }
+}
+
+/// Rank 0's parameters on every rank (the replicas start equal whatever each rank drew; the
+/// values travel as f64, so f32 and f64 parameters arrive exactly).
+pub fn broadcast_model<B: Backend, M: Module<B>>(model: M, comm: &Comm, device: &B::Device) -> Result<M, DistError> {
+    let recorder = BinBytesRecorder::<DoublePrecisionSettings>::default();
+    let bytes = match comm.rank() {
+        0 => recorder
+            .record(model.clone().into_record(), ())
+            .map_err(|e| DistError::Ranks(format!("serialising the parameters: {e}")))?,
+        _ => Vec::new(),
+    };
+    let bytes = comm.broadcast(bytes).map_err(DistError::Comm)?;
+    let record =
+        recorder.load(bytes, device).map_err(|e| DistError::Ranks(format!("reading rank 0's parameters: {e}")))?;
+    Ok(model.load_record(record))
+}

@@ -1,0 +1,267 @@
+//! A model trained by ranks (threads of this test standing in for processes, one part each,
+//! the halo exchange over TCP on 127.0.0.1) equals the model on the whole graph: the ranks'
+//! losses add up to the whole graph's loss, their logits are its rows, and the gradients
+//! summed over the ranks are its gradients, with dropout, for GCN, GraphSAGE, GIN and GAT and
+//! 1, 2 and 3 ranks. The other ranks start from other parameters: rank 0's reach them.
+
+use burn::backend::{Autodiff, NdArray};
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::optim::GradientsParams;
+use burn::tensor::backend::Backend;
+use burn::tensor::{Int, Tensor, TensorData};
+use burn_sparse_gnn::collective::{Comm, TcpComm, TcpCommConfig};
+use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, PartitionedGraph};
+use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
+use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+use gnn_models::activation::Nonlinearity;
+use gnn_models::distributed::DistError;
+use gnn_models::{
+    broadcast_model, rank_loss, sum_gradients, ConvKind, GnnModel, GnnModelConfig, NormKind, RankGraph, SageAggr,
+    StepSeeds,
+};
+use std::sync::Arc;
+use std::time::Duration;
+
+type B = Autodiff<NdArray<f64, i64>>;
+type Inner = NdArray<f64, i64>;
+
+/// The CPU backend's random generator is process-global: the tests take turns.
+static RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+const N: usize = 157;
+const D_IN: usize = 7;
+const CLASSES: usize = 4;
+
+fn graph(seed: u64) -> Csr {
+    let r = random_csr(&RandomGraphSpec {
+        n_rows: N,
+        n_cols: N,
+        avg_degree: 4,
+        hub_degree: 300,
+        empty_fraction: 0.1,
+        self_loops: true,
+        duplicates: true,
+        seed,
+    });
+    let (mut src, mut dst) = (Vec::new(), Vec::new());
+    for i in 0..N {
+        for &j in &r.col_idx()[r.row_ptr()[i]..r.row_ptr()[i + 1]] {
+            src.push(j as i64);
+            dst.push(i as i64);
+        }
+    }
+    Csr::from_edges(N, &src, &dst, None, BuildOptions { symmetrize: true, add_self_loops: false, dedup: false })
+        .expect("valid graph")
+}
+
+struct HostInputs {
+    x: Vec<f64>,
+    labels: Vec<i64>,
+    weights: Vec<f64>,
+}
+
+fn host_inputs() -> HostInputs {
+    let x = random_values(N * D_IN, 3).into_iter().map(f64::from).collect();
+    let labels = (0..N).map(|i| ((i * 7 + i / 3) % CLASSES) as i64).collect();
+    let train: Vec<f64> = (0..N).map(|i| if i % 3 == 0 { 1.0 } else { 0.0 }).collect();
+    let count: f64 = train.iter().sum();
+    HostInputs { x, labels, weights: train.iter().map(|t| t / count).collect() }
+}
+
+struct Grads<'a> {
+    grads: &'a <B as burn::tensor::backend::AutodiffBackend>::Gradients,
+    out: Vec<Vec<f64>>,
+}
+
+impl ModuleVisitor<B> for Grads<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        let g = param.val().grad(self.grads).map(|g| g.into_data().to_vec::<f64>().expect("f64")).unwrap_or_default();
+        self.out.push(g);
+    }
+}
+
+/// The gradients of `GradientsParams` in the model's parameter order.
+struct Summed<'a> {
+    grads: &'a GradientsParams,
+    out: Vec<Vec<f64>>,
+}
+
+impl ModuleVisitor<B> for Summed<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        let g = self.grads.get::<Inner, D>(param.id).map(|g| g.into_data().to_vec::<f64>().expect("f64"));
+        self.out.push(g.unwrap_or_default());
+    }
+}
+
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len(), "lengths differ");
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+struct Run {
+    loss: f64,
+    /// Per node, its logits.
+    logits: Vec<f64>,
+    grads: Vec<Vec<f64>>,
+}
+
+fn whole(model: &GnnModel<B>, adj: &Csr, h: &HostInputs, seed: u64) -> Run {
+    let dev = Default::default();
+    let x = Tensor::<B, 2>::from_data(TensorData::new(h.x.clone(), [N, D_IN]), &dev);
+    let y = Tensor::<B, 1, Int>::from_data(TensorData::new(h.labels.clone(), [N]), &dev);
+    let w = Tensor::<B, 1>::from_data(TensorData::new(h.weights.clone(), [N]), &dev);
+    let g = Graph::<B>::new(adj, &dev, GraphOptions::default());
+    B::seed(&dev, seed);
+    let logits = model.forward(&g, x);
+    let logp = burn::tensor::activation::log_softmax(logits.clone(), 1);
+    let loss = (logp.gather(1, y.unsqueeze_dim::<2>(1)).squeeze_dim::<1>(1) * w).sum().neg();
+    let grads = loss.backward();
+    let mut v = Grads { grads: &grads, out: Vec::new() };
+    model.visit(&mut v);
+    Run { loss: loss.into_scalar(), logits: logits.into_data().to_vec::<f64>().expect("f64"), grads: v.out }
+}
+
+/// One training step's loss, logits and summed gradients on `world` ranks: rank 0 holds
+/// `model`, the others `other` (replaced by rank 0's parameters), the dropout seeds `seeds`
+/// on rank 0 (the others draw none: rank 0's reach them).
+fn ranks(
+    model: &GnnModel<B>,
+    other: &GnnModel<B>,
+    adj: Arc<Csr>,
+    pg: Arc<PartitionedGraph>,
+    h: Arc<HostInputs>,
+    seeds: StepSeeds<B>,
+) -> Result<Vec<(f64, Vec<(u32, Vec<f64>)>, Vec<Vec<f64>>)>, DistError> {
+    let world = pg.parts.len();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let addr = listener.local_addr().expect("address").to_string();
+    let mut listener = Some(listener);
+    let handles: Vec<_> = (0..world)
+        .map(|rank| {
+            let (adj, pg, h) = (adj.clone(), pg.clone(), h.clone());
+            let model = if rank == 0 { model.clone() } else { other.clone() };
+            let seeds = if rank == 0 { Some(seeds.clone()) } else { None };
+            let mut cfg = TcpCommConfig::new(rank, world, addr.clone());
+            cfg.connect_timeout = Duration::from_secs(30);
+            let listener = if rank == 0 { listener.take() } else { None };
+            std::thread::spawn(move || -> Result<_, DistError> {
+                let comm = Comm::new(
+                    match listener {
+                        Some(l) => TcpComm::host(l, &cfg),
+                        None => TcpComm::connect(&cfg),
+                    }
+                    .map_err(DistError::Comm)?,
+                );
+                let dev = Default::default();
+                let model = broadcast_model(model, &comm, &dev)?;
+                let rg = RankGraph::<B>::new(&adj, &pg, comm.clone(), &dev, GraphOptions::default())?;
+                let owned = rg.owned_ids().len();
+                let x = Tensor::<B, 2>::from_data(TensorData::new(rg.own_rows(&h.x, D_IN), [owned, D_IN]), &dev);
+                let y = Tensor::<B, 1, Int>::from_data(TensorData::new(rg.own_rows(&h.labels, 1), [owned]), &dev);
+                let w = Tensor::<B, 1>::from_data(TensorData::new(rg.own_rows(&h.weights, 1), [owned]), &dev);
+                let seeds = seeds.unwrap_or_else(|| StepSeeds::none(&model)).broadcast(&comm, &dev)?;
+                let logits = model.forward_rank(&rg, x, &seeds)?;
+                let loss = rank_loss(&rg, logits.clone(), y, w)?;
+                let local = loss.clone().into_scalar();
+                let grads = GradientsParams::from_grads(loss.backward(), &model);
+                let grads = sum_gradients(&model, grads, &comm).map_err(DistError::Comm)?;
+                let total = comm.all_reduce_sum(&[local]).map_err(DistError::Comm)?[0];
+                let mut v = Summed { grads: &grads, out: Vec::new() };
+                model.visit(&mut v);
+                let rows: Vec<f64> = logits.into_data().to_vec::<f64>().expect("f64");
+                let per_node = rg
+                    .owned_ids()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &g)| (g, rows[i * CLASSES..(i + 1) * CLASSES].to_vec()))
+                    .collect();
+                Ok((total, per_node, v.out))
+            })
+        })
+        .collect();
+    handles.into_iter().map(|t| t.join().expect("a rank panicked")).collect()
+}
+
+fn configs() -> Vec<(&'static str, GnnModelConfig)> {
+    let base = |conv| GnnModelConfig::new(conv, D_IN, 8, CLASSES).with_layers(3).with_dropout(0.4);
+    vec![
+        ("gcn classic", base(ConvKind::Gcn).with_linear_io(false).with_input_dropout(0.3)),
+        ("sage mean relu", base(ConvKind::Sage).with_norm(NormKind::LayerNorm)),
+        ("sage sum", base(ConvKind::Sage).with_sage_aggr(SageAggr::Sum).with_input_dropout(0.2)),
+        ("gin", base(ConvKind::Gin)),
+        ("gat", base(ConvKind::Gat).with_gat_heads(2)),
+    ]
+}
+
+#[test]
+fn every_rank_run_equals_the_whole_graph() {
+    let _turn = RNG.lock().unwrap_or_else(|e| e.into_inner());
+    let adj = Arc::new(graph(1));
+    let h = Arc::new(host_inputs());
+    let dev = Default::default();
+    for (world, method) in [(1, PartitionMethod::Contiguous), (2, PartitionMethod::Metis), (3, PartitionMethod::Greedy)]
+    {
+        let part = partition(&adj, &PartitionOptions { parts: world, method, seed: 7 }).expect("partition");
+        let pg = Arc::new(PartitionedGraph::build(&adj, &part).expect("parts"));
+        assert!(world == 1 || pg.parts.iter().any(|l| !l.halo.is_empty()), "{world} ranks exchange nothing");
+        for (name, cfg) in configs() {
+            B::seed(&dev, 11);
+            let model: GnnModel<B> = cfg.init(&dev).expect("valid model");
+            model.initialise_parameters();
+            B::seed(&dev, 12);
+            let other: GnnModel<B> = cfg.init(&dev).expect("valid model");
+            other.initialise_parameters();
+            let want = whole(&model, &adj, &h, 5);
+            B::seed(&dev, 5);
+            let seeds = StepSeeds::draw(&model, &dev);
+            let got = ranks(&model, &other, adj.clone(), pg.clone(), h.clone(), seeds).expect("the ranks ran");
+            let label = format!("{name}, {world} ranks ({method:?})");
+            let mut seen = 0;
+            for (r, (loss, rows, grads)) in got.iter().enumerate() {
+                assert!(
+                    (loss - want.loss).abs() < 1e-9 * want.loss.abs().max(1.0),
+                    "{label}: rank {r} loss {loss} vs {}",
+                    want.loss
+                );
+                for (g, z) in rows {
+                    let g = *g as usize;
+                    let d = max_diff(z, &want.logits[g * CLASSES..(g + 1) * CLASSES]);
+                    assert!(d < 1e-9, "{label}: logits of node {g} differ by {d}");
+                    seen += 1;
+                }
+                assert_eq!(grads.len(), want.grads.len());
+                for (k, (a, b)) in want.grads.iter().zip(grads).enumerate() {
+                    assert!(!a.is_empty(), "{label}: parameter {k} has no gradient");
+                    let d = max_diff(a, b);
+                    assert!(d < 1e-9, "{label}: rank {r}: gradient of parameter {k} differs by {d}");
+                }
+            }
+            assert_eq!(seen, N, "{label}: every node's logits once");
+        }
+    }
+}
+
+#[test]
+fn cbsr_states_and_mismatched_partitions_are_refused() {
+    let _turn = RNG.lock().unwrap_or_else(|e| e.into_inner());
+    let adj = Arc::new(graph(2));
+    let h = Arc::new(host_inputs());
+    let dev = Default::default();
+    let part = partition(&adj, &PartitionOptions { parts: 2, method: PartitionMethod::Greedy, seed: 1 }).expect("p");
+    let pg = Arc::new(PartitionedGraph::build(&adj, &part).expect("parts"));
+    let cfg = GnnModelConfig::new(ConvKind::Sage, D_IN, 8, CLASSES).with_nonlin(Nonlinearity::Maxk { k: 3 });
+    let model: GnnModel<B> = cfg.init(&dev).expect("model");
+    model.initialise_parameters();
+    let err = ranks(&model, &model, adj.clone(), pg, h, StepSeeds::none(&model)).err().expect("MaxK states");
+    assert!(err.to_string().contains("dense states"), "{err}");
+
+    // three parts for two ranks: every rank says so before any exchange
+    let part = partition(&adj, &PartitionOptions { parts: 3, method: PartitionMethod::Greedy, seed: 1 }).expect("p");
+    let pg = PartitionedGraph::build(&adj, &part).expect("parts");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let addr = listener.local_addr().expect("address").to_string();
+    let other = std::thread::spawn(move || TcpComm::connect(&TcpCommConfig::new(1, 2, addr)).map(Comm::new));
+    let comm = Comm::new(TcpComm::host(listener, &TcpCommConfig::new(0, 2, "")).expect("rank 0"));
+    let _peer = other.join().expect("rank 1").expect("rank 1 joined");
+    let err = RankGraph::<B>::new(&adj, &pg, comm, &dev, GraphOptions::default()).expect_err("3 parts for 2 ranks");
+    assert!(err.to_string().contains("3 parts for 2 ranks"), "{err}");
+}
