@@ -110,7 +110,9 @@ impl<B: SparseGnnBackend> RankGraph<B> {
             n_nodes: adj.n_rows(),
         })
     }
+}
 
+impl<B: Backend> RankGraph<B> {
     /// The transport.
     pub fn comm(&self) -> &Comm {
         self.routes.comm()

@@ -100,6 +100,35 @@ pub struct TrainArgs {
     /// Print the device memory estimate of the run and stop.
     #[arg(long)]
     pub dry_run: bool,
+    /// Several processes, one part of the graph each.
+    #[command(flatten)]
+    pub processes: ProcessArgs,
+}
+
+/// Training over several processes (`train`): one part of the partitioned graph per process,
+/// the halo rows moving between them over TCP. The model equals the one-process model.
+#[derive(Args)]
+pub struct ProcessArgs {
+    /// Train on N processes of this host: `train` starts ranks 0..N (meeting on 127.0.0.1) and
+    /// waits for them. With --devices (N indices), rank r runs on the r-th listed device;
+    /// without, every rank on the backend's default device. Rank 0 shows the progress and
+    /// writes --out.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024),
+          conflicts_with_all = ["rank", "world", "parts", "resume", "boundary_sampling", "dry_run"])]
+    pub processes: Option<usize>,
+    /// This process's rank in a run of --world processes (start one per host or GPU, each with
+    /// the same options and --rendezvous; --devices I picks this rank's device).
+    #[arg(long, requires_all = ["world", "rendezvous"], conflicts_with_all = ["parts", "resume", "boundary_sampling", "dry_run"])]
+    pub rank: Option<usize>,
+    /// Number of processes of the run (with --rank).
+    #[arg(long, requires_all = ["rank", "rendezvous"])]
+    pub world: Option<usize>,
+    /// Rank 0's address, HOST:PORT: rank 0 listens there, every other rank connects to it.
+    #[arg(long, requires = "rank")]
+    pub rendezvous: Option<String>,
+    /// Seconds the ranks wait for each other at the start.
+    #[arg(long, default_value_t = 600)]
+    pub rendezvous_timeout: u64,
 }
 
 #[derive(Args)]

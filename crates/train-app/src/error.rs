@@ -77,6 +77,10 @@ pub enum AppError {
     /// A saved model and a dataset (or a record and a model) do not fit each other.
     #[error("model and data do not match: {0}")]
     Mismatch(String),
+    /// The processes of a multi-process run do not fit together, or a collective between them
+    /// failed.
+    #[error("multi-process run: {0}")]
+    Ranks(String),
     /// Training produced a non-finite loss (results and charts are still written).
     #[error("training diverged: {0}")]
     Diverged(String),

@@ -13,6 +13,7 @@ pub mod gen;
 pub mod memory;
 pub mod npyio;
 pub mod partitioned;
+pub mod ranks;
 pub mod selftest;
 pub mod trainbench;
 pub mod training;

@@ -141,6 +141,9 @@ pub struct PartitionReport {
     pub boundary_sampling: Option<f64>,
     /// How the parts hold their halo columns (`joined` or `split`).
     pub halo_layout: String,
+    /// Processes of a multi-process run (one part each; absent: one process).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processes: Option<usize>,
 }
 
 /// A partitioned graph on its devices with the node data split by part.
@@ -228,6 +231,7 @@ pub fn setup<B: SparseGnnBackend>(
         cached: was_cached,
         boundary_sampling: spread.boundary_sampling,
         halo_layout: format!("{layout:?}").to_lowercase(),
+        processes: None,
     };
     Ok(PartitionedData { xs: dg.scatter(x), labels: dg.scatter(labels), weights, dg, report })
 }
@@ -701,8 +705,23 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         epochs.push(PartitionedEpoch { epoch, loss, train, valid, test, seconds });
     }
     bar.finish();
+    let train_seconds = start.elapsed().as_secs_f64();
+    write_outputs(cfg, burn::module::AutodiffModule::valid(&model), epochs, data.report.clone(), backend, train_seconds)
+}
+
+/// Writes what a partitioned run leaves in `cfg.out`, each file atomically: the trained model
+/// (`model.mpk`, `model.safetensors`: the whole-graph model's records, which `eval` and
+/// `predict` read), `history.json`, `curves.png` and `results.json`; returns the report.
+pub(crate) fn write_outputs<B: SparseGnnBackend>(
+    cfg: &TrainConfig,
+    model: GnnModel<B>,
+    epochs: Vec<PartitionedEpoch>,
+    partition: PartitionReport,
+    backend: &str,
+    train_seconds: f64,
+) -> Result<PartitionedReport> {
     // the trained parameters, as the whole-graph run saves them
-    let trained = gnn_train::NodeClassifier::new(burn::module::AutodiffModule::valid(&model), cfg.seed);
+    let trained = gnn_train::NodeClassifier::new(model, cfg.seed);
     let model_file = crate::training::train::model_path(&cfg.out);
     burn::module::Module::save_file(trained.clone(), model_file.clone(), &gnn_train::AtomicFileRecorder::new())
         .map_err(|e| AppError::Format { path: model_file.with_extension("mpk"), msg: e.to_string() })?;
@@ -725,13 +744,12 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     if let Err(e) = crate::charts::write_curves(&chart, &history) {
         eprintln!("warning: no chart written to {}: {e}", chart.display());
     }
-    let train_seconds = start.elapsed().as_secs_f64();
     let final_accuracy = epochs.last().map(|e| [e.train, e.valid, e.test]).unwrap_or([f64::NAN; 3]);
     let report = PartitionedReport {
         config: cfg.clone(),
         backend: backend.to_string(),
         commit: commit(),
-        partition: data.report.clone(),
+        partition,
         epochs,
         train_seconds,
         final_accuracy,

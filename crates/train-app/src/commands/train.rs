@@ -58,6 +58,8 @@ pub struct TrainJob {
     pub memory_budget: Option<u64>,
     pub dry_run: bool,
     pub partition_cache: Option<std::path::PathBuf>,
+    /// One process of a multi-process run, and the index of its device (`None`: the default).
+    pub rank: Option<(train_app::ranks::RankRun, Option<usize>)>,
 }
 
 /// Parses a byte size: a number with an optional unit (B, KB, MB, GB, KiB, MiB, GiB, TiB).
@@ -144,6 +146,35 @@ impl Job for TrainJob {
             stats.name, stats.nodes, stats.edges, stats.features, stats.classes
         );
         let host = train_app::training::prepare(&self.cfg, data)?;
+        if let Some((run, index)) = &self.rank {
+            let device = match index {
+                Some(i) => train_app::partitioned::devices_of::<B>(&device, &[*i]).remove(0),
+                None => device,
+            };
+            let cache = self
+                .partition_cache
+                .clone()
+                .unwrap_or_else(|| self.cfg.out.join(format!("partition-{}-{}.part", run.world, run.method.as_str())));
+            let rank = run.rank;
+            let report = train_app::device_memory::catch_out_of_memory(|| {
+                train_app::ranks::train::<B>(&self.cfg, &host, run, &cache, &device, backend)
+            })
+            .map_err(|m| AppError::Ranks(format!("rank {rank} ran out of device memory: {m}")))??;
+            if let Some(report) = report {
+                let [tr, va, te] = report.final_accuracy;
+                println!(
+                    "{} {} on {} ({backend}, {} processes): {} epochs in {:.1} s; accuracy train {tr:.4} valid {va:.4} test {te:.4}",
+                    self.cfg.model.name(),
+                    self.cfg.nonlin,
+                    host.data.name,
+                    run.world,
+                    report.epochs.len(),
+                    report.train_seconds,
+                );
+                println!("results: {}", self.cfg.out.join("results.json").display());
+            }
+            return Ok(());
+        }
         let cache = self.partition_cache.clone().unwrap_or_else(|| match &self.spread {
             Some(sp) => self.cfg.out.join(format!("partition-{}-{}.part", sp.parts, sp.method.as_str())),
             None => self.cfg.out.join("partition.part"),
@@ -269,9 +300,83 @@ impl Job for TrainJob {
     }
 }
 
+/// `train --processes N`: starts ranks 0..N of this program with the same arguments (and
+/// `--rank r --world N --rendezvous 127.0.0.1:PORT`, the r-th of --devices), waits for all.
+fn launch(a: &TrainArgs, n: usize) -> Result<()> {
+    if let Some(d) = a.spread.devices.as_ref().filter(|d| d.len() != n) {
+        return Err(AppError::Config(format!("--processes {n} needs {n} --devices (one per rank), got {d:?}")));
+    }
+    let exe = std::env::current_exe().map_err(|e| AppError::Config(format!("cannot find this program: {e}")))?;
+    // the command line is where the arguments are read
+    let mut base = Vec::new();
+    let mut args = std::env::args_os().skip(1);
+    while let Some(arg) = args.next() {
+        let text = arg.to_string_lossy();
+        if text == "--processes" || text == "--devices" {
+            args.next();
+        } else if !(text.starts_with("--processes=") || text.starts_with("--devices=")) {
+            base.push(arg);
+        }
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| AppError::Config(format!("no free port on 127.0.0.1: {e}")))?
+        .port();
+    eprintln!("starting {n} processes (rendezvous 127.0.0.1:{port})");
+    let mut children = Vec::with_capacity(n);
+    for r in 0..n {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(&base).args(["--rank", &r.to_string(), "--world", &n.to_string()]);
+        cmd.args(["--rendezvous", &format!("127.0.0.1:{port}")]);
+        if let Some(d) = &a.spread.devices {
+            cmd.args(["--devices", &d[r].to_string()]);
+        }
+        let child = cmd.spawn().map_err(|e| AppError::Config(format!("cannot start rank {r}: {e}")))?;
+        children.push(child);
+    }
+    let mut failed = Vec::new();
+    for (r, mut c) in children.into_iter().enumerate() {
+        match c.wait() {
+            Ok(s) if s.success() => {}
+            Ok(s) => failed.push(format!("rank {r} ({s})")),
+            Err(e) => failed.push(format!("rank {r} ({e})")),
+        }
+    }
+    match failed.is_empty() {
+        true => Ok(()),
+        false => Err(AppError::Ranks(format!("{} failed; see their messages above", failed.join(", ")))),
+    }
+}
+
 pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
+    if let Some(n) = a.processes.processes {
+        return launch(&a, n);
+    }
     let cfg = config(&a, matches)?;
-    let spread = a.spread.spread()?;
+    let rank = match (a.processes.rank, a.processes.world, &a.processes.rendezvous) {
+        (Some(rank), Some(world), Some(addr)) => {
+            let index = match a.spread.devices.as_deref() {
+                None => None,
+                Some([i]) => Some(*i),
+                Some(d) => {
+                    return Err(AppError::Config(format!(
+                        "--rank runs on one device: give --devices one index, not {d:?}"
+                    )))
+                }
+            };
+            let run = train_app::ranks::RankRun {
+                rank,
+                world,
+                rendezvous: addr.clone(),
+                method: a.spread.partition.parse().map_err(|e| AppError::Config(format!("--partition: {e}")))?,
+                connect_timeout: std::time::Duration::from_secs(a.processes.rendezvous_timeout),
+            };
+            run.check()?;
+            Some((run, index))
+        }
+        _ => None,
+    };
+    let spread = if rank.is_some() { None } else { a.spread.spread()? };
     let memory_budget = a.memory_budget.as_deref().map(parse_bytes).transpose()?;
     dispatch(
         a.backend,
@@ -282,6 +387,7 @@ pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
             memory_budget,
             dry_run: a.dry_run,
             partition_cache: a.spread.partition_cache.clone(),
+            rank,
         },
     )
 }

@@ -1,0 +1,280 @@
+//! Full-graph training over several processes (`train --world N --rank R --rendezvous ADDR`,
+//! or `train --processes N`, which starts the N ranks on this host): each process trains one
+//! part of the partitioned graph on its device, the exact model of `gnn_models::ranks`, with
+//! the halo rows and gradients moving between the processes over TCP
+//! (`burn_sparse_gnn::collective`). Rank 0 shows the progress and writes the run folder.
+
+use crate::error::{AppError, Result};
+use crate::partitioned::{
+    adam, exchanged_bytes_per_epoch, load_or_partition, write_outputs, PartitionReport, PartitionedEpoch,
+    PartitionedReport, Spread,
+};
+use crate::training::{HostGraph, TrainConfig};
+use burn::module::AutodiffModule;
+use burn::optim::{GradientsParams, Optimizer};
+use burn::tensor::backend::Backend;
+use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
+use burn_sparse_gnn::collective::{Comm, TcpComm, TcpCommConfig};
+use burn_sparse_gnn::partition::{GraphFingerprint, PartitionMethod, PartitionedGraph};
+use burn_sparse_gnn::SparseGnnAutodiffBackend;
+use gnn_models::{broadcast_model, rank_loss, sum_gradients, HaloLayout, RankGraph, StepSeeds};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// One process of a multi-process run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankRun {
+    /// This process's rank, `0..world`.
+    pub rank: usize,
+    /// Number of processes (= parts).
+    pub world: usize,
+    /// Rank 0's address, `host:port` (rank 0 listens there).
+    pub rendezvous: String,
+    /// Partitioner (every rank computes or reads the same partition).
+    pub method: PartitionMethod,
+    /// How long the ranks wait for each other at the start.
+    pub connect_timeout: Duration,
+}
+
+impl RankRun {
+    /// Checks the numbers: a rank below the world size, an address with a port.
+    pub fn check(&self) -> Result<()> {
+        if self.world == 0 || self.rank >= self.world {
+            return Err(AppError::Config(format!("--rank {} --world {}: ranks are 0..world", self.rank, self.world)));
+        }
+        if self.rendezvous.rsplit_once(':').and_then(|(_, p)| p.parse::<u16>().ok()).is_none() {
+            return Err(AppError::Config(format!("--rendezvous {}: expected HOST:PORT", self.rendezvous)));
+        }
+        Ok(())
+    }
+}
+
+fn comm_err(e: impl std::fmt::Display) -> AppError {
+    AppError::Ranks(e.to_string())
+}
+
+/// FNV-1a of `bytes` (a digest every build computes alike).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// What the ranks must agree on, as one number: the training configuration (less the run
+/// folder, which may differ), the graph and the partitioning.
+fn config_tag(cfg: &TrainConfig, fp: &GraphFingerprint, run: &RankRun) -> u64 {
+    let mut v = serde_json::to_value(cfg).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("out");
+    }
+    let text = format!("{v}|{}|{}|{}|{}|{}", fp.n_nodes, fp.nnz, fp.hash, run.world, run.method.as_str());
+    fnv1a(text.as_bytes())
+}
+
+/// The split weights (`1 / |split|` on the split's nodes) of the rank's rows.
+fn split_weights(host: &HostGraph, rg: &RankGraph<impl Backend>) -> Result<[Vec<f32>; 3]> {
+    let n = host.data.num_nodes();
+    let split = host.data.split().ok_or_else(|| AppError::Config("a split is needed to train".into()))?;
+    Ok([&split.train, &split.valid, &split.test].map(|ids| {
+        let mut w = vec![0.0f32; n];
+        let share = 1.0 / ids.len().max(1) as f32;
+        for &i in ids {
+            w[i as usize] += share;
+        }
+        rg.own_rows(&w, 1)
+    }))
+}
+
+/// Trains `cfg` as rank `run.rank` of `run.world` processes on `device`; returns the report on
+/// rank 0 (which writes `cfg.out` as a partitioned run does) and `None` on the others. The
+/// partition is read from `cache` when it holds this graph's (rank 0 writes it first).
+pub fn train<B: SparseGnnAutodiffBackend>(
+    cfg: &TrainConfig,
+    host: &HostGraph,
+    run: &RankRun,
+    cache: &Path,
+    device: &B::Device,
+    backend: &str,
+) -> Result<Option<PartitionedReport>> {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    run.check()?;
+    if !cfg.nonlin.starts_with("relu") {
+        return Err(AppError::Config(format!(
+            "--nonlin {}: a multi-process run exchanges dense states (relu); MaxK and max-pool models train on \
+             several devices of one process (--devices)",
+            cfg.nonlin
+        )));
+    }
+    let leader = run.rank == 0;
+    let adj = host.data.adjacency();
+    let fp = GraphFingerprint::of(adj);
+    let mut tcp = TcpCommConfig::new(run.rank, run.world, run.rendezvous.clone());
+    tcp.tag = config_tag(cfg, &fp, run);
+    tcp.connect_timeout = run.connect_timeout;
+    if leader {
+        eprintln!("rank 0 of {}: waiting for the other ranks at {}", run.world, run.rendezvous);
+    }
+    let comm = Comm::new(TcpComm::connect(&tcp).map_err(comm_err)?);
+    if leader {
+        std::fs::create_dir_all(&cfg.out).map_err(|e| AppError::io(&cfg.out, e))?;
+    }
+
+    // the partition: rank 0 computes (or reads) it and writes the cache, then the others read it
+    let start = Instant::now();
+    let spread =
+        Spread { devices: vec![0], parts: run.world, method: run.method, boundary_sampling: None, layout: None };
+    let mut cached = false;
+    let mut part = None;
+    for turn in [true, false] {
+        if turn == leader {
+            if leader {
+                if let Some(dir) = cache.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(|e| AppError::io(dir, e))?;
+                }
+            }
+            // a rank whose cache rank 0 did not write (another host) computes the same partition
+            let (p, c) = load_or_partition(adj, &spread, Some(cache).filter(|c| leader || c.exists()))?;
+            part = Some(p);
+            cached = c;
+        }
+        comm.barrier().map_err(comm_err)?;
+    }
+    let part = part.ok_or_else(|| AppError::Ranks("no partition".into()))?;
+    let pg = PartitionedGraph::build(adj, &part).map_err(|e| AppError::Config(format!("partition: {e}")))?;
+    // the same partition on every rank (a cache that is not shared is computed anew)
+    let digest = fnv1a(&part.assignment.iter().flat_map(|p| p.to_le_bytes()).collect::<Vec<u8>>());
+    let first = comm.broadcast(digest.to_le_bytes().to_vec()).map_err(comm_err)?;
+    let differs = first != digest.to_le_bytes();
+    let disagree = comm.all_reduce_sum(&[f64::from(u8::from(differs))]).map_err(comm_err)?[0];
+    if disagree > 0.0 {
+        return Err(AppError::Ranks(format!(
+            "{disagree} rank(s) computed another partition than rank 0: give every rank the same --partition-cache \
+             file"
+        )));
+    }
+    let partition_seconds = start.elapsed().as_secs_f64();
+
+    let start = Instant::now();
+    let rg = RankGraph::<B>::new(adj, &pg, comm.clone(), device, host.opts).map_err(comm_err)?;
+    let owned = rg.owned_ids().len();
+    let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
+    let x = Tensor::<B, 2>::from_data(
+        TensorData::new(rg.own_rows(&host.x, host.d_in), [owned, host.d_in]).convert_dtype(dtype),
+        (device, dtype),
+    );
+    let labels: Vec<i64> = host.data.labels().iter().map(|&l| i64::from(l).max(0)).collect();
+    let own_labels = rg.own_rows(&labels, 1);
+    let y = Tensor::<B, 1, Int>::from_data(TensorData::new(own_labels.clone(), [owned]), device);
+    let weights = split_weights(host, &rg)?;
+    let w_train =
+        Tensor::<B, 1>::from_data(TensorData::new(weights[0].clone(), [owned]).convert_dtype(dtype), (device, dtype));
+    // per split, the rank's rows on it
+    let eval_rows = weights.each_ref().map(|w| (0..owned).filter(|&i| w[i] > 0.0).collect::<Vec<usize>>());
+    let split = host.data.split().ok_or_else(|| AppError::Config("a split is needed to train".into()))?;
+    let split_sizes = [split.train.len(), split.valid.len(), split.test.len()];
+
+    let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
+    B::seed(device, cfg.seed);
+    let model = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
+    model.initialise_parameters();
+    let mut model = broadcast_model(model, &comm, device).map_err(comm_err)?;
+    let halo_all = comm.all_reduce_sum(&[rg.halo_rows() as f64]).map_err(comm_err)?[0] as usize;
+    let stats = pg.stats();
+    let exchanged = exchanged_bytes_per_epoch(cfg, &model, host.d_in, halo_all, HaloLayout::Joined);
+    let report = PartitionReport {
+        parts: run.world,
+        devices: run.world,
+        method: format!("{:?}", run.method).to_lowercase(),
+        stats,
+        exchanged_bytes_per_epoch: exchanged,
+        partition_seconds,
+        setup_seconds: start.elapsed().as_secs_f64(),
+        cached,
+        boundary_sampling: None,
+        halo_layout: "joined".into(),
+        processes: Some(run.world),
+    };
+    let exchanged_mb = exchanged as f64 / 1e6;
+    if leader {
+        let st = &report.stats;
+        eprintln!(
+            "partition: {} parts ({}) on {} processes: cut edges {} ({:.1} %), halo rows {}, {exchanged_mb:.1} MB \
+             exchanged per epoch{}",
+            st.parts,
+            run.method.as_str(),
+            run.world,
+            st.cut_edges,
+            100.0 * st.cut_fraction,
+            st.halo_total,
+            if cached { " (cached partition)" } else { "" }
+        );
+        crate::training::report::write_json(&cfg.out.join("config.json"), cfg)?;
+    }
+    let mut optim = adam(cfg).init();
+    let bar = ProgressBar::new(cfg.epochs as u64);
+    if !leader {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let abandon = |e: AppError| {
+        bar.abandon();
+        e
+    };
+    let mut epochs = Vec::new();
+    let start = Instant::now();
+    for epoch in 1..=cfg.epochs {
+        let t = Instant::now();
+        // rank 0's dropout seeds, drawn as the one-process run draws them
+        B::seed(device, cfg.seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64));
+        let seeds = StepSeeds::draw(&model, device).broadcast(&comm, device).map_err(|e| abandon(comm_err(e)))?;
+        let logits = model.forward_rank(&rg, x.clone(), &seeds).map_err(|e| abandon(comm_err(e)))?;
+        let loss = rank_loss(&rg, logits, y.clone(), w_train.clone()).map_err(|e| abandon(comm_err(e)))?;
+        let grads = loss.backward();
+        comm.check().map_err(|e| abandon(comm_err(e)))?;
+        let local: f64 = loss.into_scalar().elem();
+        let grads = GradientsParams::from_grads(grads, &model);
+        let grads = sum_gradients(&model, grads, &comm).map_err(|e| abandon(comm_err(e)))?;
+        model = optim.step(cfg.lr, model, grads);
+        // the loss and the accuracies over all ranks
+        let valid_model = model.valid();
+        let eval = valid_model
+            .forward_rank(&rg.inner(), x.clone().inner(), &StepSeeds::none(&valid_model))
+            .map_err(|e| abandon(comm_err(e)))?;
+        let pred: Vec<i64> = eval.argmax(1).into_data().convert::<i64>().to_vec().unwrap_or_default();
+        let hits =
+            eval_rows.clone().map(|rows| rows.iter().filter(|&&i| pred.get(i) == own_labels.get(i)).count() as f64);
+        let sums = comm.all_reduce_sum(&[local, hits[0], hits[1], hits[2]]).map_err(|e| abandon(comm_err(e)))?;
+        let loss = sums[0];
+        let [train, valid, test] = [1, 2, 3].map(|k| sums[k] / split_sizes[k - 1].max(1) as f64);
+        if !loss.is_finite() {
+            bar.abandon();
+            return Err(AppError::Diverged(format!("loss {loss} at epoch {epoch}{}", cfg.divergence_hint())));
+        }
+        let seconds = t.elapsed().as_secs_f64();
+        bar.set_message(format!(
+            "loss {loss:.4} valid {valid:.4} ({:.0} ms, {exchanged_mb:.1} MB exchanged)",
+            seconds * 1e3
+        ));
+        bar.inc(1);
+        if leader && cfg.log_every > 0 && (epoch % cfg.log_every == 0 || epoch == cfg.epochs) {
+            bar.suspend(|| {
+                eprintln!(
+                    "epoch {epoch:>4}/{}  train loss {loss:.4} acc {train:.4}  valid acc {valid:.4}  {seconds:.3} s  \
+                     {exchanged_mb:.1} MB exchanged",
+                    cfg.epochs
+                )
+            });
+        }
+        epochs.push(PartitionedEpoch { epoch, loss, train, valid, test, seconds });
+    }
+    bar.finish();
+    let train_seconds = start.elapsed().as_secs_f64();
+    // every rank holds the same parameters; rank 0 writes them
+    let out = match leader {
+        true => Some(write_outputs(cfg, model.valid(), epochs, report, backend, train_seconds)?),
+        false => None,
+    };
+    comm.barrier().map_err(comm_err)?;
+    Ok(out)
+}
