@@ -2,64 +2,19 @@
 //! copy) equals the model on the whole graph: loss, logits and every parameter gradient, with
 //! dropout drawn for the whole graph, for each convolution and activation and P = 1..8.
 
-use burn::backend::{Autodiff, NdArray};
-use burn::module::{Module, ModuleVisitor, Param};
+mod common;
+
+use burn::backend::NdArray;
+use burn::module::Module;
 use burn::tensor::backend::Backend;
 use burn::tensor::{Int, Tensor, TensorData};
 use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, PartitionedGraph};
-use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
-use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+use burn_sparse_gnn::random::random_values;
+use burn_sparse_gnn::{Csr, Graph, GraphOptions};
+use common::{graph, max_diff, Grads, B, CLASSES, D_IN, N, RNG};
 use gnn_models::activation::Nonlinearity;
 use gnn_models::distributed::{partitioned_loss, DistGraph, HaloLayout};
 use gnn_models::{ConvKind, GnnModel, GnnModelConfig, NormKind, SageAggr};
-
-type B = Autodiff<NdArray<f64, i64>>;
-
-/// The CPU backend's random generator is process-global: the tests take turns.
-static RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
-const N: usize = 157;
-const D_IN: usize = 7;
-const CLASSES: usize = 4;
-
-/// A square graph with a hub, empty rows, self-loops and duplicates, made symmetric.
-fn graph(seed: u64) -> Csr {
-    let r = random_csr(&RandomGraphSpec {
-        n_rows: N,
-        n_cols: N,
-        avg_degree: 4,
-        hub_degree: 300,
-        empty_fraction: 0.1,
-        self_loops: true,
-        duplicates: true,
-        seed,
-    });
-    let (mut src, mut dst) = (Vec::new(), Vec::new());
-    for i in 0..N {
-        for &j in &r.col_idx()[r.row_ptr()[i]..r.row_ptr()[i + 1]] {
-            src.push(j as i64);
-            dst.push(i as i64);
-        }
-    }
-    Csr::from_edges(N, &src, &dst, None, BuildOptions { symmetrize: true, add_self_loops: false, dedup: false })
-        .expect("valid graph")
-}
-
-struct Grads<'a> {
-    grads: &'a <B as burn::tensor::backend::AutodiffBackend>::Gradients,
-    out: Vec<Vec<f64>>,
-}
-
-impl ModuleVisitor<B> for Grads<'_> {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-        let g = param.val().grad(self.grads).map(|g| g.into_data().to_vec::<f64>().expect("f64")).unwrap_or_default();
-        self.out.push(g);
-    }
-}
-
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len(), "lengths differ");
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
-}
 
 struct Run {
     loss: f64,

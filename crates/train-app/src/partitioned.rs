@@ -686,27 +686,39 @@ pub fn train<B: SparseGnnAutodiffBackend>(
                 return Err(e);
             }
         };
-        let seconds = t.elapsed().as_secs_f64();
-        bar.set_message(format!(
-            "loss {loss:.4} valid {valid:.4} ({:.0} ms, {exchanged_mb:.1} MB exchanged)",
-            seconds * 1e3
-        ));
-        bar.inc(1);
-        if cfg.log_every > 0 && (epoch % cfg.log_every == 0 || epoch == cfg.epochs) {
-            // printed also when the bar is hidden (not a terminal)
-            bar.suspend(|| {
-                eprintln!(
-                    "epoch {epoch:>4}/{}  train loss {loss:.4} acc {train:.4}  valid acc {valid:.4}  {seconds:.3} s  \
-                     {exchanged_mb:.1} MB exchanged",
-                    cfg.epochs
-                )
-            });
-        }
-        epochs.push(PartitionedEpoch { epoch, loss, train, valid, test, seconds });
+        let e = PartitionedEpoch { epoch, loss, train, valid, test, seconds: t.elapsed().as_secs_f64() };
+        show_epoch(&bar, cfg, &e, exchanged_mb, true);
+        epochs.push(e);
     }
     bar.finish();
     let train_seconds = start.elapsed().as_secs_f64();
     write_outputs(cfg, burn::module::AutodiffModule::valid(&model), epochs, data.report.clone(), backend, train_seconds)
+}
+
+/// Shows epoch `e` on the progress bar and, every `cfg.log_every` epochs and at the last, as a
+/// line (printed also when the bar is hidden, not a terminal) when `log`.
+pub(crate) fn show_epoch(
+    bar: &indicatif::ProgressBar,
+    cfg: &TrainConfig,
+    e: &PartitionedEpoch,
+    exchanged_mb: f64,
+    log: bool,
+) {
+    let PartitionedEpoch { epoch, loss, train, valid, seconds, .. } = *e;
+    bar.set_message(format!(
+        "loss {loss:.4} valid {valid:.4} ({:.0} ms, {exchanged_mb:.1} MB exchanged)",
+        seconds * 1e3
+    ));
+    bar.inc(1);
+    if log && cfg.log_every > 0 && (epoch % cfg.log_every == 0 || epoch == cfg.epochs) {
+        bar.suspend(|| {
+            eprintln!(
+                "epoch {epoch:>4}/{}  train loss {loss:.4} acc {train:.4}  valid acc {valid:.4}  {seconds:.3} s  \
+                 {exchanged_mb:.1} MB exchanged",
+                cfg.epochs
+            )
+        });
+    }
 }
 
 /// Writes what a partitioned run leaves in `cfg.out`, each file atomically: the trained model

@@ -6,7 +6,7 @@
 
 use crate::error::{AppError, Result};
 use crate::partitioned::{
-    adam, exchanged_bytes_per_epoch, load_or_partition, write_outputs, PartitionReport, PartitionedEpoch,
+    adam, exchanged_bytes_per_epoch, load_or_partition, show_epoch, write_outputs, PartitionReport, PartitionedEpoch,
     PartitionedReport, Spread,
 };
 use crate::training::{HostGraph, TrainConfig};
@@ -251,22 +251,9 @@ pub fn train<B: SparseGnnAutodiffBackend>(
             bar.abandon();
             return Err(AppError::Diverged(format!("loss {loss} at epoch {epoch}{}", cfg.divergence_hint())));
         }
-        let seconds = t.elapsed().as_secs_f64();
-        bar.set_message(format!(
-            "loss {loss:.4} valid {valid:.4} ({:.0} ms, {exchanged_mb:.1} MB exchanged)",
-            seconds * 1e3
-        ));
-        bar.inc(1);
-        if leader && cfg.log_every > 0 && (epoch % cfg.log_every == 0 || epoch == cfg.epochs) {
-            bar.suspend(|| {
-                eprintln!(
-                    "epoch {epoch:>4}/{}  train loss {loss:.4} acc {train:.4}  valid acc {valid:.4}  {seconds:.3} s  \
-                     {exchanged_mb:.1} MB exchanged",
-                    cfg.epochs
-                )
-            });
-        }
-        epochs.push(PartitionedEpoch { epoch, loss, train, valid, test, seconds });
+        let e = PartitionedEpoch { epoch, loss, train, valid, test, seconds: t.elapsed().as_secs_f64() };
+        show_epoch(&bar, cfg, &e, exchanged_mb, leader);
+        epochs.push(e);
     }
     bar.finish();
     let train_seconds = start.elapsed().as_secs_f64();

@@ -14,6 +14,20 @@ pub fn app(args: &[&str]) -> (i32, String, String) {
     (out.status.code().unwrap_or(-1), stdout, stderr)
 }
 
+/// The output of a run that must succeed (fails the test with it otherwise).
+pub fn ok(r: (i32, String, String)) -> String {
+    assert_eq!(r.0, 0, "must succeed:\n{}{}", r.1, r.2);
+    r.1 + &r.2
+}
+
+/// The output of a run that must fail with a message containing `needle`.
+pub fn fails(r: (i32, String, String), needle: &str) -> String {
+    let text = r.1 + &r.2;
+    assert_ne!(r.0, 0, "must fail:\n{text}");
+    assert!(text.contains(needle), "expected `{needle}` in:\n{text}");
+    text
+}
+
 /// A path as a command-line argument.
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()

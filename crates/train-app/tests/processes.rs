@@ -5,21 +5,9 @@
 
 mod common;
 
-use common::{app, s, tmp};
+use common::{app, fails, ok, s, tmp};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-fn ok(r: (i32, String, String)) -> String {
-    assert_eq!(r.0, 0, "must succeed:\n{}{}", r.1, r.2);
-    r.1 + &r.2
-}
-
-fn fails(r: (i32, String, String), needle: &str) -> String {
-    let text = r.1 + &r.2;
-    assert_ne!(r.0, 0, "must fail:\n{text}");
-    assert!(text.contains(needle), "expected `{needle}` in:\n{text}");
-    text
-}
 
 /// A 600-node R-MAT dataset with a split.
 fn dataset(name: &str) -> PathBuf {

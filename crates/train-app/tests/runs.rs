@@ -5,20 +5,8 @@
 
 mod common;
 
-use common::{app, s, tiny_data, tmp};
+use common::{app, fails, ok, s, tiny_data, tmp};
 use std::path::{Path, PathBuf};
-
-fn ok(r: (i32, String, String)) -> String {
-    assert_eq!(r.0, 0, "must succeed:\n{}{}", r.1, r.2);
-    r.1 + &r.2
-}
-
-fn fails(r: (i32, String, String), needle: &str) -> String {
-    let text = r.1 + &r.2;
-    assert_ne!(r.0, 0, "must fail:\n{text}");
-    assert!(text.contains(needle), "expected `{needle}` in:\n{text}");
-    text
-}
 
 /// The 6-node dataset saved as an npy folder.
 fn dataset(name: &str) -> PathBuf {
