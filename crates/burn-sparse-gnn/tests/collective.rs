@@ -106,8 +106,8 @@ fn a_stopped_rank_ends_the_others_collectives_with_an_error() {
         assert_eq!(comm.check().expect_err("poisoned"), e);
         Some(e)
     });
-    for r in 0..2 {
-        let e = got[r].as_ref().expect("rank ran").clone().expect("an error");
+    for (r, res) in got.iter().take(2).enumerate() {
+        let e = res.as_ref().expect("rank ran").clone().expect("an error");
         assert!(matches!(e, CommError::Io { .. } | CommError::Protocol { .. }), "rank {r}: {e}");
     }
 }
@@ -121,7 +121,7 @@ fn layout(world: usize, n: usize) -> Vec<(Vec<usize>, Vec<Vec<u32>>)> {
             let send = (0..world)
                 .map(|q| match q == p {
                     true => Vec::new(),
-                    false => (0..own.len() as u32).filter(|&i| own[i as usize] % (q + 2) == 0).collect(),
+                    false => (0..own.len() as u32).filter(|&i| own[i as usize].is_multiple_of(q + 2)).collect(),
                 })
                 .collect();
             (own, send)

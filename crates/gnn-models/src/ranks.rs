@@ -204,7 +204,7 @@ impl<B: SparseGnnBackend> StepSeeds<B> {
         let dtype = sites
             .iter()
             .find_map(|s| s.as_ref().map(|seed| seed.tensor().dtype()))
-            .unwrap_or_else(|| <B::FloatElem as burn::tensor::Element>::dtype());
+            .unwrap_or_else(<B::FloatElem as burn::tensor::Element>::dtype);
         let bad = || DistError::Ranks("rank 0 sent dropout seeds of another model".into());
         let mut at = 0;
         let mut out = Vec::with_capacity(sites.len());

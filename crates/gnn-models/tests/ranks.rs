@@ -34,7 +34,7 @@ struct HostInputs {
 }
 
 fn host_inputs() -> HostInputs {
-    let x = random_values(N * D_IN, 3).into_iter().map(f64::from).collect();
+    let x = random_values(N * D_IN, 3);
     let labels = (0..N).map(|i| ((i * 7 + i / 3) % CLASSES) as i64).collect();
     let train: Vec<f64> = (0..N).map(|i| if i % 3 == 0 { 1.0 } else { 0.0 }).collect();
     let count: f64 = train.iter().sum();
@@ -77,6 +77,9 @@ fn whole(model: &GnnModel<B>, adj: &Csr, h: &HostInputs, seed: u64) -> Run {
     Run { loss: loss.into_scalar(), logits: logits.into_data().to_vec::<f64>().expect("f64"), grads: v.out }
 }
 
+/// One rank's summed loss, its nodes' logits (by global id) and the summed gradients.
+type RankResult = (f64, Vec<(u32, Vec<f64>)>, Vec<Vec<f64>>);
+
 /// One training step's loss, logits and summed gradients on `world` ranks: rank 0 holds
 /// `model`, the others `other` (replaced by rank 0's parameters), the dropout seeds `seeds`
 /// on rank 0 (the others draw none: rank 0's reach them).
@@ -87,7 +90,7 @@ fn ranks(
     pg: Arc<PartitionedGraph>,
     h: Arc<HostInputs>,
     seeds: StepSeeds<B>,
-) -> Result<Vec<(f64, Vec<(u32, Vec<f64>)>, Vec<Vec<f64>>)>, DistError> {
+) -> Result<Vec<RankResult>, DistError> {
     let world = pg.parts.len();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
     let addr = listener.local_addr().expect("address").to_string();
@@ -208,7 +211,9 @@ fn cbsr_states_and_mismatched_partitions_are_refused() {
     let cfg = GnnModelConfig::new(ConvKind::Sage, D_IN, 8, CLASSES).with_nonlin(Nonlinearity::Maxk { k: 3 });
     let model: GnnModel<B> = cfg.init(&dev).expect("model");
     model.initialise_parameters();
-    let err = ranks(&model, &model, adj.clone(), pg, h, StepSeeds::none(&model)).err().expect("MaxK states");
+    let Err(err) = ranks(&model, &model, adj.clone(), pg, h, StepSeeds::none(&model)) else {
+        panic!("MaxK states must be refused")
+    };
     assert!(err.to_string().contains("dense states"), "{err}");
 
     // three parts for two ranks: every rank says so before any exchange

@@ -160,7 +160,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         TensorData::new(rg.own_rows(&host.x, host.d_in), [owned, host.d_in]).convert_dtype(dtype),
         (device, dtype),
     );
-    let labels: Vec<i64> = host.data.labels().iter().map(|&l| i64::from(l).max(0)).collect();
+    let labels: Vec<i64> = host.data.labels().iter().map(|&l| l.max(0)).collect();
     let own_labels = rg.own_rows(&labels, 1);
     let y = Tensor::<B, 1, Int>::from_data(TensorData::new(own_labels.clone(), [owned]), device);
     let weights = split_weights(host, &rg)?;
