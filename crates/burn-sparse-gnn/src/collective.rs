@@ -6,7 +6,8 @@
 //! [`TcpComm`] is the transport built here: the ranks meet at rank 0's address (a rendezvous
 //! that checks every rank runs the same world size and configuration tag), then every
 //! collective goes through rank 0 (a star: rank 0 receives every rank's buffers and hands each
-//! its own). It moves host memory, so it runs with every backend and between hosts; on CUDA the
+//! its own, passing each buffer on as soon as it has read it; every link carries both
+//! directions at once). It moves host memory, so it runs with every backend and between hosts; on CUDA the
 //! rows go through the host on their way (the one-process exchange over several GPUs uses
 //! NCCL, `crate::exchange`).
 //!
@@ -378,27 +379,88 @@ impl HostComm for TcpComm {
                 None => bad(peer),
             })
         };
+        let gone = |what: &str| CommError::Config(format!("rank {rank}: the {what} thread stopped"));
         if rank != 0 {
+            // write this rank's frame while reading rank 0's (both directions of the link at once)
             let s = streams[0].as_mut().ok_or_else(|| CommError::Config("no stream to rank 0".into()))?;
-            let bufs: Vec<&[u8]> = out.iter().map(|b| b.as_slice()).collect();
-            write_frame(s, &bufs).map_err(|e| io(0, e))?;
-            let mut got = read(s, 0)?;
-            got[rank] = std::mem::take(&mut out[rank]);
+            let mut w = s.try_clone().map_err(|e| io(0, e))?;
+            let mine = std::mem::take(&mut out[rank]);
+            let mut got = std::thread::scope(|scope| {
+                let writer = scope.spawn(move || {
+                    let bufs: Vec<&[u8]> = out.iter().map(|b| b.as_slice()).collect();
+                    write_frame(&mut w, &bufs)
+                });
+                let got = read(s, 0);
+                let wrote = writer.join().map_err(|_| gone("writer"))?;
+                let got = got?;
+                wrote.map_err(|e| io(0, e))?;
+                Ok::<_, CommError>(got)
+            })?;
+            got[rank] = mine;
             return Ok(got);
         }
-        // rank 0: every rank's buffers (row = sender), then every rank its column
-        let mut table: Vec<Vec<Vec<u8>>> = Vec::with_capacity(world);
-        table.push(out);
-        for (peer, s) in streams.iter_mut().enumerate().skip(1) {
-            let s = s.as_mut().ok_or_else(|| CommError::Config(format!("no stream to rank {peer}")))?;
-            table.push(read(s, peer)?);
+        // rank 0: a writer per rank sends it rank 0's buffer at once and every other rank's as
+        // soon as it is read (its own slot empty: it keeps its own buffer)
+        let mut writers = Vec::with_capacity(world);
+        for (peer, st) in streams.iter_mut().enumerate().skip(1) {
+            let st = st.as_mut().ok_or_else(|| CommError::Config(format!("no stream to rank {peer}")))?;
+            writers.push((peer, st.try_clone().map_err(|e| io(peer, e))?));
         }
-        for (peer, s) in streams.iter_mut().enumerate().skip(1) {
-            let s = s.as_mut().ok_or_else(|| CommError::Config(format!("no stream to rank {peer}")))?;
-            let bufs: Vec<&[u8]> = table.iter().map(|row| row[peer].as_slice()).collect();
-            write_frame(s, &bufs).map_err(|e| io(peer, e))?;
-        }
-        Ok(table.into_iter().map(|mut row| std::mem::take(&mut row[0])).collect())
+        let mut got: Vec<Vec<u8>> = vec![Vec::new(); world];
+        got[0] = std::mem::take(&mut out[0]);
+        std::thread::scope(|scope| {
+            let mut senders = Vec::with_capacity(world);
+            let mut handles = Vec::with_capacity(world);
+            for (peer, mut w) in writers {
+                let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+                senders.push(tx);
+                let first = std::mem::take(&mut out[peer]);
+                handles.push(scope.spawn(move || -> std::io::Result<()> {
+                    let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut w);
+                    w.write_all(&(world as u64).to_le_bytes())?;
+                    let mut put = |b: &[u8]| -> std::io::Result<()> {
+                        w.write_all(&(b.len() as u64).to_le_bytes())?;
+                        w.write_all(b)
+                    };
+                    put(&first)?;
+                    for _ in 1..world {
+                        let b = rx.recv().map_err(|_| std::io::Error::other("rank 0 stopped reading"))?;
+                        put(&b)?;
+                    }
+                    w.flush()
+                }));
+            }
+            let mut failed = None;
+            for (sender, st) in streams.iter_mut().enumerate().skip(1) {
+                let Some(st) = st.as_mut() else { continue };
+                match read(st, sender) {
+                    Ok(mut frame) => {
+                        for (q, tx) in (1..world).zip(&senders) {
+                            let b = if q == sender { Vec::new() } else { std::mem::take(&mut frame[q]) };
+                            let _ = tx.send(b);
+                        }
+                        got[sender] = std::mem::take(&mut frame[0]);
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            // a failed read stops the writers (their channels close)
+            drop(senders);
+            for (peer, h) in (1..world).zip(handles) {
+                let wrote = h.join().map_err(|_| gone("writer"))?;
+                if failed.is_none() {
+                    wrote.map_err(|e| io(peer, e))?;
+                }
+            }
+            match failed {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
+        })?;
+        Ok(got)
     }
 }
 
