@@ -20,7 +20,7 @@
 //! [`Comm::check`] returns the error.
 
 use crate::backend::SparseGnnBackend;
-use crate::dense::{prim, t2};
+use crate::dense::t2;
 use crate::rows::RowIndex;
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, IntTensor};
@@ -636,15 +636,16 @@ pub(crate) fn rank_forward<B: Backend>(
 
 /// The backward pass on primitives: `dy` (`[owned + received, w]`) -> the gradient of the own
 /// rows, the halo rows' gradients sent back to their owners and those received added to the
-/// rows this rank sent. A failed transfer poisons the handle and leaves the own rows' gradient
-/// without the halo terms (the run stops at [`Comm::check`]).
-pub(crate) fn rank_backward<B: Backend>(dy: FloatTensor<B>, r: &RankRoutesPrim<B>) -> FloatTensor<B> {
+/// rows this rank sent ([`SparseGnnBackend::add_rows`]: in place over the sent rows where the
+/// backend has the kernel). A failed transfer poisons the handle and leaves the own rows'
+/// gradient without the halo terms (the run stops at [`Comm::check`]).
+pub(crate) fn rank_backward<B: SparseGnnBackend>(dy: FloatTensor<B>, r: &RankRoutesPrim<B>) -> FloatTensor<B> {
     let (rank, world) = (r.comm.rank(), r.comm.world());
     let width = dy.shape()[1];
     let dtype = dy.dtype();
     let device = B::float_device(&dy);
-    let mut own = crate::exchange::row_range::<B>(dy.clone(), 0, r.owned);
-    let result = (|| {
+    let own = crate::exchange::row_range::<B>(dy.clone(), 0, r.owned);
+    let received = (|| {
         let mut out = vec![Vec::new(); world];
         let mut start = r.owned;
         for (q, &rows) in r.recv.iter().enumerate() {
@@ -653,19 +654,20 @@ pub(crate) fn rank_backward<B: Backend>(dy: FloatTensor<B>, r: &RankRoutesPrim<B
                 start += rows;
             }
         }
-        let got = r.comm.all_to_all(out)?;
-        let mut sum = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(own.clone()));
-        for (q, bytes) in got.into_iter().enumerate() {
+        let mut pieces = Vec::new();
+        for (q, bytes) in r.comm.all_to_all(out)?.into_iter().enumerate() {
             if let Some((indices, inverse)) = &r.send[q] {
                 let g = rows_from::<B>(bytes, indices.shape()[0], width, dtype, &device, rank, q)?;
-                sum = sum + t2::<B>(crate::exchange::gather_back::<B>(g, inverse.clone()));
+                pieces.push((g, indices.clone(), inverse.clone()));
             }
         }
-        Ok::<_, CommError>(prim(sum))
+        Ok::<_, CommError>(pieces)
     })();
-    match result {
-        Ok(g) => own = g,
-        Err(e) => r.comm.poison(e),
+    match received {
+        Ok(pieces) => pieces.into_iter().fold(own, |sum, (g, indices, inverse)| B::add_rows(sum, g, indices, inverse)),
+        Err(e) => {
+            r.comm.poison(e);
+            own
+        }
     }
-    own
 }
