@@ -283,55 +283,70 @@ pub fn rank_loss<B: SparseGnnBackend>(
 }
 
 /// The gradients of `model`'s parameters summed over the ranks (in rank order, so every rank
-/// gets the same bits): after each rank's backward pass of its [`rank_loss`], the gradients of
-/// the one-process loss. A parameter without a gradient on a rank counts as zero there.
+/// gets the same bits), all parameters in one collective: after each rank's backward pass of
+/// its [`rank_loss`], the gradients of the one-process loss. A parameter without a gradient on
+/// a rank counts as zero there.
 pub fn sum_gradients<B: AutodiffBackend, M: AutodiffModule<B>>(
     model: &M,
     grads: GradientsParams,
     comm: &Comm,
 ) -> Result<GradientsParams, CommError> {
-    struct Sum<'a, B: AutodiffBackend> {
-        grads: GradientsParams,
-        comm: &'a Comm,
-        failed: Option<CommError>,
-        _b: std::marker::PhantomData<B>,
+    /// Every parameter's gradient (zeros where it has none) then 1 where it has one, in the
+    /// model's parameter order, and each gradient's dtype.
+    struct Gather<'a> {
+        grads: &'a mut GradientsParams,
+        flat: Vec<f64>,
+        dtypes: Vec<burn::tensor::DType>,
     }
-    impl<B: AutodiffBackend> ModuleVisitor<B> for Sum<'_, B> {
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Gather<'_> {
         fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-            if self.failed.is_some() {
-                return;
+            let value = param.val();
+            let n = value.shape().num_elements();
+            let mine = self.grads.remove::<B::InnerBackend, D>(param.id);
+            self.dtypes.push(mine.as_ref().map(|g| g.dtype()).unwrap_or_else(|| value.dtype()));
+            match mine.map(|g| g.to_data().convert::<f64>().to_vec::<f64>()) {
+                Some(Ok(v)) if v.len() == n => {
+                    self.flat.extend(v);
+                    self.flat.push(1.0);
+                }
+                _ => {
+                    self.flat.extend(std::iter::repeat_n(0.0, n));
+                    self.flat.push(0.0);
+                }
             }
+        }
+    }
+    /// The summed gradients back into `grads`, in the same order.
+    struct Scatter<'a> {
+        grads: &'a mut GradientsParams,
+        sum: &'a [f64],
+        dtypes: std::slice::Iter<'a, burn::tensor::DType>,
+        at: usize,
+    }
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Scatter<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
             let value = param.val();
             let shape = value.shape();
             let n = shape.num_elements();
-            let mine = self.grads.remove::<B::InnerBackend, D>(param.id);
-            let dtype = mine.as_ref().map(|g| g.dtype()).unwrap_or_else(|| value.dtype());
-            // the values, then 1 where this rank has a gradient
-            let mut flat = match &mine {
-                Some(g) => g.to_data().convert::<f64>().to_vec::<f64>().unwrap_or_else(|_| vec![0.0; n]),
-                None => vec![0.0; n],
+            let (Some(values), Some(&dtype)) = (self.sum.get(self.at..self.at + n), self.dtypes.next()) else {
+                return;
             };
-            flat.push(if mine.is_some() { 1.0 } else { 0.0 });
-            match self.comm.all_reduce_sum(&flat) {
-                Ok(mut sum) => {
-                    let present = sum.pop().unwrap_or(0.0);
-                    if present > 0.0 {
-                        let data = TensorData::new(sum, shape).convert_dtype(dtype);
-                        let device = value.device();
-                        self.grads.register::<B::InnerBackend, D>(param.id, Tensor::from_data(data, (&device, dtype)));
-                    }
-                }
-                Err(e) => self.failed = Some(e),
+            let present = self.sum.get(self.at + n).copied().unwrap_or(0.0);
+            self.at += n + 1;
+            if present > 0.0 {
+                let data = TensorData::new(values.to_vec(), shape).convert_dtype(dtype);
+                self.grads.register::<B::InnerBackend, D>(param.id, Tensor::from_data(data, (&value.device(), dtype)));
             }
         }
     }
     comm.check()?;
-    let mut sum = Sum::<B> { grads, comm, failed: None, _b: std::marker::PhantomData };
-    model.visit(&mut sum);
-    match sum.failed {
-        Some(e) => Err(e),
-        None => Ok(sum.grads),
-    }
+    let mut grads = grads;
+    let mut gather = Gather { grads: &mut grads, flat: Vec::new(), dtypes: Vec::new() };
+    model.visit(&mut gather);
+    let (flat, dtypes) = (gather.flat, gather.dtypes);
+    let sum = comm.all_reduce_sum(&flat)?;
+    model.visit(&mut Scatter { grads: &mut grads, sum: &sum, dtypes: dtypes.iter(), at: 0 });
+    Ok(grads)
 }
 
 /// Rank 0's parameters on every rank (the replicas start equal whatever each rank drew; the
