@@ -211,15 +211,8 @@ pub fn setup<B: SparseGnnBackend>(
     );
     let labels: Vec<i64> = host.data.labels().iter().map(|&l| l.max(0)).collect();
     let labels = Tensor::<B, 1, Int>::from_data(TensorData::new(labels, [n]), &leader);
-    let split = host.data.split().ok_or_else(|| AppError::Config("a split is needed to train".into()))?;
-    let weights = [&split.train, &split.valid, &split.test].map(|ids| {
-        let mut w = vec![0.0f32; n];
-        let share = 1.0 / ids.len().max(1) as f32;
-        for &i in ids {
-            w[i as usize] += share;
-        }
-        dg.scatter(Tensor::<B, 1>::from_data(TensorData::new(w, [n]).convert_dtype(dtype), (&leader, dtype)))
-    });
+    let weights = split_weights(host)?
+        .map(|w| dg.scatter(Tensor::<B, 1>::from_data(TensorData::new(w, [n]).convert_dtype(dtype), (&leader, dtype))));
     let report = PartitionReport {
         parts: spread.parts,
         devices: devices.len(),
@@ -234,6 +227,21 @@ pub fn setup<B: SparseGnnBackend>(
         processes: None,
     };
     Ok(PartitionedData { xs: dg.scatter(x), labels: dg.scatter(labels), weights, dg, report })
+}
+
+/// The loss weights of train, valid and test over all nodes: `1 / |split|` on the split's
+/// nodes, 0 elsewhere (a node listed twice counts twice). Errors without a split.
+pub(crate) fn split_weights(host: &HostGraph) -> Result<[Vec<f32>; 3]> {
+    let n = host.data.num_nodes();
+    let split = host.data.split().ok_or_else(|| AppError::Config("a split is needed to train".into()))?;
+    Ok([&split.train, &split.valid, &split.test].map(|ids| {
+        let mut w = vec![0.0f32; n];
+        let share = 1.0 / ids.len().max(1) as f32;
+        for &i in ids {
+            w[i as usize] += share;
+        }
+        w
+    }))
 }
 
 /// Bytes one training epoch sends between parts: per convolution, the halo rows of the state

@@ -6,13 +6,12 @@
 
 use crate::error::{AppError, Result};
 use crate::partitioned::{
-    adam, exchanged_bytes_per_epoch, load_or_partition, show_epoch, write_outputs, PartitionReport, PartitionedEpoch,
-    PartitionedReport, Spread,
+    adam, exchanged_bytes_per_epoch, load_or_partition, show_epoch, split_weights, write_outputs, PartitionReport,
+    PartitionedEpoch, PartitionedReport, Spread,
 };
 use crate::training::{HostGraph, TrainConfig};
 use burn::module::AutodiffModule;
 use burn::optim::{GradientsParams, Optimizer};
-use burn::tensor::backend::Backend;
 use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
 use burn_sparse_gnn::collective::{Comm, TcpComm, TcpCommConfig};
 use burn_sparse_gnn::partition::{GraphFingerprint, PartitionMethod, PartitionedGraph};
@@ -67,20 +66,6 @@ fn config_tag(cfg: &TrainConfig, fp: &GraphFingerprint, run: &RankRun) -> u64 {
     }
     let text = format!("{v}|{}|{}|{}|{}|{}", fp.n_nodes, fp.nnz, fp.hash, run.world, run.method.as_str());
     fnv1a(text.as_bytes())
-}
-
-/// The split weights (`1 / |split|` on the split's nodes) of the rank's rows.
-fn split_weights(host: &HostGraph, rg: &RankGraph<impl Backend>) -> Result<[Vec<f32>; 3]> {
-    let n = host.data.num_nodes();
-    let split = host.data.split().ok_or_else(|| AppError::Config("a split is needed to train".into()))?;
-    Ok([&split.train, &split.valid, &split.test].map(|ids| {
-        let mut w = vec![0.0f32; n];
-        let share = 1.0 / ids.len().max(1) as f32;
-        for &i in ids {
-            w[i as usize] += share;
-        }
-        rg.own_rows(&w, 1)
-    }))
 }
 
 /// Trains `cfg` as rank `run.rank` of `run.world` processes on `device`; returns the report on
@@ -163,7 +148,8 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let labels: Vec<i64> = host.data.labels().iter().map(|&l| l.max(0)).collect();
     let own_labels = rg.own_rows(&labels, 1);
     let y = Tensor::<B, 1, Int>::from_data(TensorData::new(own_labels.clone(), [owned]), device);
-    let weights = split_weights(host, &rg)?;
+    // the split weights (`1 / |split|` on the split's nodes) of the rank's rows
+    let weights = split_weights(host)?.map(|w| rg.own_rows(&w, 1));
     let w_train =
         Tensor::<B, 1>::from_data(TensorData::new(weights[0].clone(), [owned]).convert_dtype(dtype), (device, dtype));
     // per split, the rank's rows on it
