@@ -106,23 +106,21 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let start = Instant::now();
     let spread =
         Spread { devices: vec![0], parts: run.world, method: run.method, boundary_sampling: None, layout: None };
-    let mut cached = false;
-    let mut part = None;
-    for turn in [true, false] {
-        if turn == leader {
-            if leader {
-                if let Some(dir) = cache.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir).map_err(|e| AppError::io(dir, e))?;
-                }
+    let first = match leader {
+        true => {
+            if let Some(dir) = cache.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| AppError::io(dir, e))?;
             }
-            // a rank whose cache rank 0 did not write (another host) computes the same partition
-            let (p, c) = load_or_partition(adj, &spread, Some(cache).filter(|c| leader || c.exists()))?;
-            part = Some(p);
-            cached = c;
+            Some(load_or_partition(adj, &spread, Some(cache))?)
         }
-        comm.barrier().map_err(comm_err)?;
-    }
-    let part = part.ok_or_else(|| AppError::Ranks("no partition".into()))?;
+        false => None,
+    };
+    comm.barrier().map_err(comm_err)?;
+    let (part, cached) = match first {
+        Some(p) => p,
+        // a rank whose cache rank 0 did not write (another host) computes the same partition
+        None => load_or_partition(adj, &spread, Some(cache).filter(|c| c.exists()))?,
+    };
     let pg = PartitionedGraph::build(adj, &part).map_err(|e| AppError::Config(format!("partition: {e}")))?;
     // the same partition on every rank (a cache that is not shared is computed anew)
     let digest = fnv1a(&part.assignment.iter().flat_map(|p| p.to_le_bytes()).collect::<Vec<u8>>());
@@ -162,9 +160,9 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let model = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
     model.initialise_parameters();
     let mut model = broadcast_model(model, &comm, device).map_err(comm_err)?;
-    let halo_all = comm.all_reduce_sum(&[rg.halo_rows() as f64]).map_err(comm_err)?[0] as usize;
+    // every rank holds the whole partition: its halo rows are every rank's
     let stats = pg.stats();
-    let exchanged = exchanged_bytes_per_epoch(cfg, &model, host.d_in, halo_all, HaloLayout::Joined);
+    let exchanged = exchanged_bytes_per_epoch(cfg, &model, host.d_in, stats.halo_total, HaloLayout::Joined);
     let report = PartitionReport {
         parts: run.world,
         devices: run.world,
@@ -194,6 +192,8 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         );
         crate::training::report::write_json(&cfg.out.join("config.json"), cfg)?;
     }
+    // the part and its rows without autodiff, for the evaluation after every step
+    let (rg_eval, x_eval) = (rg.inner(), x.clone().inner());
     let mut optim = adam(cfg).init();
     let bar = ProgressBar::new(cfg.epochs as u64);
     if !leader {
@@ -225,7 +225,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         // the loss and the accuracies over all ranks
         let valid_model = model.valid();
         let eval = valid_model
-            .forward_rank(&rg.inner(), x.clone().inner(), &StepSeeds::none(&valid_model))
+            .forward_rank(&rg_eval, x_eval.clone(), &StepSeeds::none(&valid_model))
             .map_err(|e| abandon(comm_err(e)))?;
         let pred: Vec<i64> = eval.argmax(1).into_data().convert::<i64>().to_vec().unwrap_or_default();
         let hits =
