@@ -71,12 +71,60 @@ pub struct Comm {
 struct CommInner {
     transport: Box<dyn HostComm>,
     failed: Mutex<Option<CommError>>,
+    stats: Mutex<CommStats>,
+}
+
+/// What a [`Comm`] moved and how long it took, since it was made or since the last
+/// [`Comm::take_stats`]. The seconds are wall-clock time on this rank: `transport_seconds`
+/// includes waiting for the slowest rank, `readback_seconds` includes waiting for the device
+/// work queued before the rows it reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CommStats {
+    /// Collectives run ([`Comm::all_to_all`] calls).
+    pub collectives: u64,
+    /// Bytes sent to other ranks.
+    pub bytes_sent: u64,
+    /// Bytes received from other ranks.
+    pub bytes_received: u64,
+    /// Seconds inside the transport.
+    pub transport_seconds: f64,
+    /// Seconds reading exchanged rows back from the device (halo exchanges).
+    pub readback_seconds: f64,
+    /// Seconds uploading received rows to the device (halo exchanges).
+    pub upload_seconds: f64,
+}
+
+impl CommStats {
+    /// All seconds spent on the exchange (transport, readback and upload).
+    pub fn seconds(&self) -> f64 {
+        self.transport_seconds + self.readback_seconds + self.upload_seconds
+    }
 }
 
 impl Comm {
     /// A handle on `transport`.
     pub fn new(transport: impl HostComm + 'static) -> Self {
-        Self { inner: Arc::new(CommInner { transport: Box::new(transport), failed: Mutex::new(None) }) }
+        Self {
+            inner: Arc::new(CommInner {
+                transport: Box::new(transport),
+                failed: Mutex::new(None),
+                stats: Mutex::new(CommStats::default()),
+            }),
+        }
+    }
+
+    /// What this handle (and its clones) moved since it was made or last taken.
+    pub fn stats(&self) -> CommStats {
+        *self.inner.stats.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// [`Comm::stats`], resetting them to zero (e.g. once per epoch).
+    pub fn take_stats(&self) -> CommStats {
+        std::mem::take(&mut *self.inner.stats.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn record(&self, f: impl FnOnce(&mut CommStats)) {
+        f(&mut self.inner.stats.lock().unwrap_or_else(|e| e.into_inner()));
     }
 
     /// This process's rank.
@@ -111,7 +159,19 @@ impl Comm {
         if out.len() != self.world() {
             return Err(CommError::Config(format!("all_to_all got {} buffers for {} ranks", out.len(), self.world())));
         }
-        self.inner.transport.all_to_all(out).inspect_err(|e| self.poison(e.clone()))
+        let rank = self.rank();
+        let sent: usize = out.iter().enumerate().filter(|&(q, _)| q != rank).map(|(_, b)| b.len()).sum();
+        let start = Instant::now();
+        let got = self.inner.transport.all_to_all(out).inspect_err(|e| self.poison(e.clone()))?;
+        let seconds = start.elapsed().as_secs_f64();
+        let received: usize = got.iter().enumerate().filter(|&(q, _)| q != rank).map(|(_, b)| b.len()).sum();
+        self.record(|s| {
+            s.collectives += 1;
+            s.bytes_sent += sent as u64;
+            s.bytes_received += received as u64;
+            s.transport_seconds += seconds;
+        });
+        Ok(got)
     }
 
     /// Waits until every rank reached it.
@@ -584,26 +644,33 @@ pub fn rank_exchange<B: SparseGnnBackend>(
 }
 
 /// The rows of a float tensor as bytes (its dtype's little-endian bytes).
-fn bytes_of<B: Backend>(t: FloatTensor<B>) -> Result<Vec<u8>, CommError> {
+fn bytes_of<B: Backend>(t: FloatTensor<B>, comm: &Comm) -> Result<Vec<u8>, CommError> {
+    let start = Instant::now();
     let data = t2::<B>(t).try_into_data().map_err(|e| CommError::Config(format!("reading rows back: {e:?}")))?;
-    Ok(data.as_bytes().to_vec())
+    let bytes = data.as_bytes().to_vec();
+    let seconds = start.elapsed().as_secs_f64();
+    comm.record(|s| s.readback_seconds += seconds);
+    Ok(bytes)
 }
 
 /// `rows` rows of `width` values of `dtype` from `bytes` sent by `peer`.
 fn rows_from<B: Backend>(
     bytes: Vec<u8>,
-    rows: usize,
-    width: usize,
+    [rows, width]: [usize; 2],
     dtype: DType,
     device: &B::Device,
-    rank: usize,
+    comm: &Comm,
     peer: usize,
 ) -> Result<FloatTensor<B>, CommError> {
     let expected = rows * width * dtype.size();
     if bytes.len() != expected {
-        return Err(CommError::Size { rank, peer, got: bytes.len(), expected });
+        return Err(CommError::Size { rank: comm.rank(), peer, got: bytes.len(), expected });
     }
-    Ok(B::float_from_data(TensorData::from_bytes_vec(bytes, [rows, width], dtype), device))
+    let start = Instant::now();
+    let t = B::float_from_data(TensorData::from_bytes_vec(bytes, [rows, width], dtype), device);
+    let seconds = start.elapsed().as_secs_f64();
+    comm.record(|s| s.upload_seconds += seconds);
+    Ok(t)
 }
 
 /// The forward pass on primitives: sends the rows every rank reads, appends those received.
@@ -611,21 +678,21 @@ pub(crate) fn rank_forward<B: Backend>(
     state: FloatTensor<B>,
     r: &RankRoutesPrim<B>,
 ) -> Result<FloatTensor<B>, CommError> {
-    let (rank, world) = (r.comm.rank(), r.comm.world());
+    let world = r.comm.world();
     let width = state.shape()[1];
     let dtype = state.dtype();
     let device = B::float_device(&state);
     let mut out = vec![Vec::new(); world];
     for (q, s) in r.send.iter().enumerate() {
         if let Some((indices, _)) = s {
-            out[q] = bytes_of::<B>(B::float_select(state.clone(), 0, indices.clone()))?;
+            out[q] = bytes_of::<B>(B::float_select(state.clone(), 0, indices.clone()), &r.comm)?;
         }
     }
     let got = r.comm.all_to_all(out)?;
     let mut parts = vec![state];
     for (q, bytes) in got.into_iter().enumerate() {
         if r.recv[q] > 0 {
-            parts.push(rows_from::<B>(bytes, r.recv[q], width, dtype, &device, rank, q)?);
+            parts.push(rows_from::<B>(bytes, [r.recv[q], width], dtype, &device, &r.comm, q)?);
         }
     }
     Ok(match parts.len() {
@@ -640,7 +707,7 @@ pub(crate) fn rank_forward<B: Backend>(
 /// backend has the kernel). A failed transfer poisons the handle and leaves the own rows'
 /// gradient without the halo terms (the run stops at [`Comm::check`]).
 pub(crate) fn rank_backward<B: SparseGnnBackend>(dy: FloatTensor<B>, r: &RankRoutesPrim<B>) -> FloatTensor<B> {
-    let (rank, world) = (r.comm.rank(), r.comm.world());
+    let world = r.comm.world();
     let width = dy.shape()[1];
     let dtype = dy.dtype();
     let device = B::float_device(&dy);
@@ -650,14 +717,14 @@ pub(crate) fn rank_backward<B: SparseGnnBackend>(dy: FloatTensor<B>, r: &RankRou
         let mut start = r.owned;
         for (q, &rows) in r.recv.iter().enumerate() {
             if rows > 0 {
-                out[q] = bytes_of::<B>(crate::exchange::row_range::<B>(dy.clone(), start, rows))?;
+                out[q] = bytes_of::<B>(crate::exchange::row_range::<B>(dy.clone(), start, rows), &r.comm)?;
                 start += rows;
             }
         }
         let mut pieces = Vec::new();
         for (q, bytes) in r.comm.all_to_all(out)?.into_iter().enumerate() {
             if let Some((indices, inverse)) = &r.send[q] {
-                let g = rows_from::<B>(bytes, indices.shape()[0], width, dtype, &device, rank, q)?;
+                let g = rows_from::<B>(bytes, [indices.shape()[0], width], dtype, &device, &r.comm, q)?;
                 pieces.push((g, indices.clone(), inverse.clone()));
             }
         }

@@ -54,13 +54,28 @@ fn all_to_all_hands_every_rank_its_buffers() {
                 })
                 .collect();
             let first = comm.all_to_all(out).expect("exchange");
+            let stats = comm.take_stats();
             let sum = comm.all_reduce_sum(&[r as f64, 1.0]).expect("all-reduce");
             let b = comm.broadcast(if r == 0 { vec![42, 43] } else { vec![1] }).expect("broadcast");
             comm.barrier().expect("barrier");
-            (first, sum, b)
+            (first, sum, b, stats, comm.stats())
         });
+        let len = |from: usize, to: usize| match (from + to) % 3 {
+            0 => 0u64,
+            1 => 3,
+            _ => 100_000,
+        };
         for (r, res) in got.into_iter().enumerate() {
-            let (first, sum, b) = res.expect("rank ran");
+            let (first, sum, b, stats, after) = res.expect("rank ran");
+            // the first exchange's bytes, to and from the other ranks only
+            let others = || (0..world).filter(move |&q| q != r);
+            assert_eq!(stats.collectives, 1, "world {world} rank {r}");
+            assert_eq!(stats.bytes_sent, others().map(|q| len(r, q)).sum::<u64>(), "world {world} rank {r}");
+            assert_eq!(stats.bytes_received, others().map(|q| len(q, r)).sum::<u64>(), "world {world} rank {r}");
+            assert!(stats.transport_seconds >= 0.0 && stats.readback_seconds == 0.0, "{stats:?}");
+            // taken: the all-reduce, the broadcast and the barrier counted anew
+            assert_eq!(after.collectives, 3, "world {world} rank {r}");
+            assert_eq!(after.bytes_received, (world as u64 - 1) * 16 + u64::from(r != 0) * 2, "rank {r}");
             for (q, buf) in first.iter().enumerate() {
                 let want: Vec<u8> = match (q + r) % 3 {
                     0 => Vec::new(),
@@ -129,6 +144,14 @@ fn layout(world: usize, n: usize) -> Vec<(Vec<usize>, Vec<Vec<u32>>)> {
         .collect()
 }
 
+/// The rows rank `p` sends (`true`) or receives in a forward exchange of `lay`.
+fn routes_rows(lay: &[(Vec<usize>, Vec<Vec<u32>>)], p: usize, sends: bool) -> usize {
+    match sends {
+        true => lay[p].1.iter().enumerate().filter(|&(q, _)| q != p).map(|(_, s)| s.len()).sum(),
+        false => (0..lay.len()).filter(|&q| q != p).map(|q| lay[q].1[p].len()).sum(),
+    }
+}
+
 #[test]
 fn rank_exchange_moves_rows_forward_and_gradients_back() {
     let (world, n, w) = (3usize, 50usize, 5usize);
@@ -161,10 +184,15 @@ fn rank_exchange_moves_rows_forward_and_gradients_back() {
         let grads = loss.backward();
         routes.comm().check().expect("no failed collective");
         let dx = x.grad(&grads).expect("a gradient").into_data().to_vec::<f32>().expect("f32");
-        (ids, out.into_data().to_vec::<f32>().expect("f32"), dx)
+        (ids, out.into_data().to_vec::<f32>().expect("f32"), dx, routes.comm().stats())
     });
     for (p, res) in got.into_iter().enumerate() {
-        let (ids, out, dx) = res.expect("rank ran");
+        let (ids, out, dx, stats) = res.expect("rank ran");
+        // one collective each way; the rows sent forward come back as gradients
+        let (sent, received) = (routes_rows(&lay, p, true), routes_rows(&lay, p, false));
+        assert_eq!(stats.collectives, 2, "rank {p}");
+        assert_eq!(stats.bytes_sent, ((sent + received) * w * 4) as u64, "rank {p}");
+        assert_eq!(stats.bytes_received, ((sent + received) * w * 4) as u64, "rank {p}");
         // forward: every row holds its node's values
         for (row, &g) in ids.iter().enumerate() {
             for c in 0..w {

@@ -11,6 +11,7 @@ use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::Backend;
 use burn::tensor::backend::Device as _;
 use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
+use burn_sparse_gnn::collective::CommStats;
 use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, PartitionStats, PartitionedGraph};
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
 use gnn_models::distributed::{partitioned_loss, DistGraph, HaloLayout};
@@ -618,6 +619,10 @@ pub struct PartitionedEpoch {
     pub valid: f64,
     pub test: f64,
     pub seconds: f64,
+    /// What the collectives between processes moved in this epoch, measured on this rank
+    /// (multi-process runs, rank 0: the training step and the evaluation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<CommStats>,
 }
 
 /// Trains `cfg` on the partitioned graph (`spread`), evaluating every epoch, with a progress
@@ -694,7 +699,8 @@ pub fn train<B: SparseGnnAutodiffBackend>(
                 return Err(e);
             }
         };
-        let e = PartitionedEpoch { epoch, loss, train, valid, test, seconds: t.elapsed().as_secs_f64() };
+        let e =
+            PartitionedEpoch { epoch, loss, train, valid, test, seconds: t.elapsed().as_secs_f64(), exchange: None };
         show_epoch(&bar, cfg, &e, exchanged_mb, true);
         epochs.push(e);
     }
@@ -713,16 +719,20 @@ pub(crate) fn show_epoch(
     log: bool,
 ) {
     let PartitionedEpoch { epoch, loss, train, valid, seconds, .. } = *e;
-    bar.set_message(format!(
-        "loss {loss:.4} valid {valid:.4} ({:.0} ms, {exchanged_mb:.1} MB exchanged)",
-        seconds * 1e3
-    ));
+    // measured where the exchange goes between processes, the model's count otherwise
+    let exchanged = match &e.exchange {
+        Some(x) => {
+            format!("{:.1} MB exchanged in {:.0} ms", (x.bytes_sent + x.bytes_received) as f64 / 1e6, x.seconds() * 1e3)
+        }
+        None => format!("{exchanged_mb:.1} MB exchanged"),
+    };
+    bar.set_message(format!("loss {loss:.4} valid {valid:.4} ({:.0} ms, {exchanged})", seconds * 1e3));
     bar.inc(1);
     if log && cfg.log_every > 0 && (epoch % cfg.log_every == 0 || epoch == cfg.epochs) {
         bar.suspend(|| {
             eprintln!(
                 "epoch {epoch:>4}/{}  train loss {loss:.4} acc {train:.4}  valid acc {valid:.4}  {seconds:.3} s  \
-                 {exchanged_mb:.1} MB exchanged",
+                 {exchanged}",
                 cfg.epochs
             )
         });

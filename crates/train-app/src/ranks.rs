@@ -208,6 +208,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         e
     };
     let mut epochs = Vec::new();
+    comm.take_stats();
     let start = Instant::now();
     for epoch in 1..=cfg.epochs {
         let t = Instant::now();
@@ -237,7 +238,8 @@ pub fn train<B: SparseGnnAutodiffBackend>(
             bar.abandon();
             return Err(AppError::Diverged(format!("loss {loss} at epoch {epoch}{}", cfg.divergence_hint())));
         }
-        let e = PartitionedEpoch { epoch, loss, train, valid, test, seconds: t.elapsed().as_secs_f64() };
+        let exchange = Some(comm.take_stats());
+        let e = PartitionedEpoch { epoch, loss, train, valid, test, seconds: t.elapsed().as_secs_f64(), exchange };
         show_epoch(&bar, cfg, &e, exchanged_mb, leader);
         epochs.push(e);
     }

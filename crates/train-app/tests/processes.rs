@@ -57,6 +57,15 @@ fn processes_train_the_model_of_parts_in_one_process() {
         let r = results(&procs);
         assert_eq!(r["partition"]["processes"].as_u64(), Some(n.parse().unwrap()), "{r}");
         assert!(r["partition"]["exchanged_bytes_per_epoch"].as_u64().unwrap() > 0, "{r}");
+        // every epoch records what rank 0 moved, measured; the progress shows it
+        assert!(text.contains("MB exchanged in"), "{text}");
+        for e in r["epochs"].as_array().unwrap() {
+            let x = &e["exchange"];
+            assert!(x["bytes_sent"].as_u64().unwrap() > 0 && x["bytes_received"].as_u64().unwrap() > 0, "{e}");
+            // seeds, 2 layers forward and back, the gradients, the evaluation, the counts
+            assert!(x["collectives"].as_u64().unwrap() >= 8, "{e}");
+            assert!(x["transport_seconds"].as_f64().unwrap() > 0.0, "{e}");
+        }
         for (a, b) in
             results(&parts)["final_accuracy"].as_array().unwrap().iter().zip(r["final_accuracy"].as_array().unwrap())
         {
