@@ -24,7 +24,7 @@ use crate::dense::t2;
 use crate::rows::RowIndex;
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, IntTensor};
-use burn::tensor::{DType, Tensor, TensorData, TensorMetadata, TensorPrimitive};
+use burn::tensor::{DType, Tensor, TensorMetadata, TensorPrimitive};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
@@ -57,8 +57,54 @@ pub trait HostComm: Send + Sync + std::fmt::Debug {
     /// Number of ranks.
     fn world(&self) -> usize;
     /// Sends `out[q]` to rank `q` for every `q` and returns what every rank sent this one
-    /// (`out[rank()]` comes back as it is). Every rank calls it, in the same order.
-    fn all_to_all(&self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, CommError>;
+    /// (`out[rank()]` comes back as it is). Every rank calls it, in the same order. The
+    /// buffers it receives into come from `pool`, and those it sent go back there.
+    fn all_to_all(&self, out: Vec<Vec<u8>>, pool: &BufferPool) -> Result<Vec<Vec<u8>>, CommError>;
+}
+
+/// Byte buffers kept for reuse by the collectives. A buffer that held as many bytes before
+/// needs no fresh pages: on a GPU host, faulting in a fresh allocation of a few hundred MB
+/// took longer than the copy into it (see `docs/MULTI_GPU.md`).
+#[derive(Debug, Default)]
+pub struct BufferPool {
+    free: Mutex<Vec<Vec<u8>>>,
+}
+
+impl BufferPool {
+    /// Buffers kept at most; beyond, the smallest are dropped.
+    const KEEP: usize = 16;
+
+    /// An empty buffer with room for `len` bytes: the smallest kept one that has it, else the
+    /// largest kept one grown (or a new one). Errors when the memory cannot be had.
+    pub fn take(&self, len: usize) -> Result<Vec<u8>, std::collections::TryReserveError> {
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = free.iter().enumerate().filter(|(_, b)| b.capacity() >= len).min_by_key(|(_, b)| b.capacity());
+        let at = match fits {
+            Some((i, _)) => Some(i),
+            None => free.iter().enumerate().max_by_key(|(_, b)| b.capacity()).map(|(i, _)| i),
+        };
+        let mut b = at.map(|i| free.swap_remove(i)).unwrap_or_default();
+        drop(free);
+        b.clear();
+        b.try_reserve_exact(len)?;
+        Ok(b)
+    }
+
+    /// Keeps `b` for a later [`BufferPool::take`].
+    pub fn give(&self, b: Vec<u8>) {
+        if b.capacity() == 0 {
+            return;
+        }
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        free.push(b);
+        if free.len() > Self::KEEP {
+            free.sort_by_key(|b| std::cmp::Reverse(b.capacity()));
+            free.truncate(Self::KEEP);
+        }
+    }
 }
 
 /// A shared handle on a transport (clones share it), poisoned by the first failed collective.
@@ -72,6 +118,7 @@ struct CommInner {
     transport: Box<dyn HostComm>,
     failed: Mutex<Option<CommError>>,
     stats: Mutex<CommStats>,
+    pool: BufferPool,
 }
 
 /// What a [`Comm`] moved and how long it took, since it was made or since the last
@@ -109,8 +156,15 @@ impl Comm {
                 transport: Box::new(transport),
                 failed: Mutex::new(None),
                 stats: Mutex::new(CommStats::default()),
+                pool: BufferPool::default(),
             }),
         }
+    }
+
+    /// The buffers this handle's collectives receive into: give back the buffers they return
+    /// once read, and take the buffers to send from it.
+    pub fn pool(&self) -> &BufferPool {
+        &self.inner.pool
     }
 
     /// What this handle (and its clones) moved since it was made or last taken.
@@ -162,7 +216,7 @@ impl Comm {
         let rank = self.rank();
         let sent: usize = out.iter().enumerate().filter(|&(q, _)| q != rank).map(|(_, b)| b.len()).sum();
         let start = Instant::now();
-        let got = self.inner.transport.all_to_all(out).inspect_err(|e| self.poison(e.clone()))?;
+        let got = self.inner.transport.all_to_all(out, &self.inner.pool).inspect_err(|e| self.poison(e.clone()))?;
         let seconds = start.elapsed().as_secs_f64();
         let received: usize = got.iter().enumerate().filter(|&(q, _)| q != rank).map(|(_, b)| b.len()).sum();
         self.record(|s| {
@@ -399,7 +453,7 @@ fn write_frame(s: &mut TcpStream, bufs: &[&[u8]]) -> std::io::Result<()> {
 }
 
 /// Reads a frame of `count` buffers (see [`write_frame`]); `Err(None)`: not a frame of that many.
-fn read_frame(s: &mut TcpStream, count: usize) -> Result<Vec<Vec<u8>>, Option<std::io::Error>> {
+fn read_frame(s: &mut TcpStream, count: usize, pool: &BufferPool) -> Result<Vec<Vec<u8>>, Option<std::io::Error>> {
     let mut word = [0u8; 8];
     s.read_exact(&mut word).map_err(Some)?;
     if u64::from_le_bytes(word) != count as u64 {
@@ -410,8 +464,7 @@ fn read_frame(s: &mut TcpStream, count: usize) -> Result<Vec<Vec<u8>>, Option<st
         s.read_exact(&mut word).map_err(Some)?;
         let len = u64::from_le_bytes(word);
         let len = usize::try_from(len).map_err(|_| None)?;
-        let mut b = Vec::new();
-        b.try_reserve_exact(len).map_err(|_| None)?;
+        let mut b = pool.take(len).map_err(|_| None)?;
         b.resize(len, 0);
         s.read_exact(&mut b).map_err(Some)?;
         out.push(b);
@@ -428,13 +481,13 @@ impl HostComm for TcpComm {
         self.world
     }
 
-    fn all_to_all(&self, mut out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, CommError> {
+    fn all_to_all(&self, mut out: Vec<Vec<u8>>, pool: &BufferPool) -> Result<Vec<Vec<u8>>, CommError> {
         let (rank, world) = (self.rank, self.world);
         let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
         let io = |peer: usize, e: std::io::Error| CommError::Io { rank, peer, msg: e.to_string() };
         let bad = |peer: usize| CommError::Protocol { rank, peer, msg: "a frame of another size".into() };
         let read = |s: &mut TcpStream, peer: usize| {
-            read_frame(s, world).map_err(|e| match e {
+            read_frame(s, world, pool).map_err(|e| match e {
                 Some(e) => io(peer, e),
                 None => bad(peer),
             })
@@ -448,7 +501,9 @@ impl HostComm for TcpComm {
             let mut got = std::thread::scope(|scope| {
                 let writer = scope.spawn(move || {
                     let bufs: Vec<&[u8]> = out.iter().map(|b| b.as_slice()).collect();
-                    write_frame(&mut w, &bufs)
+                    let wrote = write_frame(&mut w, &bufs);
+                    out.into_iter().for_each(|b| pool.give(b));
+                    wrote
                 });
                 let got = read(s, 0);
                 let wrote = writer.join().map_err(|_| gone("writer"))?;
@@ -478,14 +533,16 @@ impl HostComm for TcpComm {
                 handles.push(scope.spawn(move || -> std::io::Result<()> {
                     let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut w);
                     w.write_all(&(world as u64).to_le_bytes())?;
-                    let mut put = |b: &[u8]| -> std::io::Result<()> {
+                    let mut put = |b: Vec<u8>| -> std::io::Result<()> {
                         w.write_all(&(b.len() as u64).to_le_bytes())?;
-                        w.write_all(b)
+                        let wrote = w.write_all(&b);
+                        pool.give(b);
+                        wrote
                     };
-                    put(&first)?;
+                    put(first)?;
                     for _ in 1..world {
                         let b = rx.recv().map_err(|_| std::io::Error::other("rank 0 stopped reading"))?;
-                        put(&b)?;
+                        put(b)?;
                     }
                     w.flush()
                 }));
@@ -647,14 +704,18 @@ pub fn rank_exchange<B: SparseGnnBackend>(
 fn bytes_of<B: Backend>(t: FloatTensor<B>, comm: &Comm) -> Result<Vec<u8>, CommError> {
     let start = Instant::now();
     let data = t2::<B>(t).try_into_data().map_err(|e| CommError::Config(format!("reading rows back: {e:?}")))?;
-    let bytes = data.as_bytes().to_vec();
+    let mut bytes = comm
+        .pool()
+        .take(data.as_bytes().len())
+        .map_err(|e| CommError::Config(format!("a buffer of {} bytes: {e}", data.as_bytes().len())))?;
+    bytes.extend_from_slice(data.as_bytes());
     let seconds = start.elapsed().as_secs_f64();
     comm.record(|s| s.readback_seconds += seconds);
     Ok(bytes)
 }
 
 /// `rows` rows of `width` values of `dtype` from `bytes` sent by `peer`.
-fn rows_from<B: Backend>(
+fn rows_from<B: SparseGnnBackend>(
     bytes: Vec<u8>,
     [rows, width]: [usize; 2],
     dtype: DType,
@@ -667,14 +728,15 @@ fn rows_from<B: Backend>(
         return Err(CommError::Size { rank: comm.rank(), peer, got: bytes.len(), expected });
     }
     let start = Instant::now();
-    let t = B::float_from_data(TensorData::from_bytes_vec(bytes, [rows, width], dtype), device);
+    let t = B::float_from_host(&bytes, [rows, width], dtype, device);
+    comm.pool().give(bytes);
     let seconds = start.elapsed().as_secs_f64();
     comm.record(|s| s.upload_seconds += seconds);
     Ok(t)
 }
 
 /// The forward pass on primitives: sends the rows every rank reads, appends those received.
-pub(crate) fn rank_forward<B: Backend>(
+pub(crate) fn rank_forward<B: SparseGnnBackend>(
     state: FloatTensor<B>,
     r: &RankRoutesPrim<B>,
 ) -> Result<FloatTensor<B>, CommError> {

@@ -988,6 +988,57 @@ pub fn add_rows_checks<B: SparseGnnBackend>(
     out
 }
 
+/// Rows uploaded from host bytes ([`SparseGnnBackend::float_from_host`], the multi-process
+/// exchange's upload) against the same values through `float_from_data`: for each of `dtypes`
+/// and each width of `widths`, 1,031 rows, then 1 row and 0 rows (a staging buffer that grew,
+/// then reused), then 2,063 rows (grown again). Returns `(case, largest difference)`, `None`
+/// where the device lacks the dtype; every difference must be 0.
+pub fn from_host_checks<B: SparseGnnBackend>(
+    device: &B::Device,
+    dtypes: &[FloatDType],
+    widths: &[usize],
+) -> Vec<(String, Option<f64>)> {
+    use burn::tensor::TensorPrimitive;
+    let mut out = Vec::new();
+    for &dtype in dtypes {
+        for &f in widths {
+            for rows in [1_031usize, 1, 0, 2_063] {
+                let what = format!("rows from host bytes {dtype:?}, {rows} x {f}");
+                if !B::supports_dtype(device, DType::from(dtype)) {
+                    out.push((what, None));
+                    continue;
+                }
+                let v: Vec<f32> =
+                    random_values(rows * f, 11 + (rows * f) as u64).into_iter().map(|v| v as f32).collect();
+                let want = Tensor::<B, 2>::from_data(TensorData::new(v, [rows, f]), device).cast(dtype);
+                let data = want.to_data();
+                let got = B::float_from_host(data.as_bytes(), [rows, f], data.dtype, device);
+                let got = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(got));
+                let d = match got.dims() == [rows, f] && got.dtype() == data.dtype {
+                    true if rows == 0 => 0.0,
+                    true => {
+                        let g = got.cast(FloatDType::F32).into_data().convert::<f32>().into_vec::<f32>();
+                        let w = want.cast(FloatDType::F32).into_data().convert::<f32>().into_vec::<f32>();
+                        match (g, w) {
+                            (Ok(g), Ok(w)) => g
+                                .iter()
+                                .zip(&w)
+                                .map(
+                                    |(a, b)| if a == b { 0.0 } else { f64::from((a - b).abs()).max(f64::MIN_POSITIVE) },
+                                )
+                                .fold(0.0, f64::max),
+                            _ => f64::INFINITY,
+                        }
+                    }
+                    false => f64::INFINITY,
+                };
+                out.push((what, Some(d)));
+            }
+        }
+    }
+    out
+}
+
 /// The weighted cross-entropy ([`crate::loss::cross_entropy_rows`]) under autodiff on `B`
 /// against the f64 CPU reference of the kernels crate: the terms and the logits' gradient for
 /// `n` = 1,031 random rows (one of equal logits, one shifted by 1e3 so that a naive softmax

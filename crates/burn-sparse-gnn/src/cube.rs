@@ -486,6 +486,17 @@ where
             .collect()
     }
 
+    fn float_from_host(bytes: &[u8], shape: [usize; 2], dtype: DType, device: &R::Device) -> Ft<R> {
+        #[cfg(feature = "cuda")]
+        if let Some(t) = pinned_upload::<R>(bytes, shape, dtype, device) {
+            return t;
+        }
+        <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_from_data(
+            burn::tensor::TensorData::from_bytes_vec(bytes.to_vec(), shape, dtype),
+            device,
+        )
+    }
+
     fn transfer_start(groups: Vec<(Vec<Ft<R>>, R::Device)>) -> (Vec<Ft<R>>, crate::exchange::TransferWait) {
         #[cfg(feature = "cuda")]
         let groups = match nccl_start::<R>(groups) {
@@ -751,6 +762,26 @@ fn nccl_start<R: CubeRuntime>(
             static LOGGED: std::sync::Once = std::sync::Once::new();
             LOGGED.call_once(|| log::warn!("grouped NCCL transfers unavailable ({}): tensors move one by one", e.0));
             Err(groups)
+        }
+    }
+}
+
+/// A tensor uploaded through the pinned staging buffer of [`crate::nccl::upload`] where `R`
+/// is the CUDA runtime; `None` (logged once) to upload through Burn.
+#[cfg(feature = "cuda")]
+fn pinned_upload<R: CubeRuntime>(bytes: &[u8], shape: [usize; 2], dtype: DType, device: &R::Device) -> Option<Ft<R>> {
+    use cubecl::cuda::CudaDevice;
+    use std::any::Any;
+    let d = (device as &dyn Any).downcast_ref::<CudaDevice>()?;
+    match crate::nccl::upload(bytes, shape, dtype, d) {
+        Ok(t) => {
+            let t: Box<dyn Any> = Box::new(t);
+            t.downcast::<CubeTensor<R>>().ok().map(|t| *t)
+        }
+        Err(e) => {
+            static LOGGED: std::sync::Once = std::sync::Once::new();
+            LOGGED.call_once(|| log::warn!("pinned uploads unavailable ({}): rows upload through Burn", e.0));
+            None
         }
     }
 }

@@ -238,3 +238,28 @@ fn rank_routes_refuse_lists_that_do_not_fit() {
         assert!(msgs[2].contains("2 rows for routes over 3"), "{}", msgs[2]);
     }
 }
+
+#[test]
+fn the_buffer_pool_hands_back_kept_buffers() {
+    use burn_sparse_gnn::collective::BufferPool;
+    let pool = BufferPool::default();
+    let a = pool.take(1000).expect("memory");
+    assert!(a.is_empty() && a.capacity() >= 1000);
+    let ptr = a.as_ptr();
+    pool.give(a);
+    // the smallest kept buffer that fits comes back, emptied
+    let mut big = pool.take(1 << 20).expect("memory");
+    big.extend_from_slice(&[7; 10]);
+    pool.give(big);
+    let b = pool.take(500).expect("memory");
+    assert_eq!(b.as_ptr(), ptr, "the 1000-byte buffer is the smallest that fits");
+    let c = pool.take(2 << 20).expect("memory");
+    assert!(c.is_empty() && c.capacity() >= 2 << 20, "the largest grown");
+    assert_eq!(pool.take(0).expect("nothing").capacity(), 0, "an empty request takes no buffer");
+    // at most 16 are kept
+    for _ in 0..40 {
+        pool.give(vec![0; 64]);
+    }
+    let kept = (0..40).filter_map(|_| pool.take(1).ok()).filter(|b| b.capacity() >= 64).count();
+    assert_eq!(kept, 16);
+}

@@ -6,8 +6,8 @@ use crate::error::{AppError, Result};
 use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
 use burn_sparse_gnn::conformance::{
-    add_rows_checks, cross_entropy_checks, half_rows_checks, inv_degree_checks, normwise_error, relu_dropout_checks,
-    run, ConformanceConfig,
+    add_rows_checks, cross_entropy_checks, from_host_checks, half_rows_checks, inv_degree_checks, normwise_error,
+    relu_dropout_checks, run, ConformanceConfig,
 };
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
 use burn_sparse_gnn::{
@@ -474,9 +474,11 @@ impl Job for SelfTest {
         if self.filter.is_none() {
             let start = std::time::Instant::now();
             let dtypes = [burn::tensor::FloatDType::F32, burn::tensor::FloatDType::F16, burn::tensor::FloatDType::BF16];
-            let checks = add_rows_checks::<B::InnerBackend>(&device, &dtypes, &[1, 7, 256, 602]);
+            let mut checks = add_rows_checks::<B::InnerBackend>(&device, &dtypes, &[1, 7, 256, 602]);
+            checks.extend(from_host_checks::<B::InnerBackend>(&device, &dtypes, &[1, 7, 256]));
             println!(
-                "== {backend}: halo gradients added in place against the CPU reference ({:.1} s)",
+                "== {backend}: halo gradients added in place against the CPU reference, rows uploaded from host \
+                 bytes ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
             let (bad, ran) = print_exact_checks(&checks);
