@@ -465,8 +465,11 @@ fn read_frame(s: &mut TcpStream, count: usize, pool: &BufferPool) -> Result<Vec<
         let len = u64::from_le_bytes(word);
         let len = usize::try_from(len).map_err(|_| None)?;
         let mut b = pool.take(len).map_err(|_| None)?;
-        b.resize(len, 0);
-        s.read_exact(&mut b).map_err(Some)?;
+        // into the buffer's spare room as it is (no zeroing first)
+        (&mut *s).take(len as u64).read_to_end(&mut b).map_err(Some)?;
+        if b.len() != len {
+            return Err(Some(std::io::Error::from(std::io::ErrorKind::UnexpectedEof)));
+        }
         out.push(b);
     }
     Ok(out)

@@ -244,13 +244,13 @@ fn the_buffer_pool_hands_back_kept_buffers() {
     use burn_sparse_gnn::collective::BufferPool;
     let pool = BufferPool::default();
     let a = pool.take(1000).expect("memory");
-    assert!(a.is_empty() && a.capacity() >= 1000);
-    let ptr = a.as_ptr();
-    pool.give(a);
-    // the smallest kept buffer that fits comes back, emptied
     let mut big = pool.take(1 << 20).expect("memory");
+    assert!(a.is_empty() && a.capacity() >= 1000 && big.capacity() >= 1 << 20);
+    let ptr = a.as_ptr();
     big.extend_from_slice(&[7; 10]);
     pool.give(big);
+    pool.give(a);
+    // the smallest kept buffer that fits comes back, emptied
     let b = pool.take(500).expect("memory");
     assert_eq!(b.as_ptr(), ptr, "the 1000-byte buffer is the smallest that fits");
     let c = pool.take(2 << 20).expect("memory");
