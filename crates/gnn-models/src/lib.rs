@@ -41,4 +41,4 @@ pub use conv::sage::{SageAggr, SageConv, SageConvConfig};
 pub use distributed::{partitioned_loss, BoundarySampling, DistError, DistGraph, HaloLayout, PartGraph, SampledHalo};
 pub use hidden::{aggregate, Hidden, Precision};
 pub use model::{Conv, ConvKind, GnnModel, GnnModelConfig, ModelError, NormKind};
-pub use ranks::{broadcast_model, rank_loss, sum_gradients, RankGraph, StepSeeds};
+pub use ranks::{broadcast_model, rank_loss, sum_gradients, RankGraph, RankInput, StepSeeds};

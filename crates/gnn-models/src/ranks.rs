@@ -47,6 +47,8 @@ pub struct RankGraph<B: Backend> {
     pub graph: Graph<B>,
     routes: RankRoutes<B>,
     global_ids: Tensor<B, 1, Int>,
+    /// Global ids of the own rows then the halo rows (the rows after an exchange).
+    full_ids: Tensor<B, 1, Int>,
     owned_host: Vec<u32>,
     n_nodes: usize,
 }
@@ -101,11 +103,15 @@ impl<B: SparseGnnBackend> RankGraph<B> {
         let routes = RankRoutes::new(owned, send, recv, comm).map_err(DistError::Comm)?;
         let ids: Vec<i64> = local.owned.iter().map(|&g| i64::from(g)).collect();
         let global_ids = Tensor::from_data(TensorData::new(ids, [owned]).convert::<B::IntElem>(), device);
+        let ids: Vec<i64> = local.owned.iter().chain(&local.halo).map(|&g| i64::from(g)).collect();
+        let full = ids.len();
+        let full_ids = Tensor::from_data(TensorData::new(ids, [full]).convert::<B::IntElem>(), device);
         Ok(Self {
             device: device.clone(),
             graph,
             routes,
             global_ids,
+            full_ids,
             owned_host: local.owned.clone(),
             n_nodes: adj.n_rows(),
         })
@@ -157,9 +163,40 @@ impl<B: burn_sparse_gnn::SparseGnnAutodiffBackend> RankGraph<B> {
             graph: self.graph.inner(),
             routes: self.routes.inner(),
             global_ids: self.global_ids.clone().inner(),
+            full_ids: self.full_ids.clone().inner(),
             owned_host: self.owned_host.clone(),
             n_nodes: self.n_nodes,
         }
+    }
+}
+
+/// A rank's input rows for [`GnnModel::forward_rank`], made once by [`GnnModel::rank_input`]:
+/// its own rows, and for a model whose first convolution reads the input features directly
+/// (the classic stack) also the halo rows, exchanged once instead of in every forward pass
+/// (the features do not change; the input dropout, keyed by global node id, is applied to
+/// the halo rows on this rank).
+#[derive(Clone, Debug)]
+pub struct RankInput<B: Backend> {
+    rows: Tensor<B, 2>,
+    with_halo: bool,
+}
+
+impl<B: Backend> RankInput<B> {
+    /// The rows: own, then halo rows where [`RankInput::has_halo`].
+    pub fn rows(&self) -> &Tensor<B, 2> {
+        &self.rows
+    }
+
+    /// Whether the halo rows are held (exchanged once).
+    pub fn has_halo(&self) -> bool {
+        self.with_halo
+    }
+}
+
+impl<B: AutodiffBackend> RankInput<B> {
+    /// The same rows without autodiff (evaluation).
+    pub fn inner(&self) -> RankInput<B::InnerBackend> {
+        RankInput { rows: self.rows.clone().inner(), with_halo: self.with_halo }
     }
 }
 
@@ -234,15 +271,34 @@ impl<B: SparseGnnBackend> StepSeeds<B> {
 }
 
 impl<B: SparseGnnBackend> GnnModel<B> {
+    /// This rank's input for [`GnnModel::forward_rank`] from its own rows `x`
+    /// ([`RankGraph::own_rows`]): for a model whose first convolution reads the features
+    /// directly, the halo rows are exchanged here, once (a collective: every rank calls it).
+    /// Errors when `x` is not the rank's rows or the exchange fails.
+    pub fn rank_input(&self, rg: &RankGraph<B>, x: Tensor<B, 2>) -> Result<RankInput<B>, DistError> {
+        if !self.reads_input(0) {
+            if x.dims()[0] != rg.owned_host.len() {
+                return Err(DistError::Ranks(format!(
+                    "an input of {} rows for this rank's {}",
+                    x.dims()[0],
+                    rg.owned_host.len()
+                )));
+            }
+            return Ok(RankInput { rows: x, with_halo: false });
+        }
+        let rows = rank_exchange(x, &rg.routes).map_err(DistError::Comm)?;
+        Ok(RankInput { rows, with_halo: true })
+    }
+
     /// The model on this rank's part with the dropout seeds `seeds` ([`StepSeeds::draw`] on
-    /// rank 0, broadcast): `x` holds the rank's input rows ([`RankGraph::own_rows`]); returns
+    /// rank 0, broadcast): `x` holds the rank's input rows ([`GnnModel::rank_input`]); returns
     /// its logits. Every rank calls it together (the exchanges are collectives). Errors when
     /// the model's states are CBSR rows (MaxK, max-pool), the seeds are of another model, or
     /// an exchange fails.
     pub fn forward_rank(
         &self,
         rg: &RankGraph<B>,
-        x: Tensor<B, 2>,
+        x: &RankInput<B>,
         seeds: &StepSeeds<B>,
     ) -> Result<Tensor<B, 2>, DistError> {
         if seeds.layers.len() != self.num_layers() {
@@ -252,9 +308,20 @@ impl<B: SparseGnnBackend> GnnModel<B> {
                 self.num_layers()
             )));
         }
-        let mut h = self.input(self.drop_input(x, seeds.input.as_ref(), Some(&rg.global_ids)));
+        let (rows, owned) = (x.rows.dims()[0], rg.owned_host.len());
+        let want = if x.with_halo { owned + rg.halo_rows() } else { owned };
+        if rows != want || x.with_halo != self.reads_input(0) {
+            return Err(DistError::Ranks(format!(
+                "an input of {rows} rows{} for this rank's {want}: make it with GnnModel::rank_input",
+                if x.with_halo { " with halo rows" } else { "" }
+            )));
+        }
+        // the classic stack's first convolution reads the input rows held with their halo
+        let ids = if x.with_halo { &rg.full_ids } else { &rg.global_ids };
+        let mut h = self.input(self.drop_input(x.rows.clone(), seeds.input.as_ref(), Some(ids)));
         for (l, seed) in seeds.layers.iter().enumerate() {
             let full = match self.activate(l, h, rg.graph.kernel_config(), seed.as_ref(), Some(&rg.global_ids)) {
+                Hidden::Dense(a) if l == 0 && x.with_halo => Hidden::Dense(a),
                 Hidden::Dense(a) => Hidden::Dense(rank_exchange(a, &rg.routes).map_err(DistError::Comm)?),
                 Hidden::Sparse(_) => {
                     return Err(DistError::Ranks(

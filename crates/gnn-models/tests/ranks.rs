@@ -119,7 +119,8 @@ fn ranks(
                 let y = Tensor::<B, 1, Int>::from_data(TensorData::new(rg.own_rows(&h.labels, 1), [owned]), &dev);
                 let w = Tensor::<B, 1>::from_data(TensorData::new(rg.own_rows(&h.weights, 1), [owned]), &dev);
                 let seeds = seeds.unwrap_or_else(|| StepSeeds::none(&model)).broadcast(&comm, &dev)?;
-                let logits = model.forward_rank(&rg, x, &seeds)?;
+                let x = model.rank_input(&rg, x)?;
+                let logits = model.forward_rank(&rg, &x, &seeds)?;
                 let loss = rank_loss(&rg, logits.clone(), y, w)?;
                 let local = loss.clone().into_scalar();
                 let grads = GradientsParams::from_grads(loss.backward(), &model);
@@ -146,6 +147,7 @@ fn configs() -> Vec<(&'static str, GnnModelConfig)> {
     vec![
         ("gcn classic", base(ConvKind::Gcn).with_linear_io(false).with_input_dropout(0.3)),
         ("sage mean relu", base(ConvKind::Sage).with_norm(NormKind::LayerNorm)),
+        ("sage classic", base(ConvKind::Sage).with_linear_io(false).with_input_dropout(0.5)),
         ("sage sum", base(ConvKind::Sage).with_sage_aggr(SageAggr::Sum).with_input_dropout(0.2)),
         ("gin", base(ConvKind::Gin)),
         ("gat", base(ConvKind::Gat).with_gat_heads(2)),

@@ -247,13 +247,15 @@ pub(crate) fn split_weights(host: &HostGraph) -> Result<[Vec<f32>; 3]> {
 
 /// Bytes one training epoch sends between parts: per convolution, the halo rows of the state
 /// it reads (f32 values; MaxK / max-pool states also their column ids) forward, and the
-/// gradient of the values backward.
+/// gradient of the values backward. The input features have no gradient, and where their halo
+/// rows are held (`input_halo_held`, the multi-process run) they do not move at all.
 pub fn exchanged_bytes_per_epoch(
     cfg: &TrainConfig,
     model: &GnnModel<impl SparseGnnBackend>,
     d_in: usize,
     halo_rows: usize,
     layout: HaloLayout,
+    input_halo_held: bool,
 ) -> u64 {
     // the split layout moves the rows in the aggregations' storage type (half in mixed precision)
     let value = match (layout, model.precision().half()) {
@@ -262,14 +264,14 @@ pub fn exchanged_bytes_per_epoch(
     };
     let mut total = 0u64;
     for l in 0..model.num_layers() {
-        let (values, ids) = if model.reads_input(l) {
-            (d_in * value, 0)
-        } else {
-            match model.nonlinearity() {
-                Nonlinearity::Relu => (cfg.hidden * value, 0),
-                Nonlinearity::Maxk { k } => (k * 4, if cfg.hidden <= 256 { k.div_ceil(4) * 4 } else { k * 4 }),
-                Nonlinearity::Maxpool { .. } => (cfg.hidden * 4, 0),
-            }
+        if model.reads_input(l) {
+            total += if input_halo_held { 0 } else { (halo_rows * d_in * value) as u64 };
+            continue;
+        }
+        let (values, ids) = match model.nonlinearity() {
+            Nonlinearity::Relu => (cfg.hidden * value, 0),
+            Nonlinearity::Maxk { k } => (k * 4, if cfg.hidden <= 256 { k.div_ceil(4) * 4 } else { k * 4 }),
+            Nonlinearity::Maxpool { .. } => (cfg.hidden * 4, 0),
         };
         total += (halo_rows * (2 * values + ids)) as u64;
     }
@@ -391,7 +393,7 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
     // drawn now, as the whole-graph run draws them
     model.initialise_parameters();
     data.report.exchanged_bytes_per_epoch = part::sampled_bytes(
-        part::exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows(), data.dg.layout()),
+        part::exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows(), data.dg.layout(), false),
         spread.boundary_sampling,
     );
     let mut optim = part::adam(cfg).init();
@@ -651,7 +653,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     // drawn now, as the whole-graph run draws them
     model.initialise_parameters();
     data.report.exchanged_bytes_per_epoch = sampled_bytes(
-        exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows(), data.dg.layout()),
+        exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows(), data.dg.layout(), false),
         spread.boundary_sampling,
     );
     let st = &data.report.stats;

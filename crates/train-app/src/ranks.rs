@@ -160,9 +160,12 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let model = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
     model.initialise_parameters();
     let mut model = broadcast_model(model, &comm, device).map_err(comm_err)?;
+    // the input rows, with their halo rows (exchanged here, once) where the model reads them
+    let x = model.rank_input(&rg, x).map_err(comm_err)?;
     // every rank holds the whole partition: its halo rows are every rank's
     let stats = pg.stats();
-    let exchanged = exchanged_bytes_per_epoch(cfg, &model, host.d_in, stats.halo_total, HaloLayout::Joined);
+    let exchanged =
+        exchanged_bytes_per_epoch(cfg, &model, host.d_in, stats.halo_total, HaloLayout::Joined, x.has_halo());
     let report = PartitionReport {
         parts: run.world,
         devices: run.world,
@@ -193,7 +196,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         crate::training::report::write_json(&cfg.out.join("config.json"), cfg)?;
     }
     // the part and its rows without autodiff, for the evaluation after every step
-    let (rg_eval, x_eval) = (rg.inner(), x.clone().inner());
+    let (rg_eval, x_eval) = (rg.inner(), x.inner());
     let mut optim = adam(cfg).init();
     let bar = ProgressBar::new(cfg.epochs as u64);
     if !leader {
@@ -215,7 +218,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         // rank 0's dropout seeds, drawn as the one-process run draws them
         B::seed(device, cfg.seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64));
         let seeds = StepSeeds::draw(&model, device).broadcast(&comm, device).map_err(|e| abandon(comm_err(e)))?;
-        let logits = model.forward_rank(&rg, x.clone(), &seeds).map_err(|e| abandon(comm_err(e)))?;
+        let logits = model.forward_rank(&rg, &x, &seeds).map_err(|e| abandon(comm_err(e)))?;
         let loss = rank_loss(&rg, logits, y.clone(), w_train.clone()).map_err(|e| abandon(comm_err(e)))?;
         let grads = loss.backward();
         comm.check().map_err(|e| abandon(comm_err(e)))?;
@@ -226,7 +229,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         // the loss and the accuracies over all ranks
         let valid_model = model.valid();
         let eval = valid_model
-            .forward_rank(&rg_eval, x_eval.clone(), &StepSeeds::none(&valid_model))
+            .forward_rank(&rg_eval, &x_eval, &StepSeeds::none(&valid_model))
             .map_err(|e| abandon(comm_err(e)))?;
         let pred: Vec<i64> = eval.argmax(1).into_data().convert::<i64>().to_vec().unwrap_or_default();
         let hits =
