@@ -24,7 +24,7 @@ use crate::dense::t2;
 use crate::rows::RowIndex;
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, IntTensor};
-use burn::tensor::{DType, Tensor, TensorMetadata, TensorPrimitive};
+use burn::tensor::{DType, Int, Tensor, TensorData, TensorMetadata, TensorPrimitive};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
@@ -701,6 +701,95 @@ pub fn rank_exchange<B: SparseGnnBackend>(
     }
     let out = B::ad_rank_exchange(state.into_primitive().tensor(), &routes.prim())?;
     Ok(Tensor::from_primitive(TensorPrimitive::Float(out)))
+}
+
+/// The halo exchange of an integer matrix (not differentiable): `[ids; rows of rank q for
+/// each q with rows]`, as [`rank_exchange`] moves a state's rows. Every rank must call it with
+/// its own routes. Errors when `ids` does not have the routes' own rows, or the transport
+/// fails.
+pub fn rank_exchange_ints<B: Backend>(
+    ids: Tensor<B, 2, Int>,
+    routes: &RankRoutes<B>,
+) -> Result<Tensor<B, 2, Int>, CommError> {
+    let comm = &routes.comm;
+    let [rows, width] = ids.dims();
+    if rows != routes.owned {
+        return Err(CommError::Config(format!(
+            "rank {}: an id matrix of {rows} rows for routes over {} own rows",
+            comm.rank(),
+            routes.owned
+        )));
+    }
+    let device = ids.device();
+    let mut out = vec![Vec::new(); comm.world()];
+    let mut dtype = None;
+    for (q, s) in routes.send.iter().enumerate() {
+        if let Some(index) = s {
+            let start = Instant::now();
+            let data = ids
+                .clone()
+                .select(0, index.indices())
+                .try_into_data()
+                .map_err(|e| CommError::Config(format!("reading ids back: {e:?}")))?;
+            let mut bytes = comm
+                .pool()
+                .take(data.as_bytes().len())
+                .map_err(|e| CommError::Config(format!("a buffer of {} bytes: {e}", data.as_bytes().len())))?;
+            bytes.extend_from_slice(data.as_bytes());
+            dtype = Some(data.dtype);
+            out[q] = bytes;
+            let seconds = start.elapsed().as_secs_f64();
+            comm.record(|st| st.readback_seconds += seconds);
+        }
+    }
+    let got = comm.all_to_all(out)?;
+    // the ids' dtype: as read back, or as the backend stores them
+    let dtype = match dtype {
+        Some(d) => d,
+        None => ids.clone().slice(0..rows.min(1)).into_data().dtype,
+    };
+    let mut parts = vec![ids];
+    for (q, bytes) in got.into_iter().enumerate() {
+        let n = routes.recv[q];
+        if n == 0 {
+            continue;
+        }
+        let expected = n * width * dtype.size();
+        if bytes.len() != expected {
+            return Err(CommError::Size { rank: comm.rank(), peer: q, got: bytes.len(), expected });
+        }
+        let start = Instant::now();
+        let data = TensorData::new(bytes_to_ids(&bytes, dtype)?, [n, width]).convert_dtype(dtype);
+        let t = Tensor::<B, 2, Int>::from_data(data, (&device, dtype));
+        comm.pool().give(bytes);
+        let seconds = start.elapsed().as_secs_f64();
+        comm.record(|st| st.upload_seconds += seconds);
+        parts.push(t);
+    }
+    Ok(Tensor::cat(parts, 0))
+}
+
+/// Integer ids of `dtype` from their little-endian bytes, as i64.
+fn bytes_to_ids(bytes: &[u8], dtype: DType) -> Result<Vec<i64>, CommError> {
+    let size = dtype.size();
+    let word = |c: &[u8]| -> i64 {
+        let mut b = [0u8; 8];
+        b[..size].copy_from_slice(c);
+        match dtype {
+            DType::I8 | DType::I16 | DType::I32 | DType::I64 => {
+                // sign-extend from `size` bytes
+                let shift = 64 - 8 * size as u32;
+                (i64::from_le_bytes(b) << shift) >> shift
+            }
+            _ => i64::from_le_bytes(b),
+        }
+    };
+    match dtype {
+        DType::I8 | DType::I16 | DType::I32 | DType::I64 | DType::U8 | DType::U16 | DType::U32 | DType::U64 => {
+            Ok(bytes.chunks_exact(size).map(word).collect())
+        }
+        other => Err(CommError::Config(format!("ids of dtype {other:?}"))),
+    }
 }
 
 /// The rows of a float tensor as bytes (its dtype's little-endian bytes).

@@ -263,3 +263,45 @@ fn the_buffer_pool_hands_back_kept_buffers() {
     let kept = (0..40).filter_map(|_| pool.take(1).ok()).filter(|b| b.capacity() >= 64).count();
     assert_eq!(kept, 16);
 }
+
+#[test]
+fn rank_exchange_ints_moves_id_rows() {
+    use burn::tensor::Int;
+    use burn_sparse_gnn::collective::rank_exchange_ints;
+    let (world, n, w) = (3usize, 40usize, 3usize);
+    let lay = std::sync::Arc::new(layout(world, n));
+    let lay2 = lay.clone();
+    // negative ids too: the sign survives the bytes
+    let id = |g: usize, c: usize| (g * 7 + c) as i64 - 50;
+    let got = ranks(world, vec![0; world], move |comm| {
+        let p = comm.rank();
+        let dev = Default::default();
+        let (own, send) = &lay2[p];
+        let send_idx: Vec<Option<RowIndex<B>>> =
+            send.iter().map(|s| (!s.is_empty()).then(|| RowIndex::new(s, own.len(), &dev).expect("rows"))).collect();
+        let recv: Vec<usize> = (0..world).map(|q| if q == p { 0 } else { lay2[q].1[p].len() }).collect();
+        let routes = RankRoutes::new(own.len(), send_idx, recv, comm).expect("routes");
+        let data: Vec<i64> = own.iter().flat_map(|&g| (0..w).map(move |c| id(g, c))).collect();
+        let ids = Tensor::<B, 2, Int>::from_data(TensorData::new(data, [own.len(), w]), &dev);
+        let dtype = ids.dtype();
+        let out = rank_exchange_ints(ids, &routes).expect("exchange");
+        assert_eq!(out.dtype(), dtype, "the ids keep their dtype");
+        let mut nodes: Vec<usize> = own.clone();
+        for q in 0..world {
+            if q != p {
+                nodes.extend(lay2[q].1[p].iter().map(|&i| lay2[q].0[i as usize]));
+            }
+        }
+        (nodes, out.into_data().convert::<i64>().to_vec::<i64>().expect("i64"))
+    });
+    for (p, res) in got.into_iter().enumerate() {
+        let (nodes, out) = res.expect("rank ran");
+        assert!(nodes.len() > lay[p].0.len(), "rank {p} receives rows");
+        assert_eq!(out.len(), nodes.len() * w, "rank {p}");
+        for (row, &g) in nodes.iter().enumerate() {
+            for c in 0..w {
+                assert_eq!(out[row * w + c], id(g, c), "rank {p} row {row} (node {g})");
+            }
+        }
+    }
+}

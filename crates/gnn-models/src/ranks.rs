@@ -22,8 +22,9 @@
 //! gradients (up to the order of float sums), so the replicas follow the one-process model.
 //! Rank 0 draws the dropout seeds of a step ([`StepSeeds`], in the one-process model's order)
 //! and sends them to the others (a few bytes); the masks are keyed by global node id, so they
-//! are the one-process masks. Dense states only (ReLU models): MaxK and max-pool states (CBSR
-//! rows) train on several GPUs of one process (`crate::distributed`).
+//! are the one-process masks. MaxK and max-pool states (CBSR rows) move as their values
+//! (through the differentiable exchange) and their column ids
+//! ([`burn_sparse_gnn::collective::rank_exchange_ints`]).
 
 use crate::distributed::DistError;
 use crate::hidden::Hidden;
@@ -33,9 +34,9 @@ use burn::optim::GradientsParams;
 use burn::record::{BinBytesRecorder, DoublePrecisionSettings, Recorder};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Int, Tensor, TensorData};
-use burn_sparse_gnn::collective::{rank_exchange, Comm, CommError, RankRoutes};
+use burn_sparse_gnn::collective::{rank_exchange, rank_exchange_ints, Comm, CommError, RankRoutes};
 use burn_sparse_gnn::partition::PartitionedGraph;
-use burn_sparse_gnn::{Csr, DropoutSeed, Graph, GraphOptions, RowIndex, SparseGnnBackend};
+use burn_sparse_gnn::{Cbsr, CbsrPrim, Csr, DropoutSeed, Graph, GraphOptions, RowIndex, SparseGnnBackend};
 
 /// One rank's part of a partitioned graph on its device (see the module docs).
 #[derive(Clone, Debug)]
@@ -293,8 +294,8 @@ impl<B: SparseGnnBackend> GnnModel<B> {
     /// The model on this rank's part with the dropout seeds `seeds` ([`StepSeeds::draw`] on
     /// rank 0, broadcast): `x` holds the rank's input rows ([`GnnModel::rank_input`]); returns
     /// its logits. Every rank calls it together (the exchanges are collectives). Errors when
-    /// the model's states are CBSR rows (MaxK, max-pool), the seeds are of another model, or
-    /// an exchange fails.
+    /// the seeds are of another model, the input is not this rank's for this model, or an
+    /// exchange fails.
     pub fn forward_rank(
         &self,
         rg: &RankGraph<B>,
@@ -323,12 +324,19 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             let full = match self.activate(l, h, rg.graph.kernel_config(), seed.as_ref(), Some(&rg.global_ids)) {
                 Hidden::Dense(a) if l == 0 && x.with_halo => Hidden::Dense(a),
                 Hidden::Dense(a) => Hidden::Dense(rank_exchange(a, &rg.routes).map_err(DistError::Comm)?),
-                Hidden::Sparse(_) => {
-                    return Err(DistError::Ranks(
-                        "a multi-process run exchanges dense states (ReLU models); MaxK and max-pool models train \
-                         on several devices of one process"
-                            .into(),
-                    ))
+                // CBSR rows (MaxK, max-pool): the values through the differentiable exchange,
+                // their column ids alongside
+                Hidden::Sparse(c) => {
+                    let values = rank_exchange(c.values(), &rg.routes).map_err(DistError::Comm)?;
+                    let ids = Tensor::<B, 2, Int>::from_primitive(c.prim().indices.clone());
+                    let ids = rank_exchange_ints(ids, &rg.routes).map_err(DistError::Comm)?;
+                    let n = values.dims()[0];
+                    Hidden::Sparse(Cbsr::from_prim(CbsrPrim {
+                        values: values.into_primitive().tensor(),
+                        indices: ids.into_primitive(),
+                        n,
+                        ..c.prim().clone()
+                    }))
                 }
             };
             h = self.convolve(l, &rg.graph, &full);
