@@ -58,7 +58,12 @@ fn all_to_all_hands_every_rank_its_buffers() {
             let sum = comm.all_reduce_sum(&[r as f64, 1.0]).expect("all-reduce");
             let b = comm.broadcast(if r == 0 { vec![42, 43] } else { vec![1] }).expect("broadcast");
             comm.barrier().expect("barrier");
-            (first, sum, b, stats, comm.stats())
+            let after = comm.take_stats();
+            // f32 values sent as f32, summed in f64: 0.1 + 0.1 + ... as f64 sums of the f32 value
+            let sum32 = comm.all_reduce_sum_f32(&[0.1, r as f32]).expect("all-reduce f32");
+            assert_eq!(comm.take_stats().bytes_sent, (world as u64 - 1) * 8, "two f32 words to each other rank");
+            assert_eq!(sum32, vec![f64::from(0.1f32) * world as f64, (0..world).sum::<usize>() as f64]);
+            (first, sum, b, stats, after)
         });
         let len = |from: usize, to: usize| match (from + to) % 3 {
             0 => 0u64,

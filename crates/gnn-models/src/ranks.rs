@@ -33,7 +33,7 @@ use burn::module::{AutodiffModule, Module, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
 use burn::record::{BinBytesRecorder, DoublePrecisionSettings, Recorder};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Int, Tensor, TensorData};
+use burn::tensor::{DType, Int, Tensor, TensorData};
 use burn_sparse_gnn::collective::{rank_exchange, rank_exchange_ints, Comm, CommError, RankRoutes};
 use burn_sparse_gnn::partition::PartitionedGraph;
 use burn_sparse_gnn::{Cbsr, CbsrPrim, Csr, DropoutSeed, Graph, GraphOptions, RowIndex, SparseGnnBackend};
@@ -419,7 +419,11 @@ pub fn sum_gradients<B: AutodiffBackend, M: AutodiffModule<B>>(
     let mut gather = Gather { grads: &mut grads, flat: Vec::new(), dtypes: Vec::new() };
     model.visit(&mut gather);
     let (flat, dtypes) = (gather.flat, gather.dtypes);
-    let sum = comm.all_reduce_sum(&flat)?;
+    // gradients held in f32 or narrower travel as f32 (exact), summed in f64 all the same
+    let sum = match dtypes.iter().all(|d| matches!(d, DType::F32 | DType::F16 | DType::BF16)) {
+        true => comm.all_reduce_sum_f32(&flat.iter().map(|&v| v as f32).collect::<Vec<f32>>())?,
+        false => comm.all_reduce_sum(&flat)?,
+    };
     model.visit(&mut Scatter { grads: &mut grads, sum: &sum, dtypes: dtypes.iter(), at: 0 });
     Ok(grads)
 }
