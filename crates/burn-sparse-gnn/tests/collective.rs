@@ -149,6 +149,16 @@ fn layout(world: usize, n: usize) -> Vec<(Vec<usize>, Vec<Vec<u32>>)> {
         .collect()
 }
 
+/// This rank's routes in `lay`: the rows it sends every other rank, the rows it receives.
+fn routes_of(lay: &[(Vec<usize>, Vec<Vec<u32>>)], comm: Comm, dev: &burn::tensor::Device<B>) -> RankRoutes<B> {
+    let p = comm.rank();
+    let (own, send) = &lay[p];
+    let send_idx: Vec<Option<RowIndex<B>>> =
+        send.iter().map(|s| (!s.is_empty()).then(|| RowIndex::new(s, own.len(), dev).expect("rows"))).collect();
+    let recv: Vec<usize> = (0..lay.len()).map(|q| if q == p { 0 } else { lay[q].1[p].len() }).collect();
+    RankRoutes::new(own.len(), send_idx, recv, comm).expect("routes")
+}
+
 /// The rows rank `p` sends (`true`) or receives in a forward exchange of `lay`.
 fn routes_rows(lay: &[(Vec<usize>, Vec<Vec<u32>>)], p: usize, sends: bool) -> usize {
     match sends {
@@ -168,11 +178,8 @@ fn rank_exchange_moves_rows_forward_and_gradients_back() {
     let got = ranks(world, vec![0; world], move |comm| {
         let p = comm.rank();
         let dev = Default::default();
-        let (own, send) = &lay2[p];
-        let send_idx: Vec<Option<RowIndex<B>>> =
-            send.iter().map(|s| (!s.is_empty()).then(|| RowIndex::new(s, own.len(), &dev).expect("rows"))).collect();
-        let recv: Vec<usize> = (0..world).map(|q| if q == p { 0 } else { lay2[q].1[p].len() }).collect();
-        let routes = RankRoutes::new(own.len(), send_idx, recv, comm).expect("routes");
+        let own = &lay2[p].0;
+        let routes = routes_of(&lay2, comm, &dev);
         let data: Vec<f32> = own.iter().flat_map(|&g| (0..w).map(move |c| value(g, c))).collect();
         let x = Tensor::<B, 2>::from_data(TensorData::new(data, [own.len(), w]), &dev).require_grad();
         let out = rank_exchange(x.clone(), &routes).expect("exchange");
@@ -281,11 +288,8 @@ fn rank_exchange_ints_moves_id_rows() {
     let got = ranks(world, vec![0; world], move |comm| {
         let p = comm.rank();
         let dev = Default::default();
-        let (own, send) = &lay2[p];
-        let send_idx: Vec<Option<RowIndex<B>>> =
-            send.iter().map(|s| (!s.is_empty()).then(|| RowIndex::new(s, own.len(), &dev).expect("rows"))).collect();
-        let recv: Vec<usize> = (0..world).map(|q| if q == p { 0 } else { lay2[q].1[p].len() }).collect();
-        let routes = RankRoutes::new(own.len(), send_idx, recv, comm).expect("routes");
+        let own = &lay2[p].0;
+        let routes = routes_of(&lay2, comm, &dev);
         let data: Vec<i64> = own.iter().flat_map(|&g| (0..w).map(move |c| id(g, c))).collect();
         let ids = Tensor::<B, 2, Int>::from_data(TensorData::new(data, [own.len(), w]), &dev);
         let dtype = ids.dtype();
