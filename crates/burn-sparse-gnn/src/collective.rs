@@ -19,12 +19,13 @@
 //! return its error: it poisons the [`Comm`] (every later collective fails) and
 //! [`Comm::check`] returns the error.
 
-use crate::backend::SparseGnnBackend;
+use crate::backend::{CbsrPrim, SparseGnnBackend};
 use crate::dense::t2;
+use crate::ops::Cbsr;
 use crate::rows::RowIndex;
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, IntTensor};
-use burn::tensor::{DType, Int, Tensor, TensorData, TensorMetadata, TensorPrimitive};
+use burn::tensor::{BasicOps, DType, Int, Tensor, TensorData, TensorMetadata, TensorPrimitive};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
@@ -724,9 +725,9 @@ pub fn rank_exchange<B: SparseGnnBackend>(
 }
 
 /// The halo exchange of an integer matrix (not differentiable): `[ids; rows of rank q for
-/// each q with rows]`, as [`rank_exchange`] moves a state's rows. Every rank must call it with
-/// its own routes. Errors when `ids` does not have the routes' own rows, or the transport
-/// fails.
+/// each q with rows]`, as [`rank_exchange`] moves a state's rows, in the ids' dtype. Every rank
+/// must call it with its own routes. Errors when `ids` does not have the routes' own rows, or
+/// the transport fails.
 pub fn rank_exchange_ints<B: Backend>(
     ids: Tensor<B, 2, Int>,
     routes: &RankRoutes<B>,
@@ -740,36 +741,15 @@ pub fn rank_exchange_ints<B: Backend>(
             routes.owned
         )));
     }
-    let device = ids.device();
+    let (device, dtype) = (ids.device(), ids.dtype());
     let mut out = vec![Vec::new(); comm.world()];
-    let mut dtype = None;
     for (q, s) in routes.send.iter().enumerate() {
         if let Some(index) = s {
-            let start = Instant::now();
-            let data = ids
-                .clone()
-                .select(0, index.indices())
-                .try_into_data()
-                .map_err(|e| CommError::Config(format!("reading ids back: {e:?}")))?;
-            let mut bytes = comm
-                .pool()
-                .take(data.as_bytes().len())
-                .map_err(|e| CommError::Config(format!("a buffer of {} bytes: {e}", data.as_bytes().len())))?;
-            bytes.extend_from_slice(data.as_bytes());
-            dtype = Some(data.dtype);
-            out[q] = bytes;
-            let seconds = start.elapsed().as_secs_f64();
-            comm.record(|st| st.readback_seconds += seconds);
+            out[q] = read_back(ids.clone().select(0, index.indices()), comm)?;
         }
     }
-    let got = comm.all_to_all(out)?;
-    // the ids' dtype: as read back, or as the backend stores them
-    let dtype = match dtype {
-        Some(d) => d,
-        None => ids.clone().slice(0..rows.min(1)).into_data().dtype,
-    };
     let mut parts = vec![ids];
-    for (q, bytes) in got.into_iter().enumerate() {
+    for (q, bytes) in comm.all_to_all(out)?.into_iter().enumerate() {
         let n = routes.recv[q];
         if n == 0 {
             continue;
@@ -779,47 +759,36 @@ pub fn rank_exchange_ints<B: Backend>(
             return Err(CommError::Size { rank: comm.rank(), peer: q, got: bytes.len(), expected });
         }
         let start = Instant::now();
-        let data = TensorData::new(bytes_to_ids(&bytes, dtype)?, [n, width]).convert_dtype(dtype);
-        let t = Tensor::<B, 2, Int>::from_data(data, (&device, dtype));
+        let data = TensorData::from_bytes_vec(bytes.to_vec(), [n, width], dtype);
+        parts.push(Tensor::from_data(data, (&device, dtype)));
         comm.pool().give(bytes);
         let seconds = start.elapsed().as_secs_f64();
         comm.record(|st| st.upload_seconds += seconds);
-        parts.push(t);
     }
     Ok(Tensor::cat(parts, 0))
 }
 
-/// Integer ids of `dtype` from their little-endian bytes, as i64.
-fn bytes_to_ids(bytes: &[u8], dtype: DType) -> Result<Vec<i64>, CommError> {
-    let size = dtype.size();
-    let word = |c: &[u8]| -> i64 {
-        let mut b = [0u8; 8];
-        b[..size].copy_from_slice(c);
-        match dtype {
-            DType::I8 | DType::I16 | DType::I32 | DType::I64 => {
-                // sign-extend from `size` bytes
-                let shift = 64 - 8 * size as u32;
-                (i64::from_le_bytes(b) << shift) >> shift
-            }
-            _ => i64::from_le_bytes(b),
-        }
-    };
-    match dtype {
-        DType::I8 | DType::I16 | DType::I32 | DType::I64 | DType::U8 | DType::U16 | DType::U32 | DType::U64 => {
-            Ok(bytes.chunks_exact(size).map(word).collect())
-        }
-        other => Err(CommError::Config(format!("ids of dtype {other:?}"))),
-    }
+/// The halo exchange of CBSR rows (MaxK, max-pool states): the values through
+/// [`rank_exchange`] (their gradients return) and the column ids through
+/// [`rank_exchange_ints`], as they are stored (packed or not).
+pub fn rank_exchange_cbsr<B: SparseGnnBackend>(c: &Cbsr<B>, routes: &RankRoutes<B>) -> Result<Cbsr<B>, CommError> {
+    let values = rank_exchange(c.values(), routes)?;
+    let ids = rank_exchange_ints(Tensor::<B, 2, Int>::from_primitive(c.prim().indices.clone()), routes)?;
+    Ok(Cbsr::from_prim(CbsrPrim {
+        n: values.dims()[0],
+        values: values.into_primitive().tensor(),
+        indices: ids.into_primitive(),
+        ..c.prim().clone()
+    }))
 }
 
-/// The rows of a float tensor as bytes (its dtype's little-endian bytes).
-fn bytes_of<B: Backend>(t: FloatTensor<B>, comm: &Comm) -> Result<Vec<u8>, CommError> {
+/// The values of `t` read back into a buffer of the pool (its dtype's little-endian bytes,
+/// row-major), timed as read back.
+fn read_back<B: Backend, K: BasicOps<B>>(t: Tensor<B, 2, K>, comm: &Comm) -> Result<Vec<u8>, CommError> {
     let start = Instant::now();
-    let data = t2::<B>(t).try_into_data().map_err(|e| CommError::Config(format!("reading rows back: {e:?}")))?;
-    let mut bytes = comm
-        .pool()
-        .take(data.as_bytes().len())
-        .map_err(|e| CommError::Config(format!("a buffer of {} bytes: {e}", data.as_bytes().len())))?;
+    let data = t.try_into_data().map_err(|e| CommError::Config(format!("reading rows back: {e:?}")))?;
+    let len = data.as_bytes().len();
+    let mut bytes = comm.pool().take(len).map_err(|e| CommError::Config(format!("a buffer of {len} bytes: {e}")))?;
     bytes.extend_from_slice(data.as_bytes());
     let seconds = start.elapsed().as_secs_f64();
     comm.record(|s| s.readback_seconds += seconds);
@@ -859,7 +828,7 @@ pub(crate) fn rank_forward<B: SparseGnnBackend>(
     let mut out = vec![Vec::new(); world];
     for (q, s) in r.send.iter().enumerate() {
         if let Some((indices, _)) = s {
-            out[q] = bytes_of::<B>(B::float_select(state.clone(), 0, indices.clone()), &r.comm)?;
+            out[q] = read_back(t2::<B>(B::float_select(state.clone(), 0, indices.clone())), &r.comm)?;
         }
     }
     let got = r.comm.all_to_all(out)?;
@@ -891,7 +860,7 @@ pub(crate) fn rank_backward<B: SparseGnnBackend>(dy: FloatTensor<B>, r: &RankRou
         let mut start = r.owned;
         for (q, &rows) in r.recv.iter().enumerate() {
             if rows > 0 {
-                out[q] = bytes_of::<B>(crate::exchange::row_range::<B>(dy.clone(), start, rows), &r.comm)?;
+                out[q] = read_back(t2::<B>(crate::exchange::row_range::<B>(dy.clone(), start, rows)), &r.comm)?;
                 start += rows;
             }
         }

@@ -24,7 +24,7 @@
 //! and sends them to the others (a few bytes); the masks are keyed by global node id, so they
 //! are the one-process masks. MaxK and max-pool states (CBSR rows) move as their values
 //! (through the differentiable exchange) and their column ids
-//! ([`burn_sparse_gnn::collective::rank_exchange_ints`]).
+//! ([`burn_sparse_gnn::collective::rank_exchange_cbsr`]).
 
 use crate::distributed::DistError;
 use crate::hidden::Hidden;
@@ -34,9 +34,9 @@ use burn::optim::GradientsParams;
 use burn::record::{BinBytesRecorder, DoublePrecisionSettings, Recorder};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{DType, Int, Tensor, TensorData};
-use burn_sparse_gnn::collective::{rank_exchange, rank_exchange_ints, Comm, CommError, RankRoutes};
+use burn_sparse_gnn::collective::{rank_exchange, rank_exchange_cbsr, Comm, CommError, RankRoutes};
 use burn_sparse_gnn::partition::PartitionedGraph;
-use burn_sparse_gnn::{Cbsr, CbsrPrim, Csr, DropoutSeed, Graph, GraphOptions, RowIndex, SparseGnnBackend};
+use burn_sparse_gnn::{Csr, DropoutSeed, Graph, GraphOptions, RowIndex, SparseGnnBackend};
 
 /// One rank's part of a partitioned graph on its device (see the module docs).
 #[derive(Clone, Debug)]
@@ -324,20 +324,8 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             let full = match self.activate(l, h, rg.graph.kernel_config(), seed.as_ref(), Some(&rg.global_ids)) {
                 Hidden::Dense(a) if l == 0 && x.with_halo => Hidden::Dense(a),
                 Hidden::Dense(a) => Hidden::Dense(rank_exchange(a, &rg.routes).map_err(DistError::Comm)?),
-                // CBSR rows (MaxK, max-pool): the values through the differentiable exchange,
-                // their column ids alongside
-                Hidden::Sparse(c) => {
-                    let values = rank_exchange(c.values(), &rg.routes).map_err(DistError::Comm)?;
-                    let ids = Tensor::<B, 2, Int>::from_primitive(c.prim().indices.clone());
-                    let ids = rank_exchange_ints(ids, &rg.routes).map_err(DistError::Comm)?;
-                    let n = values.dims()[0];
-                    Hidden::Sparse(Cbsr::from_prim(CbsrPrim {
-                        values: values.into_primitive().tensor(),
-                        indices: ids.into_primitive(),
-                        n,
-                        ..c.prim().clone()
-                    }))
-                }
+                // CBSR rows (MaxK, max-pool): their values and column ids
+                Hidden::Sparse(c) => Hidden::Sparse(rank_exchange_cbsr(&c, &rg.routes).map_err(DistError::Comm)?),
             };
             h = self.convolve(l, &rg.graph, &full);
         }
