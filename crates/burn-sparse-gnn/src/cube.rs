@@ -684,6 +684,13 @@ where
     }
 }
 
+/// A CUDA tensor as a tensor of `R` (`None` where `R` is another runtime).
+#[cfg(feature = "cuda")]
+fn from_cuda<R: CubeRuntime>(t: CubeTensor<cubecl::cuda::CudaRuntime>) -> Option<CubeTensor<R>> {
+    let t: Box<dyn std::any::Any> = Box::new(t);
+    t.downcast::<CubeTensor<R>>().ok().map(|t| *t)
+}
+
 /// The pieces through one NCCL group where they are CUDA tensors between CUDA devices and NCCL
 /// loads; otherwise (or when the group cannot run) the pieces back, for moves one by one.
 #[cfg(feature = "cuda")]
@@ -703,13 +710,7 @@ fn nccl_transfer<R: CubeRuntime>(pieces: Vec<(Ft<R>, R::Device)>) -> Result<Vec<
         }
     }
     match crate::nccl::transfer(cuda) {
-        Ok(out) => Ok(out
-            .into_iter()
-            .map(|t| {
-                let t: Box<dyn Any> = Box::new(t);
-                *t.downcast::<CubeTensor<R>>().expect("R is CudaRuntime")
-            })
-            .collect()),
+        Ok(out) => Ok(out.into_iter().map(|t| from_cuda::<R>(t).expect("R is CudaRuntime")).collect()),
         Err(e) => {
             static LOGGED: std::sync::Once = std::sync::Once::new();
             LOGGED.call_once(|| log::warn!("grouped NCCL transfers unavailable ({}): tensors move one by one", e.0));
@@ -744,13 +745,7 @@ fn nccl_start<R: CubeRuntime>(
     }
     match crate::nccl::start(cuda) {
         Ok((out, pending)) => {
-            let out = out
-                .into_iter()
-                .map(|t| {
-                    let t: Box<dyn Any> = Box::new(t);
-                    *t.downcast::<CubeTensor<R>>().expect("R is CudaRuntime")
-                })
-                .collect();
+            let out = out.into_iter().map(|t| from_cuda::<R>(t).expect("R is CudaRuntime")).collect();
             let wait = crate::exchange::TransferWait::new(move || {
                 if let Err(e) = pending.wait() {
                     log::error!("waiting for a grouped transfer: {}", e.0);
@@ -774,10 +769,7 @@ fn pinned_upload<R: CubeRuntime>(bytes: &[u8], shape: [usize; 2], dtype: DType, 
     use std::any::Any;
     let d = (device as &dyn Any).downcast_ref::<CudaDevice>()?;
     match crate::nccl::upload(bytes, shape, dtype, d) {
-        Ok(t) => {
-            let t: Box<dyn Any> = Box::new(t);
-            t.downcast::<CubeTensor<R>>().ok().map(|t| *t)
-        }
+        Ok(t) => from_cuda::<R>(t),
         Err(e) => {
             static LOGGED: std::sync::Once = std::sync::Once::new();
             LOGGED.call_once(|| log::warn!("pinned uploads unavailable ({}): rows upload through Burn", e.0));
@@ -803,10 +795,7 @@ fn cublas_product_bias<R: CubeRuntime>(
     let (a, b, bias) =
         (into_contiguous_aligned(a.clone()), into_contiguous_aligned(b.clone()), into_contiguous(bias.clone()));
     match crate::cublas::gemm_bias(&a, &b, &bias, math) {
-        Ok(out) => {
-            let out: Box<dyn Any> = Box::new(out);
-            out.downcast::<CubeTensor<R>>().ok().map(|o| *o)
-        }
+        Ok(out) => from_cuda::<R>(out),
         Err(e) => {
             static LOGGED: std::sync::Once = std::sync::Once::new();
             LOGGED.call_once(|| {
@@ -837,10 +826,7 @@ fn cublas_product<R: CubeRuntime>(
     };
     let (a, b) = (into_contiguous_aligned(a.clone()), into_contiguous_aligned(b.clone()));
     match crate::cublas::gemm(&a, &b, ta, tb, math, acc, half_out) {
-        Ok(out) => {
-            let out: Box<dyn Any> = Box::new(out);
-            out.downcast::<CubeTensor<R>>().ok().map(|o| *o)
-        }
+        Ok(out) => from_cuda::<R>(out),
         Err(e) => {
             static LOGGED: std::sync::Once = std::sync::Once::new();
             LOGGED.call_once(|| log::warn!("cuBLAS unavailable ({}): dense products run on Burn's matmul", e.0));
