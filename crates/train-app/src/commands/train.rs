@@ -161,17 +161,7 @@ impl Job for TrainJob {
             })
             .map_err(|m| AppError::Ranks(format!("rank {rank} ran out of device memory: {m}")))??;
             if let Some(report) = report {
-                let [tr, va, te] = report.final_accuracy;
-                println!(
-                    "{} {} on {} ({backend}, {} processes): {} epochs in {:.1} s; accuracy train {tr:.4} valid {va:.4} test {te:.4}",
-                    self.cfg.model.name(),
-                    self.cfg.nonlin,
-                    host.data.name,
-                    run.world,
-                    report.epochs.len(),
-                    report.train_seconds,
-                );
-                println!("results: {}", self.cfg.out.join("results.json").display());
+                print_summary(&self.cfg, &host.data.name, &format!("{backend}, {} processes", run.world), &report);
             }
             return Ok(());
         }
@@ -251,18 +241,8 @@ impl Job for TrainJob {
                 train_app::partitioned::train::<B>(&self.cfg, &host, spread, &cache, &device, backend)
             })
             .map_err(out_of_memory)??;
-            let [tr, va, te] = report.final_accuracy;
-            println!(
-                "{} {} on {} ({backend}, {} parts on {} device(s)): {} epochs in {:.1} s; accuracy train {tr:.4} valid {va:.4} test {te:.4}",
-                self.cfg.model.name(),
-                self.cfg.nonlin,
-                host.data.name,
-                spread.parts,
-                spread.devices.len(),
-                report.epochs.len(),
-                report.train_seconds,
-            );
-            println!("results: {}", self.cfg.out.join("results.json").display());
+            let how = format!("{backend}, {} parts on {} device(s)", spread.parts, spread.devices.len());
+            print_summary(&self.cfg, &host.data.name, &how, &report);
             return Ok(());
         }
         // the terminal dashboard in a terminal, plain epoch lines otherwise or when SGNN_PLAIN_LOG
@@ -298,6 +278,20 @@ impl Job for TrainJob {
         println!("results: {}", report.config.out.join("results.json").display());
         Ok(())
     }
+}
+
+/// The last lines of a partitioned or multi-process run: what trained where (`how`), its
+/// epochs, time and accuracies, and where its results are.
+fn print_summary(cfg: &TrainConfig, dataset: &str, how: &str, report: &train_app::partitioned::PartitionedReport) {
+    let [tr, va, te] = report.final_accuracy;
+    println!(
+        "{} {} on {dataset} ({how}): {} epochs in {:.1} s; accuracy train {tr:.4} valid {va:.4} test {te:.4}",
+        cfg.model.name(),
+        cfg.nonlin,
+        report.epochs.len(),
+        report.train_seconds,
+    );
+    println!("results: {}", cfg.out.join("results.json").display());
 }
 
 /// `train --processes N`: starts ranks 0..N of this program with the same arguments (and
