@@ -159,6 +159,16 @@ fn routes_of(lay: &[(Vec<usize>, Vec<Vec<u32>>)], comm: Comm, dev: &burn::tensor
     RankRoutes::new(own.len(), send_idx, recv, comm).expect("routes")
 }
 
+/// The global ids of rank `p`'s rows after an exchange of `lay`: its own, then the rows each
+/// other rank sends it, in rank order.
+fn exchanged_nodes(lay: &[(Vec<usize>, Vec<Vec<u32>>)], p: usize) -> Vec<usize> {
+    let mut nodes = lay[p].0.clone();
+    for (_, (own, send)) in lay.iter().enumerate().filter(|&(q, _)| q != p) {
+        nodes.extend(send[p].iter().map(|&i| own[i as usize]));
+    }
+    nodes
+}
+
 /// The rows rank `p` sends (`true`) or receives in a forward exchange of `lay`.
 fn routes_rows(lay: &[(Vec<usize>, Vec<Vec<u32>>)], p: usize, sends: bool) -> usize {
     match sends {
@@ -184,12 +194,7 @@ fn rank_exchange_moves_rows_forward_and_gradients_back() {
         let x = Tensor::<B, 2>::from_data(TensorData::new(data, [own.len(), w]), &dev).require_grad();
         let out = rank_exchange(x.clone(), &routes).expect("exchange");
         // the global ids of the output rows: own, then rank q's sent rows for each q
-        let mut ids: Vec<usize> = own.clone();
-        for q in 0..world {
-            if q != p {
-                ids.extend(lay2[q].1[p].iter().map(|&i| lay2[q].0[i as usize]));
-            }
-        }
+        let ids = exchanged_nodes(&lay2, p);
         let weights: Vec<f32> = ids.iter().map(|&g| coef(g, p)).collect();
         let wt = Tensor::<B, 1>::from_data(TensorData::new(weights, [ids.len()]), &dev);
         let loss = (out.clone() * wt.unsqueeze_dim::<2>(1)).sum();
@@ -295,12 +300,7 @@ fn rank_exchange_ints_moves_id_rows() {
         let dtype = ids.dtype();
         let out = rank_exchange_ints(ids, &routes).expect("exchange");
         assert_eq!(out.dtype(), dtype, "the ids keep their dtype");
-        let mut nodes: Vec<usize> = own.clone();
-        for q in 0..world {
-            if q != p {
-                nodes.extend(lay2[q].1[p].iter().map(|&i| lay2[q].0[i as usize]));
-            }
-        }
+        let nodes = exchanged_nodes(&lay2, p);
         (nodes, out.into_data().convert::<i64>().to_vec::<i64>().expect("i64"))
     });
     for (p, res) in got.into_iter().enumerate() {

@@ -11,16 +11,10 @@ use burn::tensor::{Int, Tensor, TensorData};
 use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, PartitionedGraph};
 use burn_sparse_gnn::random::random_values;
 use burn_sparse_gnn::{Csr, Graph, GraphOptions};
-use common::{graph, max_diff, Grads, B, CLASSES, D_IN, N, RNG};
+use common::{graph, max_diff, whole, Grads, Run, B, CLASSES, D_IN, N, RNG};
 use gnn_models::activation::Nonlinearity;
 use gnn_models::distributed::{partitioned_loss, DistGraph, HaloLayout};
 use gnn_models::{ConvKind, GnnModel, GnnModelConfig, NormKind, SageAggr};
-
-struct Run {
-    loss: f64,
-    logits: Vec<f64>,
-    grads: Vec<Vec<f64>>,
-}
 
 fn inputs(dev: &burn::tensor::Device<B>) -> (Tensor<B, 2>, Tensor<B, 1, Int>, Tensor<B, 1>) {
     let x = Tensor::<B, 2>::from_data(TensorData::new(random_values(N * D_IN, 3), [N, D_IN]), dev);
@@ -33,20 +27,6 @@ fn inputs(dev: &burn::tensor::Device<B>) -> (Tensor<B, 2>, Tensor<B, 1, Int>, Te
         Tensor::<B, 1, Int>::from_data(TensorData::new(labels, [N]), dev),
         Tensor::<B, 1>::from_data(TensorData::new(w, [N]), dev),
     )
-}
-
-fn whole(model: &GnnModel<B>, adj: &Csr, seed: u64) -> Run {
-    let dev = Default::default();
-    let (x, y, w) = inputs(&dev);
-    let g = Graph::<B>::new(adj, &dev, GraphOptions::default());
-    B::seed(&dev, seed);
-    let logits = model.forward(&g, x);
-    let logp = burn::tensor::activation::log_softmax(logits.clone(), 1);
-    let loss = (logp.gather(1, y.unsqueeze_dim::<2>(1)).squeeze_dim::<1>(1) * w).sum().neg();
-    let grads = loss.backward();
-    let mut v = Grads { grads: &grads, out: Vec::new() };
-    model.visit(&mut v);
-    Run { loss: loss.into_scalar(), logits: logits.into_data().to_vec::<f64>().expect("f64"), grads: v.out }
 }
 
 fn parts(model: &GnnModel<B>, adj: &Csr, pg: &PartitionedGraph, seed: u64, layout: HaloLayout) -> Run {
@@ -85,7 +65,7 @@ fn check(name: &str, cfg: &GnnModelConfig, adj: &Csr, pg: &PartitionedGraph, lab
     let model: GnnModel<B> = cfg.init(&dev).expect("valid model");
     // parameters initialise lazily, on first use: draw them now, not inside the first forward
     model.initialise_parameters();
-    let want = whole(&model, adj, 5);
+    let want = whole(&model, adj, inputs(&Default::default()), 5);
     let layouts: &[HaloLayout] =
         if model.splits_halo() { &[HaloLayout::Joined, HaloLayout::Split] } else { &[HaloLayout::Joined] };
     for &layout in layouts {

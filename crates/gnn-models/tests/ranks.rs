@@ -14,8 +14,8 @@ use burn::tensor::{Int, Tensor, TensorData};
 use burn_sparse_gnn::collective::{Comm, TcpComm, TcpCommConfig};
 use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, PartitionedGraph};
 use burn_sparse_gnn::random::random_values;
-use burn_sparse_gnn::{Csr, Graph, GraphOptions};
-use common::{graph, max_diff, Grads, B, CLASSES, D_IN, N, RNG};
+use burn_sparse_gnn::{Csr, GraphOptions};
+use common::{graph, max_diff, whole, B, CLASSES, D_IN, N, RNG};
 use gnn_models::activation::Nonlinearity;
 use gnn_models::distributed::DistError;
 use gnn_models::{
@@ -41,6 +41,17 @@ fn host_inputs() -> HostInputs {
     HostInputs { x, labels, weights: train.iter().map(|t| t / count).collect() }
 }
 
+impl HostInputs {
+    /// The whole graph's features, labels and weights on `dev`.
+    fn tensors(&self, dev: &burn::tensor::Device<B>) -> (Tensor<B, 2>, Tensor<B, 1, Int>, Tensor<B, 1>) {
+        (
+            Tensor::from_data(TensorData::new(self.x.clone(), [N, D_IN]), dev),
+            Tensor::from_data(TensorData::new(self.labels.clone(), [N]), dev),
+            Tensor::from_data(TensorData::new(self.weights.clone(), [N]), dev),
+        )
+    }
+}
+
 /// The gradients of `GradientsParams` in the model's parameter order.
 struct Summed<'a> {
     grads: &'a GradientsParams,
@@ -52,29 +63,6 @@ impl ModuleVisitor<B> for Summed<'_> {
         let g = self.grads.get::<Inner, D>(param.id).map(|g| g.into_data().to_vec::<f64>().expect("f64"));
         self.out.push(g.unwrap_or_default());
     }
-}
-
-struct Run {
-    loss: f64,
-    /// Per node, its logits.
-    logits: Vec<f64>,
-    grads: Vec<Vec<f64>>,
-}
-
-fn whole(model: &GnnModel<B>, adj: &Csr, h: &HostInputs, seed: u64) -> Run {
-    let dev = Default::default();
-    let x = Tensor::<B, 2>::from_data(TensorData::new(h.x.clone(), [N, D_IN]), &dev);
-    let y = Tensor::<B, 1, Int>::from_data(TensorData::new(h.labels.clone(), [N]), &dev);
-    let w = Tensor::<B, 1>::from_data(TensorData::new(h.weights.clone(), [N]), &dev);
-    let g = Graph::<B>::new(adj, &dev, GraphOptions::default());
-    B::seed(&dev, seed);
-    let logits = model.forward(&g, x);
-    let logp = burn::tensor::activation::log_softmax(logits.clone(), 1);
-    let loss = (logp.gather(1, y.unsqueeze_dim::<2>(1)).squeeze_dim::<1>(1) * w).sum().neg();
-    let grads = loss.backward();
-    let mut v = Grads { grads: &grads, out: Vec::new() };
-    model.visit(&mut v);
-    Run { loss: loss.into_scalar(), logits: logits.into_data().to_vec::<f64>().expect("f64"), grads: v.out }
 }
 
 /// One rank's summed loss, its nodes' logits (by global id) and the summed gradients.
@@ -179,7 +167,7 @@ fn every_rank_run_equals_the_whole_graph() {
             B::seed(&dev, 12);
             let other: GnnModel<B> = cfg.init(&dev).expect("valid model");
             other.initialise_parameters();
-            let want = whole(&model, &adj, &h, 5);
+            let want = whole(&model, &adj, h.tensors(&dev), 5);
             B::seed(&dev, 5);
             let seeds = StepSeeds::draw(&model, &dev);
             let got = ranks(&model, &other, adj.clone(), pg.clone(), h.clone(), seeds).expect("the ranks ran");

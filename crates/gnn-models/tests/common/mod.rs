@@ -1,12 +1,14 @@
-//! Shared pieces of the partitioned-model tests: the test graph, the gradient reader and the
-//! largest difference.
+//! Shared pieces of the partitioned-model tests: the test graph, the whole-graph run, the
+//! gradient reader and the largest difference.
 #![allow(dead_code)]
 
 use burn::backend::{Autodiff, NdArray};
-use burn::module::{ModuleVisitor, Param};
-use burn::tensor::Tensor;
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::tensor::backend::Backend;
+use burn::tensor::{Int, Tensor};
 use burn_sparse_gnn::random::{random_csr, RandomGraphSpec};
-use burn_sparse_gnn::{BuildOptions, Csr};
+use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+use gnn_models::GnnModel;
 
 pub type B = Autodiff<NdArray<f64, i64>>;
 
@@ -50,6 +52,34 @@ impl ModuleVisitor<B> for Grads<'_> {
         let g = param.val().grad(self.grads).map(|g| g.into_data().to_vec::<f64>().expect("f64")).unwrap_or_default();
         self.out.push(g);
     }
+}
+
+/// A model's loss, logits (per node) and parameter gradients on a graph.
+pub struct Run {
+    pub loss: f64,
+    pub logits: Vec<f64>,
+    pub grads: Vec<Vec<f64>>,
+}
+
+/// `model` on the whole graph `adj` (dropout drawn after seeding with `seed`): the weighted
+/// cross-entropy `-sum_i w_i log p_i[y_i]` of the inputs `x`, labels `y` and weights `w`, its
+/// logits and its gradients.
+pub fn whole(
+    model: &GnnModel<B>,
+    adj: &Csr,
+    (x, y, w): (Tensor<B, 2>, Tensor<B, 1, Int>, Tensor<B, 1>),
+    seed: u64,
+) -> Run {
+    let dev = x.device();
+    let g = Graph::<B>::new(adj, &dev, GraphOptions::default());
+    B::seed(&dev, seed);
+    let logits = model.forward(&g, x);
+    let logp = burn::tensor::activation::log_softmax(logits.clone(), 1);
+    let loss = (logp.gather(1, y.unsqueeze_dim::<2>(1)).squeeze_dim::<1>(1) * w).sum().neg();
+    let grads = loss.backward();
+    let mut v = Grads { grads: &grads, out: Vec::new() };
+    model.visit(&mut v);
+    Run { loss: loss.into_scalar(), logits: logits.into_data().to_vec::<f64>().expect("f64"), grads: v.out }
 }
 
 /// The largest absolute difference of two equally long lists.
