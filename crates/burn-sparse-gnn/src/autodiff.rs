@@ -793,6 +793,10 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
             OpsKind::UnTracked(prep) => prep.finish(B::cross_entropy(x.primitive, labels, weight, config).0),
         }
     }
+    fn nccl_device(device: &B::Device) -> Option<usize> {
+        B::nccl_device(device)
+    }
+
     fn add_rows(
         base: FloatTensor<Self>,
         values: FloatTensor<Self>,

@@ -294,6 +294,30 @@ pub trait SparseGnnBackend: Backend {
         Self::float_from_data(burn::tensor::TensorData::from_bytes_vec(bytes.to_vec(), shape, dtype), device)
     }
 
+    /// This device's CUDA index where the rows of a multi-process run can move through NCCL
+    /// (`None` on other backends): what [`crate::collective::Comm::setup_rows`] takes.
+    fn nccl_device(device: &Self::Device) -> Option<usize> {
+        let _ = device;
+        None
+    }
+
+    /// Moves rows between the ranks of a multi-process run on the devices: `send[q]` (rows on
+    /// this rank's device, `None`: nothing) to rank `q`, and `recv[q]` rows of `width` values
+    /// of `dtype` from every rank `q`, returned as one tensor in rank order (`None`: nothing
+    /// arrives). `None` where the backend cannot (the caller reports it); on CUDA one NCCL
+    /// group on the communicator [`crate::collective::Comm::setup_rows`] made.
+    fn rank_transfer(
+        send: Vec<Option<FloatTensor<Self>>>,
+        recv: &[usize],
+        width: usize,
+        dtype: DType,
+        device: &Self::Device,
+        comm: &crate::collective::Comm,
+    ) -> Option<Result<Option<FloatTensor<Self>>, crate::collective::CommError>> {
+        let _ = (send, recv, width, dtype, device, comm);
+        None
+    }
+
     /// Differentiable halo exchange of one rank of a multi-process run (see
     /// [`crate::collective`]): `state` followed by the rows the other ranks send it.
     fn ad_rank_exchange(

@@ -120,6 +120,33 @@ struct CommInner {
     failed: Mutex<Option<CommError>>,
     stats: Mutex<CommStats>,
     pool: BufferPool,
+    /// The NCCL communicator the halo rows move through, once [`Comm::setup_rows`] made it.
+    #[cfg(feature = "cuda")]
+    nccl: std::sync::OnceLock<crate::nccl::RankNccl>,
+}
+
+/// What moves a rank's halo rows (and their gradients) to the other ranks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RowTransport {
+    /// The [`HostComm`] transport: device -> host -> transport -> host -> device.
+    #[default]
+    Host,
+    /// NCCL between the ranks' GPUs (one communicator over all ranks, bootstrapped through
+    /// the host transport): the rows stay on the devices.
+    Nccl,
+}
+
+/// Which [`RowTransport`] a run asks for ([`Comm::setup_rows`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RowTransportChoice {
+    /// NCCL where every rank is on a CUDA device of its own with NCCL loadable, else the host.
+    #[default]
+    Auto,
+    /// Always the host transport.
+    Host,
+    /// NCCL, or an error saying why not.
+    Nccl,
 }
 
 /// What a [`Comm`] moved and how long it took, since it was made or since the last
@@ -158,8 +185,111 @@ impl Comm {
                 failed: Mutex::new(None),
                 stats: Mutex::new(CommStats::default()),
                 pool: BufferPool::default(),
+                #[cfg(feature = "cuda")]
+                nccl: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// What moves the halo rows (the host transport until [`Comm::setup_rows`] sets up NCCL).
+    pub fn row_transport(&self) -> RowTransport {
+        #[cfg(feature = "cuda")]
+        if self.inner.nccl.get().is_some() {
+            return RowTransport::Nccl;
+        }
+        RowTransport::Host
+    }
+
+    /// This rank's NCCL communicator, once set up.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn nccl(&self) -> Option<&crate::nccl::RankNccl> {
+        self.inner.nccl.get()
+    }
+
+    /// Picks what moves the halo rows, the same on every rank (a collective: every rank calls
+    /// it, with the same `choice`). `device` is this rank's CUDA device index
+    /// ([`crate::backend::SparseGnnBackend::nccl_device`]; `None` on other backends). NCCL is
+    /// used when every rank has a CUDA device, NCCL loads everywhere and, for
+    /// [`RowTransportChoice::Auto`], no two ranks share a GPU (NCCL refuses that); rank 0 then
+    /// makes a unique id, sends it through the host transport and every rank joins the
+    /// communicator. With [`RowTransportChoice::Nccl`] a rank that cannot gives an error on
+    /// every rank; with `Auto` every rank falls back to the host transport. A rank that fails
+    /// inside NCCL's own set-up may leave the others waiting there: stop them (`train
+    /// --processes` stops the other ranks when one fails).
+    pub fn setup_rows(&self, device: Option<usize>, choice: RowTransportChoice) -> Result<RowTransport, CommError> {
+        if choice == RowTransportChoice::Host || self.row_transport() == RowTransport::Nccl {
+            return Ok(self.row_transport());
+        }
+        let (rank, world) = (self.rank(), self.world());
+        let refuse = |why: String| match choice {
+            RowTransportChoice::Nccl => Err(CommError::Config(format!("the NCCL row transport: {why}"))),
+            _ => {
+                log::info!("halo rows move through the host transport: {why}");
+                Ok(RowTransport::Host)
+            }
+        };
+        // every rank's device identity ("" where it has no CUDA device or no NCCL)
+        let identity: Result<String, String> = match device {
+            #[cfg(feature = "cuda")]
+            Some(d) if crate::nccl::available() => crate::nccl::device_identity(d).map_err(|e| e.0),
+            #[cfg(feature = "cuda")]
+            Some(_) => Err("libnccl.so not found".into()),
+            _ => Err("not on a CUDA device".into()),
+        };
+        let mine = identity.as_ref().map(|s| s.as_bytes().to_vec()).unwrap_or_default();
+        let ids = self.all_to_all(vec![mine; world])?;
+        let missing: Vec<usize> = (0..world).filter(|&q| ids[q].is_empty()).collect();
+        if !missing.is_empty() {
+            let own = identity.err().map(|e| format!(" (rank {rank}: {e})")).unwrap_or_default();
+            return refuse(format!("rank(s) {missing:?} cannot use NCCL{own}"));
+        }
+        if choice == RowTransportChoice::Auto {
+            for q in 1..world {
+                if let Some(p) = (0..q).find(|&p| ids[p] == ids[q]) {
+                    return refuse(format!("ranks {p} and {q} share the GPU {}", String::from_utf8_lossy(&ids[q])));
+                }
+            }
+        }
+        #[cfg(feature = "cuda")]
+        {
+            let d = device.expect("every rank has a device (checked above)");
+            let id = match rank {
+                0 => crate::nccl::unique_id().map_err(|e| log::warn!("{}", e.0)).unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            let id = self.broadcast(id)?;
+            if id.is_empty() {
+                return refuse("rank 0 could not make an NCCL unique id".into());
+            }
+            let joined = crate::nccl::init_rank(d, world, rank, &id);
+            let flag = joined.as_ref().map(|_| Vec::new()).unwrap_or_else(|e| e.0.as_bytes().to_vec());
+            let flags = self.all_to_all(vec![flag; world])?;
+            let failed: Vec<String> = flags
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| !f.is_empty())
+                .map(|(q, f)| format!("rank {q}: {}", String::from_utf8_lossy(f)))
+                .collect();
+            if !failed.is_empty() {
+                return refuse(failed.join("; "));
+            }
+            let joined = joined.expect("no rank failed");
+            let _ = self.inner.nccl.set(joined);
+            Ok(RowTransport::Nccl)
+        }
+        #[cfg(not(feature = "cuda"))]
+        refuse("this build has no CUDA".into())
+    }
+
+    /// Counts one collective that ran on the devices (NCCL): its bytes, and the seconds it
+    /// took to queue (the transfer itself runs on the device, in order with the kernels).
+    pub(crate) fn record_device(&self, sent: usize, received: usize, seconds: f64) {
+        self.record(|s| {
+            s.collectives += 1;
+            s.bytes_sent += sent as u64;
+            s.bytes_received += received as u64;
+            s.transport_seconds += seconds;
+        });
     }
 
     /// The buffers this handle's collectives receive into: give back the buffers they return
@@ -816,6 +946,30 @@ fn rows_from<B: SparseGnnBackend>(
     Ok(t)
 }
 
+/// [`SparseGnnBackend::rank_transfer`] of rows `send[q]` to rank `q` and `recv[q]` rows from
+/// each: the received rows in rank order (`None`: none), counted in the stats. A failure
+/// poisons the handle.
+fn device_transfer<B: SparseGnnBackend>(
+    send: Vec<Option<FloatTensor<B>>>,
+    recv: &[usize],
+    width: usize,
+    dtype: DType,
+    device: &B::Device,
+    comm: &Comm,
+) -> Result<Option<FloatTensor<B>>, CommError> {
+    let row = width * dtype.size();
+    let sent: usize = send.iter().flatten().map(|t| t.shape()[0] * row).sum();
+    let received: usize = recv.iter().sum::<usize>() * row;
+    let start = Instant::now();
+    let out = match B::rank_transfer(send, recv, width, dtype, device, comm) {
+        Some(r) => r,
+        None => Err(CommError::Config("this backend cannot move rows through NCCL".into())),
+    };
+    let out = out.inspect_err(|e| comm.poison(e.clone()))?;
+    comm.record_device(sent, received, start.elapsed().as_secs_f64());
+    Ok(out)
+}
+
 /// The forward pass on primitives: sends the rows every rank reads, appends those received.
 pub(crate) fn rank_forward<B: SparseGnnBackend>(
     state: FloatTensor<B>,
@@ -825,6 +979,16 @@ pub(crate) fn rank_forward<B: SparseGnnBackend>(
     let width = state.shape()[1];
     let dtype = state.dtype();
     let device = B::float_device(&state);
+    if r.comm.row_transport() == RowTransport::Nccl {
+        r.comm.check()?;
+        let send =
+            r.send.iter().map(|s| s.as_ref().map(|(indices, _)| B::float_select(state.clone(), 0, indices.clone())));
+        let received = device_transfer::<B>(send.collect(), &r.recv, width, dtype, &device, &r.comm)?;
+        return Ok(match received {
+            Some(rows) => B::float_cat(vec![state, rows], 0),
+            None => state,
+        });
+    }
     let mut out = vec![Vec::new(); world];
     for (q, s) in r.send.iter().enumerate() {
         if let Some((indices, _)) = s {
@@ -855,6 +1019,40 @@ pub(crate) fn rank_backward<B: SparseGnnBackend>(dy: FloatTensor<B>, r: &RankRou
     let dtype = dy.dtype();
     let device = B::float_device(&dy);
     let own = crate::exchange::row_range::<B>(dy.clone(), 0, r.owned);
+    if r.comm.row_transport() == RowTransport::Nccl {
+        let received = (|| {
+            r.comm.check()?;
+            let mut send = vec![None; world];
+            let mut start = r.owned;
+            for (q, &rows) in r.recv.iter().enumerate() {
+                if rows > 0 {
+                    send[q] = Some(crate::exchange::row_range::<B>(dy.clone(), start, rows));
+                    start += rows;
+                }
+            }
+            let counts: Vec<usize> = r.send.iter().map(|s| s.as_ref().map_or(0, |(i, _)| i.shape()[0])).collect();
+            device_transfer::<B>(send, &counts, width, dtype, &device, &r.comm).map(|g| (g, counts))
+        })();
+        return match received {
+            Ok((Some(g), counts)) => {
+                let mut start = 0;
+                let mut sum = own;
+                for (q, s) in r.send.iter().enumerate() {
+                    if let Some((indices, inverse)) = s {
+                        let piece = crate::exchange::row_range::<B>(g.clone(), start, counts[q]);
+                        sum = B::add_rows(sum, piece, indices.clone(), inverse.clone());
+                        start += counts[q];
+                    }
+                }
+                sum
+            }
+            Ok((None, _)) => own,
+            Err(e) => {
+                r.comm.poison(e);
+                own
+            }
+        };
+    }
     let received = (|| {
         let mut out = vec![Vec::new(); world];
         let mut start = r.owned;

@@ -486,6 +486,32 @@ where
             .collect()
     }
 
+    fn nccl_device(device: &R::Device) -> Option<usize> {
+        #[cfg(feature = "cuda")]
+        if let Some(d) = (device as &dyn std::any::Any).downcast_ref::<cubecl::cuda::CudaDevice>() {
+            return Some(d.index);
+        }
+        let _ = device;
+        None
+    }
+
+    fn rank_transfer(
+        send: Vec<Option<Ft<R>>>,
+        recv: &[usize],
+        width: usize,
+        dtype: DType,
+        device: &R::Device,
+        comm: &crate::collective::Comm,
+    ) -> Option<Result<Option<Ft<R>>, crate::collective::CommError>> {
+        #[cfg(feature = "cuda")]
+        return nccl_rank_transfer::<R>(send, recv, width, dtype, device, comm);
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (send, recv, width, dtype, device, comm);
+            None
+        }
+    }
+
     fn float_from_host(bytes: &[u8], shape: [usize; 2], dtype: DType, device: &R::Device) -> Ft<R> {
         #[cfg(feature = "cuda")]
         if let Some(t) = pinned_upload::<R>(bytes, shape, dtype, device) {
@@ -689,6 +715,39 @@ where
 fn from_cuda<R: CubeRuntime>(t: CubeTensor<cubecl::cuda::CudaRuntime>) -> Option<CubeTensor<R>> {
     let t: Box<dyn std::any::Any> = Box::new(t);
     t.downcast::<CubeTensor<R>>().ok().map(|t| *t)
+}
+
+/// [`SparseGnnBackend::rank_transfer`] through this rank's NCCL communicator where `R` is the
+/// CUDA runtime and the communicator is set up; `None` otherwise.
+#[cfg(feature = "cuda")]
+#[allow(clippy::type_complexity)]
+fn nccl_rank_transfer<R: CubeRuntime>(
+    send: Vec<Option<Ft<R>>>,
+    recv: &[usize],
+    width: usize,
+    dtype: DType,
+    device: &R::Device,
+    comm: &crate::collective::Comm,
+) -> Option<Result<Option<Ft<R>>, crate::collective::CommError>> {
+    use cubecl::cuda::{CudaDevice, CudaRuntime};
+    use std::any::Any;
+    let c = comm.nccl()?;
+    let d = (device as &dyn Any).downcast_ref::<CudaDevice>()?;
+    let mut cuda = Vec::with_capacity(send.len());
+    for t in send {
+        match t {
+            Some(t) => {
+                let t: Box<dyn Any> = Box::new(into_contiguous(t));
+                cuda.push(Some(*t.downcast::<CubeTensor<CudaRuntime>>().ok()?));
+            }
+            None => cuda.push(None),
+        }
+    }
+    Some(
+        crate::nccl::rank_transfer(c, cuda, recv, width, dtype, d)
+            .map(|t| t.map(|t| from_cuda::<R>(t).expect("R is CudaRuntime")))
+            .map_err(|e| crate::collective::CommError::Config(format!("NCCL row transfer: {}", e.0))),
+    )
 }
 
 /// The pieces through one NCCL group where they are CUDA tensors between CUDA devices and NCCL

@@ -414,3 +414,195 @@ pub(crate) fn upload(
     }
     Ok(t)
 }
+
+// ---- one rank of a run of several processes ----------------------------------------------
+
+/// This rank's NCCL communicator in a run of several processes (`ncclCommInitRank` with a
+/// unique id rank 0 sent through the host transport), on one device, with a communication
+/// stream of its own in the device's primary context. It lives as long as the process.
+pub(crate) struct RankNccl {
+    comm: nsys::ncclComm_t,
+    stream: dsys::CUstream,
+    ctx: dsys::CUcontext,
+    device: usize,
+}
+
+// SAFETY: plain handles to driver and NCCL objects; every use goes through `lock`, one call at
+// a time.
+unsafe impl Send for RankNccl {}
+unsafe impl Sync for RankNccl {}
+
+impl std::fmt::Debug for RankNccl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RankNccl").field("device", &self.device).finish_non_exhaustive()
+    }
+}
+
+static RANK_LOCK: Mutex<()> = Mutex::new(());
+
+/// A new NCCL unique id (rank 0 makes it, every rank initialises with it), as bytes.
+pub(crate) fn unique_id() -> Result<Vec<u8>, Unavailable> {
+    if !available() {
+        return Err(Unavailable("libnccl.so not found".into()));
+    }
+    let id = nccl::get_uniqueid().map_err(|e| err("ncclGetUniqueId", &e))?;
+    Ok(id.internal.iter().map(|&c| c as u8).collect())
+}
+
+/// Where device `index` sits: this host's name and the device's PCI domain, bus and device,
+/// the identity two ranks must not share (NCCL refuses two ranks on one GPU).
+pub(crate) fn device_identity(index: usize) -> Result<String, Unavailable> {
+    drv::init().map_err(|e| err("cuInit", &e))?;
+    let dev = drv::device::get(index as i32).map_err(|e| err("device", &e))?;
+    let attr = |a| {
+        // SAFETY: `dev` comes from `device::get`
+        unsafe { drv::device::get_attribute(dev, a) }.map_err(|e| err("device attribute", &e))
+    };
+    use dsys::CUdevice_attribute as A;
+    let (domain, bus, slot) = (
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?,
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?,
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?,
+    );
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    Ok(format!("{}/{domain:04x}:{bus:02x}:{slot:02x}", host.trim()))
+}
+
+/// Joins the communicator of `world` ranks as `rank` on device `index`, with the unique id
+/// `id` (from [`unique_id`] on rank 0). Blocks until every rank joined.
+pub(crate) fn init_rank(index: usize, world: usize, rank: usize, id: &[u8]) -> Result<RankNccl, Unavailable> {
+    if id.len() != 128 {
+        return Err(Unavailable(format!("an NCCL unique id of {} bytes (128 expected)", id.len())));
+    }
+    let mut uid = nsys::ncclUniqueId { internal: [0; 128] };
+    for (d, &s) in uid.internal.iter_mut().zip(id) {
+        *d = s as std::ffi::c_char;
+    }
+    let dev = drv::device::get(index as i32).map_err(|e| err("device", &e))?;
+    // SAFETY: `dev` is a valid device; CubeCL runs on the same primary context.
+    let ctx = unsafe { drv::primary_ctx::retain(dev) }.map_err(|e| err("primary context", &e))?;
+    unsafe { drv::ctx::set_current(ctx) }.map_err(|e| err("context", &e))?;
+    let stream = drv::stream::create(drv::stream::StreamKind::NonBlocking).map_err(|e| err("stream", &e))?;
+    let mut comm = std::ptr::null_mut();
+    // SAFETY: the device's context is current; `comm` receives the communicator.
+    unsafe { nccl::comm_init_rank(&mut comm, world as i32, uid, rank as i32) }
+        .map_err(|e| err("ncclCommInitRank", &e))?;
+    Ok(RankNccl { comm, stream, ctx, device: index })
+}
+
+/// Sends `send[q]` (contiguous rows on this rank's device, `None`: nothing) to rank `q` and
+/// receives `recv[q]` rows of `width` values of `dtype` from every rank `q`, into one new
+/// tensor on `device`, rows in rank order (`None` when nothing arrives), all in one NCCL group.
+/// The communication stream waits for CubeCL's stream first (the rows are written, the new
+/// tensor's memory free) and CubeCL's stream waits for the group before its next kernel; no
+/// host synchronisation. Every rank calls it with the matching counts.
+pub(crate) fn rank_transfer(
+    c: &RankNccl,
+    send: Vec<Option<CubeTensor<CudaRuntime>>>,
+    recv: &[usize],
+    width: usize,
+    dtype: burn::tensor::DType,
+    device: &CudaDevice,
+) -> Result<Option<CubeTensor<CudaRuntime>>, Unavailable> {
+    if device.index != c.device {
+        return Err(Unavailable(format!(
+            "rows on device {} for the communicator of device {}",
+            device.index, c.device
+        )));
+    }
+    let total: usize = recv.iter().sum();
+    let mut compute: Option<dsys::CUstream> = None;
+    let mut note = |stream: dsys::CUstream| -> Result<(), Unavailable> {
+        match compute {
+            None => compute = Some(stream),
+            Some(seen) if seen == stream => {}
+            Some(_) => return Err(Unavailable("work on one device ordered on two CubeCL streams".into())),
+        }
+        Ok(())
+    };
+    let dst = match total {
+        0 => None,
+        _ => {
+            let client = CudaRuntime::client(device);
+            let shape = burn::tensor::Shape::new([total, width]);
+            Some(empty_device_contiguous_dtype::<CudaRuntime>(client, device.clone(), shape, dtype))
+        }
+    };
+    let mut moves = Vec::new(); // (peer, send?, pointer, bytes)
+    for (q, t) in send.iter().enumerate() {
+        if let Some(t) = t {
+            if t.device.index != c.device || t.dtype != dtype || t.shape().dims::<2>()[1] != width {
+                return Err(Unavailable("rows to send on another device, or of another dtype or width".into()));
+            }
+            let (ptr, bytes, stream) = resource(t)?;
+            note(stream)?;
+            if bytes > 0 {
+                moves.push((q, true, ptr, bytes));
+            }
+        }
+    }
+    if let Some(dst) = &dst {
+        let (base, _, stream) = resource(dst)?;
+        note(stream)?;
+        let mut offset = 0u64;
+        for (q, &rows) in recv.iter().enumerate() {
+            let bytes = rows * width * dtype.size();
+            if bytes > 0 {
+                moves.push((q, false, base + offset, bytes));
+                offset += bytes as u64;
+            }
+        }
+    }
+    let Some(compute) = compute.filter(|_| !moves.is_empty()) else {
+        return Ok(dst);
+    };
+    let _guard = RANK_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: both streams live in the device's primary context; the pointers are live CubeCL
+    // buffers of `bytes` bytes (a received piece at its offset in `dst`), kept alive by `send`
+    // and `dst` until the compute stream waits for the group.
+    unsafe {
+        wait_for(c.ctx, compute, c.stream)?;
+        nccl::group_start().map_err(|e| err("ncclGroupStart", &e))?;
+        let mut failed = None;
+        for &(q, sends, ptr, bytes) in &moves {
+            let r = match sends {
+                true => nccl::send(
+                    ptr as *const std::ffi::c_void,
+                    bytes,
+                    nsys::ncclDataType_t::ncclUint8,
+                    q as i32,
+                    c.comm,
+                    c.stream as nsys::cudaStream_t,
+                ),
+                false => nccl::recv(
+                    ptr as *mut std::ffi::c_void,
+                    bytes,
+                    nsys::ncclDataType_t::ncclUint8,
+                    q as i32,
+                    c.comm,
+                    c.stream as nsys::cudaStream_t,
+                ),
+            };
+            if let Err(e) = r {
+                failed = Some(err("ncclSend / ncclRecv", &e));
+                break;
+            }
+        }
+        let mut result = nccl::group_end().map_err(|e| err("ncclGroupEnd", &e)).map(|_| ());
+        if let Some(e) = failed {
+            result = Err(e);
+        }
+        if result.is_ok() {
+            result = wait_for(c.ctx, c.stream, compute);
+        }
+        if let Err(e) = result {
+            // whatever the group queued must finish before these buffers are reused
+            let _ = drv::stream::synchronize(c.stream);
+            return Err(e);
+        }
+    }
+    GROUPS.fetch_add(1, Ordering::Relaxed);
+    // the sent tensors may go now: later work on their memory waits for the group
+    drop(send);
+    Ok(dst)
+}

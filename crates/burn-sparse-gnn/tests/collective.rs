@@ -4,7 +4,9 @@
 
 use burn::backend::Autodiff;
 use burn::tensor::{Tensor, TensorData};
-use burn_sparse_gnn::collective::{rank_exchange, Comm, CommError, RankRoutes, TcpComm, TcpCommConfig};
+use burn_sparse_gnn::collective::{
+    rank_exchange, Comm, CommError, RankRoutes, RowTransport, RowTransportChoice, TcpComm, TcpCommConfig,
+};
 use burn_sparse_gnn::{Cpu, RowIndex};
 use std::net::TcpListener;
 use std::time::Duration;
@@ -312,5 +314,26 @@ fn rank_exchange_ints_moves_id_rows() {
                 assert_eq!(out[row * w + c], id(g, c), "rank {p} row {row} (node {g})");
             }
         }
+    }
+}
+
+#[test]
+fn ranks_without_a_cuda_device_keep_their_rows_on_the_host() {
+    // the CPU backend has no CUDA device: every rank agrees on the host transport (auto), or
+    // every rank reports why NCCL cannot run (asked for); the handle stays usable after both
+    let got = ranks(3, vec![1; 3], |comm| {
+        let none = <Cpu as burn_sparse_gnn::SparseGnnBackend>::nccl_device(&Default::default());
+        let host = comm.setup_rows(none, RowTransportChoice::Host).expect("host");
+        let auto = comm.setup_rows(none, RowTransportChoice::Auto).expect("auto");
+        let asked = comm.setup_rows(none, RowTransportChoice::Nccl);
+        let sum = comm.all_reduce_sum(&[1.0]).expect("the handle still works");
+        (host, auto, asked, sum[0], comm.row_transport())
+    });
+    for r in got {
+        let (host, auto, asked, sum, now) = r.expect("rank");
+        assert_eq!((host, auto, now), (RowTransport::Host, RowTransport::Host, RowTransport::Host));
+        let e = asked.expect_err("NCCL refused").to_string();
+        assert!(e.contains("rank(s) [0, 1, 2] cannot use NCCL") && e.contains("not on a CUDA device"), "{e}");
+        assert_eq!(sum, 3.0);
     }
 }

@@ -129,6 +129,19 @@ pub struct ProcessArgs {
     /// Seconds the ranks wait for each other at the start.
     #[arg(long, default_value_t = 600)]
     pub rendezvous_timeout: u64,
+    /// What moves the halo rows between the ranks: `nccl` (GPU to GPU, CUDA ranks on GPUs of
+    /// their own; needs libnccl.so), `host` (through the host over TCP, any backend) or `auto`
+    /// (nccl where every rank can use it, else host). Scalars, seeds and the parameter
+    /// gradients always go through the host.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub rank_transport: RankTransportArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RankTransportArg {
+    Auto,
+    Host,
+    Nccl,
 }
 
 #[derive(Args)]

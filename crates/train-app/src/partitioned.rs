@@ -145,6 +145,9 @@ pub struct PartitionReport {
     /// Processes of a multi-process run (one part each; absent: one process).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub processes: Option<usize>,
+    /// What moved the halo rows between the processes (`nccl` or `host`; absent: one process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<burn_sparse_gnn::collective::RowTransport>,
 }
 
 /// A partitioned graph on its devices with the node data split by part.
@@ -226,6 +229,7 @@ pub fn setup<B: SparseGnnBackend>(
         boundary_sampling: spread.boundary_sampling,
         halo_layout: format!("{layout:?}").to_lowercase(),
         processes: None,
+        transport: None,
     };
     Ok(PartitionedData { xs: dg.scatter(x), labels: dg.scatter(labels), weights, dg, report })
 }

@@ -13,7 +13,7 @@ use crate::training::{HostGraph, TrainConfig};
 use burn::module::AutodiffModule;
 use burn::optim::{GradientsParams, Optimizer};
 use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
-use burn_sparse_gnn::collective::{Comm, TcpComm, TcpCommConfig};
+use burn_sparse_gnn::collective::{Comm, RowTransport, RowTransportChoice, TcpComm, TcpCommConfig};
 use burn_sparse_gnn::partition::{GraphFingerprint, PartitionMethod, PartitionedGraph};
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
 use gnn_models::{broadcast_model, rank_loss, sum_gradients, HaloLayout, RankGraph, StepSeeds};
@@ -33,6 +33,8 @@ pub struct RankRun {
     pub method: PartitionMethod,
     /// How long the ranks wait for each other at the start.
     pub connect_timeout: Duration,
+    /// What moves the halo rows (every rank must ask for the same).
+    pub transport: RowTransportChoice,
 }
 
 impl RankRun {
@@ -64,7 +66,8 @@ fn config_tag(cfg: &TrainConfig, fp: &GraphFingerprint, run: &RankRun) -> u64 {
     if let Some(o) = v.as_object_mut() {
         o.remove("out");
     }
-    let text = format!("{v}|{}|{}|{}|{}|{}", fp.n_nodes, fp.nnz, fp.hash, run.world, run.method.as_str());
+    let text =
+        format!("{v}|{}|{}|{}|{}|{}|{:?}", fp.n_nodes, fp.nnz, fp.hash, run.world, run.method.as_str(), run.transport);
     fnv1a(text.as_bytes())
 }
 
@@ -91,6 +94,14 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         eprintln!("rank 0 of {}: waiting for the other ranks at {}", run.world, run.rendezvous);
     }
     let comm = Comm::new(TcpComm::connect(&tcp).map_err(comm_err)?);
+    let transport = comm.setup_rows(B::nccl_device(device), run.transport).map_err(comm_err)?;
+    if leader {
+        let how = match transport {
+            RowTransport::Nccl => "NCCL, GPU to GPU",
+            RowTransport::Host => "the host (TCP through rank 0)",
+        };
+        eprintln!("halo rows move through {how}");
+    }
     if leader {
         std::fs::create_dir_all(&cfg.out).map_err(|e| AppError::io(&cfg.out, e))?;
     }
@@ -171,6 +182,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         boundary_sampling: None,
         halo_layout: "joined".into(),
         processes: Some(run.world),
+        transport: Some(transport),
     };
     let exchanged_mb = exchanged as f64 / 1e6;
     if leader {

@@ -63,6 +63,9 @@ fn processes_train_the_model_of_parts_in_one_process() {
         }
         let r = results(&procs);
         assert_eq!(r["partition"]["processes"].as_u64(), Some(n.parse().unwrap()), "{r}");
+        // the CPU backend has no GPU: `auto` moves the rows through the host
+        assert_eq!(r["partition"]["transport"].as_str(), Some("host"), "{r}");
+        assert!(text.contains("halo rows move through the host"), "{text}");
         assert!(r["partition"]["exchanged_bytes_per_epoch"].as_u64().unwrap() > 0, "{r}");
         // every epoch records what rank 0 moved, measured; the progress shows it
         assert!(text.contains("MB exchanged in"), "{text}");
@@ -121,4 +124,11 @@ fn ranks_that_do_not_belong_together_are_refused() {
     fails(app(&[&base[..], &["--rank", "2", "--world", "2", "--rendezvous", &addr]].concat()), "ranks are 0..world");
     fails(app(&[&base[..], &["--rank", "0", "--world", "2", "--rendezvous", "nowhere"]].concat()), "HOST:PORT");
     fails(app(&[&base[..], &["--processes", "2", "--parts", "2"]].concat()), "cannot be used with");
+    // NCCL asked for where no rank has a GPU: every rank stops with the reason, and the
+    // launcher reports the failed ranks
+    let text = fails(
+        app(&[&base[..], &["--processes", "2", "--rank-transport", "nccl", "--epochs", "1"]].concat()),
+        "cannot use NCCL",
+    );
+    assert!(text.contains("rank 0 (") && text.contains("not on a CUDA device"), "{text}");
 }

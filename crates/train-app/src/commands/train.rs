@@ -1,6 +1,7 @@
 //! `train`: the options from flags, a config file or the resumed run; the run on a backend.
 
 use crate::cli::TrainArgs;
+use burn_sparse_gnn::collective::RowTransportChoice;
 use burn_sparse_gnn::{BuildOptions, SparseGnnAutodiffBackend};
 use clap::parser::ValueSource;
 use clap::ArgMatches;
@@ -328,13 +329,34 @@ fn launch(a: &TrainArgs, n: usize) -> Result<()> {
         let child = cmd.spawn().map_err(|e| AppError::Config(format!("cannot start rank {r}: {e}")))?;
         children.push(child);
     }
+    // wait for every rank; once one fails, stop the others (a rank waiting for a stopped peer
+    // inside NCCL's set-up would wait for ever)
     let mut failed = Vec::new();
-    for (r, mut c) in children.into_iter().enumerate() {
-        match c.wait() {
-            Ok(s) if s.success() => {}
-            Ok(s) => failed.push(format!("rank {r} ({s})")),
-            Err(e) => failed.push(format!("rank {r} ({e})")),
+    let mut running: Vec<(usize, std::process::Child)> = children.into_iter().enumerate().collect();
+    while !running.is_empty() {
+        let mut still = Vec::with_capacity(running.len());
+        for (r, mut c) in running {
+            match c.try_wait() {
+                Ok(Some(s)) if s.success() => {}
+                Ok(Some(s)) => failed.push(format!("rank {r} ({s})")),
+                Ok(None) => still.push((r, c)),
+                Err(e) => failed.push(format!("rank {r} ({e})")),
+            }
         }
+        running = still;
+        if !failed.is_empty() && !running.is_empty() {
+            // the others get a moment to stop on their own (a closed connection)
+            std::thread::sleep(std::time::Duration::from_secs(5));
+            for (r, c) in &mut running {
+                if matches!(c.try_wait(), Ok(None)) {
+                    eprintln!("stopping rank {r}");
+                    let _ = c.kill();
+                }
+                let _ = c.wait();
+            }
+            running.clear();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
     match failed.is_empty() {
         true => Ok(()),
@@ -364,6 +386,11 @@ pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
                 rendezvous: addr.clone(),
                 method: a.spread.partition.parse().map_err(|e| AppError::Config(format!("--partition: {e}")))?,
                 connect_timeout: std::time::Duration::from_secs(a.processes.rendezvous_timeout),
+                transport: match a.processes.rank_transport {
+                    crate::cli::RankTransportArg::Auto => RowTransportChoice::Auto,
+                    crate::cli::RankTransportArg::Host => RowTransportChoice::Host,
+                    crate::cli::RankTransportArg::Nccl => RowTransportChoice::Nccl,
+                },
             };
             run.check()?;
             Some((run, index))
