@@ -8,7 +8,10 @@
 #            sampling (f32, a tenth of the halo rows);
 #   large:   a wider model whose memory estimate exceeds one GPU, on two; and a model started
 #            on one GPU past its estimate (--memory-budget), which must stop with an
-#            out-of-memory error, not a panic.
+#            out-of-memory error, not a panic;
+#   processes: the products-scale SAGE 4x256 f32 epoch as two processes, one per GPU, the halo
+#            rows moving through NCCL (`train --processes 2 --devices 0,1`, transport auto),
+#            with the same partition (stage not in the default list).
 # The cache prefix names METIS partitions written by `train-app partition --cache PREFIX`
 # (PREFIX-2.part), so the run does not spend minutes partitioning. Lines go to
 # <out dir>/multi-gpu.jsonl (results format of bench/README.md, `devices` on multi-GPU lines).
@@ -65,6 +68,13 @@ step "out of memory during training: 4x1536 on one GPU with the estimate overrid
 timeout 200 "$BIN" train --backend cuda --dataset "$P" --model sage --architecture linear-io --layers 4 --hidden 1536 --nonlin relu \
   --epochs 2 --memory-budget 1024GiB --out /tmp/oom-1 > "$OUT/oom.log" 2>&1; echo "exit $?" >> "$OUT/oom.log"
 tail -n 5 "$OUT/oom.log" | cut -c1-600 | tee -a "$LOG"
+fi
+if [[ " $STAGES " == *" processes "* ]]; then
+step "products f32: two processes, one per GPU"
+( time timeout 300 "$BIN" train --backend cuda --dataset "$P" --model sage --layers 4 --hidden 256 --nonlin relu --epochs 8 \
+  --log-every 1 --processes 2 --devices 0,1 --partition-cache "$CACHE-2.part" --out "$OUT/products-processes" ) >> "$LOG" 2>&1 \
+  || echo "FAILED: two processes" | tee -a "$LOG"
+grep -E "move through|epoch +[0-9]+/|real" "$LOG" | tail -n 12
 fi
 step done
 grep -c . "$RES" | tee -a "$LOG"

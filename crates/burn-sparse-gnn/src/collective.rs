@@ -7,9 +7,10 @@
 //! that checks every rank runs the same world size and configuration tag), then every
 //! collective goes through rank 0 (a star: rank 0 receives every rank's buffers and hands each
 //! its own, passing each buffer on as soon as it has read it; every link carries both
-//! directions at once). It moves host memory, so it runs with every backend and between hosts; on CUDA the
-//! rows go through the host on their way (the one-process exchange over several GPUs uses
-//! NCCL, `crate::exchange`).
+//! directions at once). It moves host memory, so it runs with every backend and between hosts.
+//! [`Comm::setup_rows`] can move the halo rows GPU to GPU instead: one NCCL communicator over
+//! all ranks (CUDA ranks on GPUs of their own), bootstrapped through the host transport; the
+//! other collectives stay on the host transport.
 //!
 //! [`rank_exchange`] is the halo exchange of one rank as a differentiable op: the forward pass
 //! sends the rows other ranks read and appends the rows received; the backward pass sends the

@@ -106,7 +106,8 @@ pub struct TrainArgs {
 }
 
 /// Training over several processes (`train`): one part of the partitioned graph per process,
-/// the halo rows moving between them over TCP. The model equals the one-process model.
+/// the halo rows moving between them through NCCL or over TCP. The model equals the
+/// one-process model.
 #[derive(Args)]
 pub struct ProcessArgs {
     /// Train on N processes of this host: `train` starts ranks 0..N (meeting on 127.0.0.1) and
