@@ -318,6 +318,17 @@ pub trait SparseGnnBackend: Backend {
         None
     }
 
+    /// Every rank's `x` (`[rows, width]`, the same shape and dtype on every rank) stacked in
+    /// rank order, `[world * rows, width]`, on the devices. `None` where the backend cannot;
+    /// on CUDA `ncclAllGather` on the communicator [`crate::collective::Comm::setup_rows`] made.
+    fn rank_all_gather(
+        x: FloatTensor<Self>,
+        comm: &crate::collective::Comm,
+    ) -> Option<Result<FloatTensor<Self>, crate::collective::CommError>> {
+        let _ = (x, comm);
+        None
+    }
+
     /// Differentiable halo exchange of one rank of a multi-process run (see
     /// [`crate::collective`]): `state` followed by the rows the other ranks send it.
     fn ad_rank_exchange(

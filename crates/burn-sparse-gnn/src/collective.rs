@@ -855,6 +855,38 @@ pub fn rank_exchange<B: SparseGnnBackend>(
     Ok(Tensor::from_primitive(TensorPrimitive::Float(out)))
 }
 
+/// The element-wise sum over the ranks of `values` (a vector on this rank's device, the same
+/// length and dtype on every rank) on the devices, where the halo rows move through NCCL: every
+/// rank's values gathered (`ncclAllGather`) and added in rank order on the device, so every
+/// rank gets the same bits. `None` where the rows take the host transport or the backend
+/// cannot (sum through [`Comm::all_reduce_sum`] then). Not differentiable.
+pub fn device_all_reduce_sum<B: SparseGnnBackend>(
+    values: Tensor<B, 1>,
+    comm: &Comm,
+) -> Option<Result<Tensor<B, 1>, CommError>> {
+    if comm.row_transport() != RowTransport::Nccl {
+        return None;
+    }
+    if let Err(e) = comm.check() {
+        return Some(Err(e));
+    }
+    let n = values.dims()[0];
+    let world = comm.world();
+    let bytes = n * values.dtype().size();
+    let start = Instant::now();
+    let flat = values.reshape([1, n]).into_primitive().tensor();
+    let all = match B::rank_all_gather(flat, comm)? {
+        Ok(t) => Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(t)),
+        Err(e) => {
+            comm.poison(e.clone());
+            return Some(Err(e));
+        }
+    };
+    let sum = (1..world).fold(all.clone().slice([0..1, 0..n]), |s, q| s + all.clone().slice([q..q + 1, 0..n]));
+    comm.record_device(bytes * (world - 1), bytes * (world - 1), start.elapsed().as_secs_f64());
+    Some(Ok(sum.reshape([n])))
+}
+
 /// The halo exchange of an integer matrix (not differentiable): `[ids; rows of rank q for
 /// each q with rows]`, as [`rank_exchange`] moves a state's rows, in the ids' dtype. Every rank
 /// must call it with its own routes. Errors when `ids` does not have the routes' own rows, or

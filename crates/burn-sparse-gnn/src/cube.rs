@@ -512,6 +512,29 @@ where
         }
     }
 
+    fn rank_all_gather(
+        x: Ft<R>,
+        comm: &crate::collective::Comm,
+    ) -> Option<Result<Ft<R>, crate::collective::CommError>> {
+        #[cfg(feature = "cuda")]
+        {
+            use std::any::Any;
+            let c = comm.nccl()?;
+            let x: Box<dyn Any> = Box::new(into_contiguous(x));
+            let x = *x.downcast::<CubeTensor<cubecl::cuda::CudaRuntime>>().ok()?;
+            Some(
+                crate::nccl::rank_all_gather(c, x, comm.world())
+                    .map(|t| from_cuda::<R>(t).expect("R is CudaRuntime"))
+                    .map_err(|e| crate::collective::CommError::Config(format!("NCCL all-gather: {}", e.0))),
+            )
+        }
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (x, comm);
+            None
+        }
+    }
+
     fn float_from_host(bytes: &[u8], shape: [usize; 2], dtype: DType, device: &R::Device) -> Ft<R> {
         #[cfg(feature = "cuda")]
         if let Some(t) = pinned_upload::<R>(bytes, shape, dtype, device) {

@@ -606,3 +606,57 @@ pub(crate) fn rank_transfer(
     drop(send);
     Ok(dst)
 }
+
+/// Every rank's `x` (`[rows, width]`, contiguous, on this rank's device; the same shape and
+/// dtype on every rank) stacked in rank order into one new `[world * rows, width]` tensor
+/// (`ncclAllGather`), ordered against CubeCL's stream as [`rank_transfer`] is.
+pub(crate) fn rank_all_gather(
+    c: &RankNccl,
+    x: CubeTensor<CudaRuntime>,
+    world: usize,
+) -> Result<CubeTensor<CudaRuntime>, Unavailable> {
+    if x.device.index != c.device {
+        return Err(Unavailable(format!(
+            "a tensor on device {} for the communicator of device {}",
+            x.device.index, c.device
+        )));
+    }
+    let [rows, width] = x.shape().dims::<2>();
+    let client = CudaRuntime::client(&x.device);
+    let shape = burn::tensor::Shape::new([world * rows, width]);
+    let dst = empty_device_contiguous_dtype::<CudaRuntime>(client, x.device.clone(), shape, x.dtype);
+    if rows * width == 0 {
+        return Ok(dst);
+    }
+    let (src, bytes, stream) = resource(&x)?;
+    let (out, _, out_stream) = resource(&dst)?;
+    if out_stream != stream {
+        return Err(Unavailable("work on one device ordered on two CubeCL streams".into()));
+    }
+    let _guard = RANK_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: both streams live in the device's primary context; `src` holds `bytes` bytes and
+    // `out` `world * bytes`, both live CubeCL buffers kept until the compute stream waits.
+    unsafe {
+        wait_for(c.ctx, stream, c.stream)?;
+        let mut result = nccl::all_gather(
+            src as *const std::ffi::c_void,
+            out as *mut std::ffi::c_void,
+            bytes,
+            nsys::ncclDataType_t::ncclUint8,
+            c.comm,
+            c.stream as nsys::cudaStream_t,
+        )
+        .map(|_| ())
+        .map_err(|e| err("ncclAllGather", &e));
+        if result.is_ok() {
+            result = wait_for(c.ctx, c.stream, stream);
+        }
+        if let Err(e) = result {
+            let _ = drv::stream::synchronize(c.stream);
+            return Err(e);
+        }
+    }
+    GROUPS.fetch_add(1, Ordering::Relaxed);
+    drop(x);
+    Ok(dst)
+}

@@ -34,7 +34,9 @@ use burn::optim::GradientsParams;
 use burn::record::{BinBytesRecorder, DoublePrecisionSettings, Recorder};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{DType, Int, Tensor, TensorData};
-use burn_sparse_gnn::collective::{rank_exchange, rank_exchange_cbsr, Comm, CommError, RankRoutes};
+use burn_sparse_gnn::collective::{
+    device_all_reduce_sum, rank_exchange, rank_exchange_cbsr, Comm, CommError, RankRoutes, RowTransport,
+};
 use burn_sparse_gnn::partition::PartitionedGraph;
 use burn_sparse_gnn::{Csr, DropoutSeed, Graph, GraphOptions, RowIndex, SparseGnnBackend};
 
@@ -353,7 +355,13 @@ pub fn sum_gradients<B: AutodiffBackend, M: AutodiffModule<B>>(
     model: &M,
     grads: GradientsParams,
     comm: &Comm,
-) -> Result<GradientsParams, CommError> {
+) -> Result<GradientsParams, CommError>
+where
+    B::InnerBackend: SparseGnnBackend,
+{
+    if comm.row_transport() == RowTransport::Nccl {
+        return sum_gradients_on_devices::<B, M>(model, grads, comm);
+    }
     /// Every parameter's gradient (zeros where it has none) then 1 where it has one, in the
     /// model's parameter order, and each gradient's dtype.
     struct Gather<'a> {
@@ -413,6 +421,81 @@ pub fn sum_gradients<B: AutodiffBackend, M: AutodiffModule<B>>(
         false => comm.all_reduce_sum(&flat)?,
     };
     model.visit(&mut Scatter { grads: &mut grads, sum: &sum, dtypes: dtypes.iter(), at: 0 });
+    Ok(grads)
+}
+
+/// [`sum_gradients`] where the rows move through NCCL: the gradients, as f32 and flattened
+/// into one vector in the model's parameter order (zeros where a rank has none), summed on the
+/// devices ([`device_all_reduce_sum`]: gathered, then added in rank order, the same bits on
+/// every rank), and whether each parameter has a gradient on some rank through the host.
+fn sum_gradients_on_devices<B: AutodiffBackend, M: AutodiffModule<B>>(
+    model: &M,
+    grads: GradientsParams,
+    comm: &Comm,
+) -> Result<GradientsParams, CommError>
+where
+    B::InnerBackend: SparseGnnBackend,
+{
+    type I<B> = <B as AutodiffBackend>::InnerBackend;
+    struct Gather<'a, B: AutodiffBackend> {
+        grads: &'a mut GradientsParams,
+        flat: Vec<Tensor<I<B>, 1>>,
+        present: Vec<f64>,
+        dtypes: Vec<DType>,
+    }
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Gather<'_, B> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            let value = param.val();
+            let n = value.shape().num_elements();
+            let mine = self.grads.remove::<B::InnerBackend, D>(param.id);
+            self.dtypes.push(mine.as_ref().map(|g| g.dtype()).unwrap_or_else(|| value.dtype()));
+            self.present.push(f64::from(u8::from(mine.is_some())));
+            if n > 0 {
+                // (no device work on empty tensors: CUDA refuses launches of no blocks)
+                self.flat.push(match mine {
+                    Some(g) => g.reshape([n]).cast(DType::F32),
+                    None => Tensor::zeros([n], (&value.device(), DType::F32)),
+                });
+            }
+        }
+    }
+    struct Scatter<'a, B: AutodiffBackend> {
+        grads: &'a mut GradientsParams,
+        sum: Tensor<I<B>, 1>,
+        present: &'a [f64],
+        dtypes: &'a [DType],
+        at: usize,
+        k: usize,
+    }
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Scatter<'_, B> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            let shape = param.val().shape();
+            let n = shape.num_elements();
+            let (Some(&present), Some(&dtype)) = (self.present.get(self.k), self.dtypes.get(self.k)) else {
+                return;
+            };
+            let at = self.at;
+            (self.at, self.k) = (at + n, self.k + 1);
+            if present > 0.0 && n > 0 {
+                let g = self.sum.clone().slice([at..at + n]).reshape(shape).cast(dtype);
+                self.grads.register::<B::InnerBackend, D>(param.id, g);
+            }
+        }
+    }
+    comm.check()?;
+    let mut grads = grads;
+    let mut gather = Gather::<B> { grads: &mut grads, flat: Vec::new(), present: Vec::new(), dtypes: Vec::new() };
+    model.visit(&mut gather);
+    let (flat, present, dtypes) = (gather.flat, gather.present, gather.dtypes);
+    let present = comm.all_reduce_sum(&present)?;
+    if flat.is_empty() {
+        return Ok(grads);
+    }
+    let sum = match device_all_reduce_sum(Tensor::cat(flat, 0), comm) {
+        Some(r) => r?,
+        None => return Err(CommError::Config("the gradients cannot be summed on the devices".into())),
+    };
+    model.visit(&mut Scatter::<B> { grads: &mut grads, sum, present: &present, dtypes: &dtypes, at: 0, k: 0 });
     Ok(grads)
 }
 
