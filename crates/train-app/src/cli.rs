@@ -132,8 +132,8 @@ pub struct ProcessArgs {
     pub rendezvous_timeout: u64,
     /// What moves the halo rows between the ranks: `nccl` (GPU to GPU, CUDA ranks on GPUs of
     /// their own; needs libnccl.so), `host` (through the host over TCP, any backend) or `auto`
-    /// (nccl where every rank can use it, else host). Scalars, seeds and the parameter
-    /// gradients always go through the host.
+    /// (nccl where every rank can use it, else host). With nccl the parameter gradients are
+    /// summed on the GPUs too; scalars and seeds always go through the host.
     #[arg(long, value_enum, default_value = "auto")]
     pub rank_transport: RankTransportArg,
 }

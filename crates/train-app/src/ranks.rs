@@ -1,8 +1,8 @@
 //! Full-graph training over several processes (`train --world N --rank R --rendezvous ADDR`,
 //! or `train --processes N`, which starts the N ranks on this host): each process trains one
 //! part of the partitioned graph on its device, the exact model of `gnn_models::ranks`, with
-//! the halo rows moving between the processes through NCCL (GPU to GPU) or over TCP, and the
-//! gradients over TCP (`burn_sparse_gnn::collective`). Rank 0 shows the progress and writes the run folder.
+//! the halo rows and the gradients moving between the processes through NCCL (GPU to GPU) or
+//! over TCP (`burn_sparse_gnn::collective`). Rank 0 shows the progress and writes the run folder.
 
 use crate::error::{AppError, Result};
 use crate::partitioned::{
