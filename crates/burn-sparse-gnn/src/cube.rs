@@ -518,10 +518,8 @@ where
     ) -> Option<Result<Ft<R>, crate::collective::CommError>> {
         #[cfg(feature = "cuda")]
         {
-            use std::any::Any;
             let c = comm.nccl()?;
-            let x: Box<dyn Any> = Box::new(into_contiguous(x));
-            let x = *x.downcast::<CubeTensor<cubecl::cuda::CudaRuntime>>().ok()?;
+            let x = to_cuda(x)?;
             Some(
                 crate::nccl::rank_all_gather(c, x, comm.world())
                     .map(|t| from_cuda::<R>(t).expect("R is CudaRuntime"))
@@ -752,25 +750,29 @@ fn nccl_rank_transfer<R: CubeRuntime>(
     device: &R::Device,
     comm: &crate::collective::Comm,
 ) -> Option<Result<Option<Ft<R>>, crate::collective::CommError>> {
-    use cubecl::cuda::{CudaDevice, CudaRuntime};
+    use cubecl::cuda::CudaDevice;
     use std::any::Any;
     let c = comm.nccl()?;
     let d = (device as &dyn Any).downcast_ref::<CudaDevice>()?;
     let mut cuda = Vec::with_capacity(send.len());
     for t in send {
-        match t {
-            Some(t) => {
-                let t: Box<dyn Any> = Box::new(into_contiguous(t));
-                cuda.push(Some(*t.downcast::<CubeTensor<CudaRuntime>>().ok()?));
-            }
-            None => cuda.push(None),
-        }
+        cuda.push(match t {
+            Some(t) => Some(to_cuda(t)?),
+            None => None,
+        });
     }
     Some(
         crate::nccl::rank_transfer(c, cuda, recv, width, dtype, d)
             .map(|t| t.map(|t| from_cuda::<R>(t).expect("R is CudaRuntime")))
             .map_err(|e| crate::collective::CommError::Config(format!("NCCL row transfer: {}", e.0))),
     )
+}
+
+/// A tensor of `R` as a CUDA tensor, made contiguous (`None` where `R` is another runtime).
+#[cfg(feature = "cuda")]
+fn to_cuda<R: CubeRuntime>(t: CubeTensor<R>) -> Option<CubeTensor<cubecl::cuda::CudaRuntime>> {
+    let t: Box<dyn std::any::Any> = Box::new(into_contiguous(t));
+    t.downcast::<CubeTensor<cubecl::cuda::CudaRuntime>>().ok().map(|t| *t)
 }
 
 /// The pieces through one NCCL group where they are CUDA tensors between CUDA devices and NCCL

@@ -440,6 +440,31 @@ impl std::fmt::Debug for RankNccl {
 
 static RANK_LOCK: Mutex<()> = Mutex::new(());
 
+impl RankNccl {
+    /// Runs `queue` (NCCL calls on the communication stream) in order with CubeCL's stream
+    /// `compute`: the communication stream first waits for the work queued on `compute`, and
+    /// `compute` waits for the queued calls before its next kernel. On failure the queued calls
+    /// are waited for on the host, so no buffer they use is reused early.
+    ///
+    /// # Safety
+    /// `compute` must live in this device's primary context, and the buffers `queue` passes to
+    /// NCCL must stay alive until the compute stream waits (its caller keeps them).
+    unsafe fn ordered(
+        &self,
+        compute: dsys::CUstream,
+        queue: impl FnOnce() -> Result<(), Unavailable>,
+    ) -> Result<(), Unavailable> {
+        let _guard = RANK_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        wait_for(self.ctx, compute, self.stream)?;
+        let result = queue().and_then(|_| wait_for(self.ctx, self.stream, compute));
+        if result.is_err() {
+            let _ = drv::stream::synchronize(self.stream);
+        }
+        GROUPS.fetch_add(usize::from(result.is_ok()), Ordering::Relaxed);
+        result
+    }
+}
+
 /// A new NCCL unique id (rank 0 makes it, every rank initialises with it), as bytes.
 pub(crate) fn unique_id() -> Result<Vec<u8>, Unavailable> {
     if !available() {
@@ -556,52 +581,42 @@ pub(crate) fn rank_transfer(
     let Some(compute) = compute.filter(|_| !moves.is_empty()) else {
         return Ok(dst);
     };
-    let _guard = RANK_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: both streams live in the device's primary context; the pointers are live CubeCL
-    // buffers of `bytes` bytes (a received piece at its offset in `dst`), kept alive by `send`
-    // and `dst` until the compute stream waits for the group.
+    // SAFETY: the compute stream lives in the device's primary context; the pointers are live
+    // CubeCL buffers of `bytes` bytes (a received piece at its offset in `dst`), kept alive by
+    // `send` and `dst` until the compute stream waits for the group.
     unsafe {
-        wait_for(c.ctx, compute, c.stream)?;
-        nccl::group_start().map_err(|e| err("ncclGroupStart", &e))?;
-        let mut failed = None;
-        for &(q, sends, ptr, bytes) in &moves {
-            let r = match sends {
-                true => nccl::send(
-                    ptr as *const std::ffi::c_void,
-                    bytes,
-                    nsys::ncclDataType_t::ncclUint8,
-                    q as i32,
-                    c.comm,
-                    c.stream as nsys::cudaStream_t,
-                ),
-                false => nccl::recv(
-                    ptr as *mut std::ffi::c_void,
-                    bytes,
-                    nsys::ncclDataType_t::ncclUint8,
-                    q as i32,
-                    c.comm,
-                    c.stream as nsys::cudaStream_t,
-                ),
-            };
-            if let Err(e) = r {
-                failed = Some(err("ncclSend / ncclRecv", &e));
-                break;
+        c.ordered(compute, || {
+            nccl::group_start().map_err(|e| err("ncclGroupStart", &e))?;
+            let mut failed = None;
+            for &(q, sends, ptr, bytes) in &moves {
+                let r = match sends {
+                    true => nccl::send(
+                        ptr as *const std::ffi::c_void,
+                        bytes,
+                        nsys::ncclDataType_t::ncclUint8,
+                        q as i32,
+                        c.comm,
+                        c.stream as nsys::cudaStream_t,
+                    ),
+                    false => nccl::recv(
+                        ptr as *mut std::ffi::c_void,
+                        bytes,
+                        nsys::ncclDataType_t::ncclUint8,
+                        q as i32,
+                        c.comm,
+                        c.stream as nsys::cudaStream_t,
+                    ),
+                };
+                if let Err(e) = r {
+                    failed = Some(err("ncclSend / ncclRecv", &e));
+                    break;
+                }
             }
-        }
-        let mut result = nccl::group_end().map_err(|e| err("ncclGroupEnd", &e)).map(|_| ());
-        if let Some(e) = failed {
-            result = Err(e);
-        }
-        if result.is_ok() {
-            result = wait_for(c.ctx, c.stream, compute);
-        }
-        if let Err(e) = result {
-            // whatever the group queued must finish before these buffers are reused
-            let _ = drv::stream::synchronize(c.stream);
-            return Err(e);
-        }
+            // the group is closed even after a failed call
+            let closed = nccl::group_end().map_err(|e| err("ncclGroupEnd", &e)).map(|_| ());
+            failed.map_or(closed, Err)
+        })?;
     }
-    GROUPS.fetch_add(1, Ordering::Relaxed);
     // the sent tensors may go now: later work on their memory waits for the group
     drop(send);
     Ok(dst)
@@ -633,30 +648,23 @@ pub(crate) fn rank_all_gather(
     if out_stream != stream {
         return Err(Unavailable("work on one device ordered on two CubeCL streams".into()));
     }
-    let _guard = RANK_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: both streams live in the device's primary context; `src` holds `bytes` bytes and
-    // `out` `world * bytes`, both live CubeCL buffers kept until the compute stream waits.
+    // SAFETY: the compute stream lives in the device's primary context; `src` holds `bytes`
+    // bytes and `out` `world * bytes`, both live CubeCL buffers kept until the compute stream
+    // waits.
     unsafe {
-        wait_for(c.ctx, stream, c.stream)?;
-        let mut result = nccl::all_gather(
-            src as *const std::ffi::c_void,
-            out as *mut std::ffi::c_void,
-            bytes,
-            nsys::ncclDataType_t::ncclUint8,
-            c.comm,
-            c.stream as nsys::cudaStream_t,
-        )
-        .map(|_| ())
-        .map_err(|e| err("ncclAllGather", &e));
-        if result.is_ok() {
-            result = wait_for(c.ctx, c.stream, stream);
-        }
-        if let Err(e) = result {
-            let _ = drv::stream::synchronize(c.stream);
-            return Err(e);
-        }
+        c.ordered(stream, || {
+            nccl::all_gather(
+                src as *const std::ffi::c_void,
+                out as *mut std::ffi::c_void,
+                bytes,
+                nsys::ncclDataType_t::ncclUint8,
+                c.comm,
+                c.stream as nsys::cudaStream_t,
+            )
+            .map(|_| ())
+            .map_err(|e| err("ncclAllGather", &e))
+        })?;
     }
-    GROUPS.fetch_add(1, Ordering::Relaxed);
     drop(x);
     Ok(dst)
 }
