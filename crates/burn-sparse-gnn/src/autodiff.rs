@@ -797,6 +797,17 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         B::nccl_device(device)
     }
 
+    fn rank_transfer_ints(
+        send: Vec<Option<IntTensor<B>>>,
+        recv: &[usize],
+        width: usize,
+        dtype: burn::tensor::DType,
+        device: &B::Device,
+        comm: &crate::collective::Comm,
+    ) -> Option<Result<Option<IntTensor<B>>, crate::collective::CommError>> {
+        B::rank_transfer_ints(send, recv, width, dtype, device, comm)
+    }
+
     fn add_rows(
         base: FloatTensor<Self>,
         values: FloatTensor<Self>,

@@ -318,6 +318,21 @@ pub trait SparseGnnBackend: Backend {
         None
     }
 
+    /// [`Self::rank_transfer`] of integer rows (the column ids of CBSR states, in the dtype
+    /// they are stored in): the same NCCL group, not differentiable. `None` where the backend
+    /// cannot.
+    fn rank_transfer_ints(
+        send: Vec<Option<IntTensor<Self>>>,
+        recv: &[usize],
+        width: usize,
+        dtype: DType,
+        device: &Self::Device,
+        comm: &crate::collective::Comm,
+    ) -> Option<Result<Option<IntTensor<Self>>, crate::collective::CommError>> {
+        let _ = (send, recv, width, dtype, device, comm);
+        None
+    }
+
     /// Every rank's `x` (`[rows, width]`, the same shape and dtype on every rank) stacked in
     /// rank order, `[world * rows, width]`, on the devices. `None` where the backend cannot;
     /// on CUDA `ncclAllGather` on the communicator [`crate::collective::Comm::setup_rows`] made.

@@ -888,10 +888,11 @@ pub fn device_all_reduce_sum<B: SparseGnnBackend>(
 }
 
 /// The halo exchange of an integer matrix (not differentiable): `[ids; rows of rank q for
-/// each q with rows]`, as [`rank_exchange`] moves a state's rows, in the ids' dtype. Every rank
-/// must call it with its own routes. Errors when `ids` does not have the routes' own rows, or
+/// each q with rows]`, as [`rank_exchange`] moves a state's rows, in the ids' dtype (on the
+/// devices through NCCL where the rows take it, else through the host). Every rank must call
+/// it with its own routes. Errors when `ids` does not have the routes' own rows, or
 /// the transport fails.
-pub fn rank_exchange_ints<B: Backend>(
+pub fn rank_exchange_ints<B: SparseGnnBackend>(
     ids: Tensor<B, 2, Int>,
     routes: &RankRoutes<B>,
 ) -> Result<Tensor<B, 2, Int>, CommError> {
@@ -905,6 +906,16 @@ pub fn rank_exchange_ints<B: Backend>(
         )));
     }
     let (device, dtype) = (ids.device(), ids.dtype());
+    if comm.row_transport() == RowTransport::Nccl {
+        comm.check()?;
+        let send =
+            routes.send.iter().map(|s| s.as_ref().map(|index| ids.clone().select(0, index.indices()).into_primitive()));
+        let received = device_transfer_ints::<B>(send.collect(), &routes.recv, width, dtype, &device, comm)?;
+        return Ok(match received {
+            Some(rows) => Tensor::cat(vec![ids, Tensor::from_primitive(rows)], 0),
+            None => ids,
+        });
+    }
     let mut out = vec![Vec::new(); comm.world()];
     for (q, s) in routes.send.iter().enumerate() {
         if let Some(index) = s {
@@ -990,16 +1001,38 @@ fn device_transfer<B: SparseGnnBackend>(
     device: &B::Device,
     comm: &Comm,
 ) -> Result<Option<FloatTensor<B>>, CommError> {
-    let row = width * dtype.size();
-    let sent: usize = send.iter().flatten().map(|t| t.shape()[0] * row).sum();
+    let sent: usize = send.iter().flatten().map(|t| t.shape()[0]).sum();
+    counted(sent, recv, width * dtype.size(), comm, || B::rank_transfer(send, recv, width, dtype, device, comm))
+}
+
+/// [`device_transfer`] of integer rows ([`SparseGnnBackend::rank_transfer_ints`]).
+fn device_transfer_ints<B: SparseGnnBackend>(
+    send: Vec<Option<IntTensor<B>>>,
+    recv: &[usize],
+    width: usize,
+    dtype: DType,
+    device: &B::Device,
+    comm: &Comm,
+) -> Result<Option<IntTensor<B>>, CommError> {
+    let sent: usize = send.iter().flatten().map(|t| t.shape()[0]).sum();
+    counted(sent, recv, width * dtype.size(), comm, || B::rank_transfer_ints(send, recv, width, dtype, device, comm))
+}
+
+/// Runs a device transfer of `sent` rows out and `recv` rows in, of `row` bytes each: counted
+/// in the stats; `None` from the backend (it cannot) and failures are errors that poison the
+/// handle.
+fn counted<T>(
+    sent: usize,
+    recv: &[usize],
+    row: usize,
+    comm: &Comm,
+    transfer: impl FnOnce() -> Option<Result<Option<T>, CommError>>,
+) -> Result<Option<T>, CommError> {
     let received: usize = recv.iter().sum::<usize>() * row;
     let start = Instant::now();
-    let out = match B::rank_transfer(send, recv, width, dtype, device, comm) {
-        Some(r) => r,
-        None => Err(CommError::Config("this backend cannot move rows through NCCL".into())),
-    };
+    let out = transfer().unwrap_or_else(|| Err(CommError::Config("this backend cannot move rows through NCCL".into())));
     let out = out.inspect_err(|e| comm.poison(e.clone()))?;
-    comm.record_device(sent, received, start.elapsed().as_secs_f64());
+    comm.record_device(sent * row, received, start.elapsed().as_secs_f64());
     Ok(out)
 }
 

@@ -512,6 +512,18 @@ where
         }
     }
 
+    fn rank_transfer_ints(
+        send: Vec<Option<Ft<R>>>,
+        recv: &[usize],
+        width: usize,
+        dtype: DType,
+        device: &R::Device,
+        comm: &crate::collective::Comm,
+    ) -> Option<Result<Option<Ft<R>>, crate::collective::CommError>> {
+        // integer and float tensors are both `CubeTensor`s: the same bytes move
+        Self::rank_transfer(send, recv, width, dtype, device, comm)
+    }
+
     fn rank_all_gather(
         x: Ft<R>,
         comm: &crate::collective::Comm,
