@@ -11,7 +11,11 @@
 #            out-of-memory error, not a panic;
 #   processes: the products-scale SAGE 4x256 f32 epoch as two processes, one per GPU, the halo
 #            rows moving through NCCL (`train --processes 2 --devices 0,1`, transport auto),
-#            with the same partition (stage not in the default list).
+#            with the same partition (stage not in the default list);
+#   equality: coauthor_cs SAGE 2x256, 100 epochs, the same seed, trained on one GPU, on two in
+#            one process (`--devices 0,1`) and as two processes (`--processes 2 --devices 0,1`):
+#            per-epoch losses and accuracies side by side in <out dir>/equality.json (needs the
+#            coauthor_cs npy folder as $CS, default .carry/coauthor_cs; not in the default list).
 # The cache prefix names METIS partitions written by `train-app partition --cache PREFIX`
 # (PREFIX-2.part), so the run does not spend minutes partitioning. Lines go to
 # <out dir>/multi-gpu.jsonl (results format of bench/README.md, `devices` on multi-GPU lines).
@@ -75,6 +79,42 @@ step "products f32: two processes, one per GPU"
   --log-every 1 --processes 2 --devices 0,1 --partition-cache "$CACHE-2.part" --out "$OUT/products-processes" ) >> "$LOG" 2>&1 \
   || echo "FAILED: two processes" | tee -a "$LOG"
 grep -E "move through|epoch +[0-9]+/|real" "$LOG" | tail -n 12
+fi
+if [[ " $STAGES " == *" equality "* ]]; then
+CS=${CS:-.carry/coauthor_cs}
+M=(--dataset "$CS" --model sage --layers 2 --hidden 256 --epochs 100 --seed 7 --log-every 0)
+step "coauthor_cs: one GPU"
+timeout 150 "$BIN" train --backend cuda "${M[@]}" --out "$OUT/eq-one" >> "$LOG" 2>&1 || echo "FAILED: one GPU" | tee -a "$LOG"
+step "coauthor_cs: two GPUs, one process"
+timeout 150 "$BIN" train --backend cuda "${M[@]}" --devices 0,1 --out "$OUT/eq-two" >> "$LOG" 2>&1 || echo "FAILED: two GPUs" | tee -a "$LOG"
+step "coauthor_cs: two processes"
+timeout 150 "$BIN" train --backend cuda "${M[@]}" --processes 2 --devices 0,1 --out "$OUT/eq-procs" >> "$LOG" 2>&1 \
+  || echo "FAILED: two processes" | tee -a "$LOG"
+python3 - "$OUT" <<'PY' | tee -a "$LOG"
+import json, os, sys
+out = sys.argv[1]
+runs = {}
+for name in ("eq-one", "eq-two", "eq-procs"):
+    d = os.path.join(out, name)
+    try:
+        r = json.load(open(os.path.join(d, "results.json")))
+    except OSError:
+        continue
+    e = r.get("epochs") or []
+    if e and "loss" in e[0]:
+        losses = [x["loss"] for x in e]
+    else:
+        losses = [x["train_loss"] for x in json.load(open(os.path.join(d, "history.json")))]
+    runs[name] = {"losses": losses, "final_accuracy": r.get("final_accuracy"),
+                  "transport": r.get("partition", {}).get("transport")}
+    print(name, "first", losses[0], "last", losses[-1], "acc", r.get("final_accuracy"), "transport", runs[name]["transport"])
+if "eq-one" in runs:
+    for name in ("eq-two", "eq-procs"):
+        if name in runs:
+            d = max(abs(a - b) for a, b in zip(runs["eq-one"]["losses"], runs[name]["losses"]))
+            print(name, "largest per-epoch loss difference to one GPU", d)
+json.dump(runs, open(os.path.join(out, "equality.json"), "w"))
+PY
 fi
 step done
 grep -c . "$RES" | tee -a "$LOG"
