@@ -166,6 +166,16 @@ fn cuda_without_a_gpu_is_a_clear_error() {
 }
 
 #[test]
+fn the_self_test_passes_on_the_cpu_backend() {
+    let (code, text) = app(&["selftest", "--backend", "cpu", "--quick"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("selftest cpu: all") && text.contains("checks passed"), "{text}");
+    // the partitioned models are compared with the whole-graph model
+    assert!(text.contains("== cpu: 2 parts on 1 device(s) against the whole graph"), "{text}");
+    assert!(text.contains("ok   gat 4 heads: gradients"), "{text}");
+}
+
+#[test]
 fn resume_without_checkpoint_and_bad_config_file() {
     let dir = tiny("resume");
     let (code, text) = train_on(&dir, &[]);
