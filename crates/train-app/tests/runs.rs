@@ -253,7 +253,7 @@ fn a_partitioned_run_saves_a_model_eval_reads() {
     assert_eq!(history.as_array().unwrap().len(), 3, "{history}");
     let results = json(&run.join("results.json"));
     assert_eq!(results["partition"]["halo_layout"], "split", "f32 SAGE picks the split layout: {results}");
-    let test_acc = results["final_accuracy"][2].as_f64().unwrap();
+    let test_acc = results["final_accuracy"]["test"].as_f64().unwrap();
     let eval = ok(app(&["eval", "--backend", "cpu", s(&run)]));
     let got: f64 = eval.split("test ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
     assert!((got - test_acc).abs() < 1e-3, "eval's test accuracy {got} against the run's {test_acc}:\n{eval}");

@@ -284,7 +284,7 @@ impl Job for TrainJob {
 /// The last lines of a partitioned or multi-process run: what trained where (`how`), its
 /// epochs, time and accuracies, and where its results are.
 fn print_summary(cfg: &TrainConfig, dataset: &str, how: &str, report: &train_app::partitioned::PartitionedReport) {
-    let [tr, va, te] = report.final_accuracy;
+    let train_app::partitioned::SplitAccuracy { train: tr, valid: va, test: te } = report.final_accuracy;
     println!(
         "{} {} on {dataset} ({how}): {} epochs in {:.1} s; accuracy train {tr:.4} valid {va:.4} test {te:.4}",
         cfg.model.name(),
