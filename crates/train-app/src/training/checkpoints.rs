@@ -99,6 +99,23 @@ where
     Ok(())
 }
 
+/// The epochs whose model checkpoint is in `dir`, in order.
+pub fn kept_epochs(dir: &Path) -> Vec<usize> {
+    let mut epochs: Vec<usize> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| {
+                    let name = e.file_name();
+                    name.to_str()?.strip_prefix("model-")?.strip_suffix(".mpk")?.parse().ok()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    epochs.sort_unstable();
+    epochs
+}
+
 /// The epoch to resume from: `requested` if its checkpoint is complete, else the latest
 /// earlier one that is (with a message saying why), else an error.
 pub fn resumable_epoch(
@@ -108,7 +125,18 @@ pub fn resumable_epoch(
 ) -> Result<usize> {
     let model = dir.join(format!("model-{requested}.mpk"));
     if !model.exists() {
-        return Err(AppError::Missing { path: model, what: "checkpoint to resume from".into() });
+        let kept = kept_epochs(dir);
+        let what = match kept.is_empty() {
+            true => "checkpoint to resume from; the run has none (partitioned runs and runs with \
+                     --checkpoints false write none)"
+                .to_string(),
+            false => format!(
+                "checkpoint to resume from; the run keeps those of epochs {} (the last two and \
+                 the best by validation accuracy)",
+                kept.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        return Err(AppError::Missing { path: model, what });
     }
     let mut why = match verify(requested) {
         Ok(()) => return Ok(requested),
