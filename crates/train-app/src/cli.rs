@@ -29,17 +29,24 @@ pub enum PoolsArg {
     Pooled,
 }
 
+/// Every command lets a negative number reach its option's own check (`--epochs -1` is an
+/// invalid value of --epochs, not an unknown flag).
 #[derive(Subcommand)]
 pub enum Command {
     /// Train a model full-batch (the default command: GCN on the built-in SBM dataset).
+    #[command(allow_negative_numbers = true)]
     Train(TrainArgs),
     /// Evaluate a trained run (its folder) on the train / valid / test splits.
+    #[command(allow_negative_numbers = true)]
     Eval(EvalArgs),
     /// Write every node's class probabilities, predicted class and embedding as .npy files.
+    #[command(allow_negative_numbers = true)]
     Predict(PredictArgs),
     /// Run the conformance suite (kernels vs the CPU reference, forward and gradients).
+    #[command(allow_negative_numbers = true)]
     Selftest(SelftestArgs),
     /// Time the kernels (JSON lines: bench/README.md).
+    #[command(allow_negative_numbers = true)]
     Bench(BenchArgs),
     /// Generate a synthetic graph into an npy folder.
     Gen {
@@ -47,14 +54,18 @@ pub enum Command {
         kind: GenKind,
     },
     /// Print statistics of a dataset.
+    #[command(allow_negative_numbers = true)]
     Info(InfoArgs),
     /// Time full-batch training epochs (forward + backward + Adam step) of models on a dataset.
+    #[command(allow_negative_numbers = true)]
     BenchTrain(BenchTrainArgs),
     /// Write a dataset (with its split, e.g. a seeded per-class split) as an npy folder, so that
     /// peers train on exactly the same data.
+    #[command(allow_negative_numbers = true)]
     Export(ExportArgs),
     /// Partition a dataset's graph into parts (for --devices / --parts) and print the parts'
     /// sizes, cut edges and halos as JSON; optionally keep the partition as a cache file.
+    #[command(allow_negative_numbers = true)]
     Partition(PartitionArgs),
 }
 
