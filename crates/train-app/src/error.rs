@@ -10,6 +10,9 @@ pub enum AppError {
     /// A file cannot be read or written.
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    /// The output folder (`--out`) cannot be made.
+    #[error("--out {path}: cannot make the folder ({source})")]
+    OutDir { path: PathBuf, source: std::io::Error },
     /// A required file is missing.
     #[error("{path}: file not found ({what})")]
     Missing { path: PathBuf, what: String },

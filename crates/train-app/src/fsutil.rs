@@ -6,6 +6,11 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// Makes the output folder `dir` given by `--out` (and its parents); the error names the flag.
+pub fn make_out_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|source| AppError::OutDir { path: dir.into(), source })
+}
+
 /// The temporary path used while writing `path` (same folder, so the rename is atomic).
 pub fn temporary_path(path: &Path) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "file".into());

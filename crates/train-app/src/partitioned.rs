@@ -658,7 +658,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     backend: &str,
 ) -> Result<PartitionedReport> {
     use indicatif::{ProgressBar, ProgressStyle};
-    std::fs::create_dir_all(&cfg.out).map_err(|e| AppError::io(&cfg.out, e))?;
+    crate::fsutil::make_out_dir(&cfg.out)?;
     spread.check_sampling(cfg)?;
     let devices = devices_of::<B>(device, &spread.devices);
     let mut data = setup::<B>(host, spread, &devices, Some(cache), spread.layout_for(cfg)?)?;

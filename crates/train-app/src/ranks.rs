@@ -64,7 +64,10 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 fn config_tag(cfg: &TrainConfig, fp: &GraphFingerprint, run: &RankRun) -> u64 {
     let mut v = serde_json::to_value(cfg).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
+        // where the run and its dataset lie may differ between hosts; the fingerprint names
+        // the graph
         o.remove("out");
+        o.remove("dataset");
     }
     let text =
         format!("{v}|{}|{}|{}|{}|{}|{:?}", fp.n_nodes, fp.nnz, fp.hash, run.world, run.method.as_str(), run.transport);
@@ -103,7 +106,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         eprintln!("halo rows move through {how}");
     }
     if leader {
-        std::fs::create_dir_all(&cfg.out).map_err(|e| AppError::io(&cfg.out, e))?;
+        crate::fsutil::make_out_dir(&cfg.out)?;
     }
 
     // the partition: rank 0 computes (or reads) it and writes the cache, then the others read it

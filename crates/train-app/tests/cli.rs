@@ -181,6 +181,8 @@ fn resume_without_checkpoint_and_bad_config_file() {
     let (code, text) = train_on(&dir, &[]);
     assert_eq!(code, 0, "{text}");
     fails_with(train_on(&dir, &["--resume", "7", "--epochs", "9"]), "checkpoint to resume from");
+    // the error names the checkpoints the run keeps
+    fails_with(train_on(&dir, &["--resume", "7", "--epochs", "9"]), "the run keeps those of epochs");
     let cfg = dir.join("bad.toml");
     std::fs::write(&cfg, "epochs = 3\nlearning_rate = 0.1\n").unwrap();
     fails_with(train_on(&dir, &["--config", cfg.to_str().unwrap()]), "unknown field `learning_rate`");
@@ -292,4 +294,75 @@ fn boundary_sampling_needs_parts_a_rate_and_a_dense_model() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("run/results.json")).unwrap()).unwrap();
     let partition = &results["partition"];
     assert_eq!(partition["boundary_sampling"], serde_json::json!(0.5), "{results}");
+}
+
+#[test]
+fn negative_numbers_reach_the_options_own_checks() {
+    let dir = tiny("negative");
+    // not "unexpected argument '-1'": the value is read and refused by its option
+    fails_with(train_on(&dir, &["--epochs", "-1"]), "invalid value '-1' for '--epochs");
+    fails_with(train_on(&dir, &["--lr", "-0.01"]), "--lr must be a positive number");
+}
+
+#[test]
+fn an_out_that_cannot_be_a_folder_names_the_flag() {
+    let dir = tiny("out-file");
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let (code, text) =
+        app(&["train", "--backend", "cpu", "--dataset", dir.to_str().unwrap(), "--out", file.to_str().unwrap()]);
+    assert_ne!(code, 0, "{text}");
+    assert!(text.contains(&format!("--out {}: cannot make the folder", file.display())), "{text}");
+    assert_eq!(std::fs::read(&file).unwrap(), b"x", "the file is left as it was");
+    // several processes: refused before any rank starts, once
+    let (code, text) = app(&[
+        "train",
+        "--backend",
+        "cpu",
+        "--dataset",
+        dir.to_str().unwrap(),
+        "--processes",
+        "2",
+        "--out",
+        file.join("run").to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0, "{text}");
+    assert_eq!(text.matches("cannot make the folder").count(), 1, "{text}");
+    assert!(!text.contains("starting 2 processes"), "{text}");
+    let (code, text) = app(&[
+        "train",
+        "--backend",
+        "cpu",
+        "--dataset",
+        "/no/such/dataset",
+        "--processes",
+        "2",
+        "--out",
+        dir.join("p").to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0, "{text}");
+    assert_eq!(text.matches("file not found").count(), 1, "{text}");
+}
+
+#[test]
+fn a_relative_dataset_path_is_stored_absolute() {
+    let dir = tiny("relative");
+    let parent = dir.parent().unwrap();
+    let name = dir.file_name().unwrap().to_str().unwrap();
+    let run = dir.join("run");
+    let out = Command::new(env!("CARGO_BIN_EXE_train-app"))
+        .args(["train", "--backend", "cpu", "--epochs", "2", "--log-every", "0", "--dataset", name])
+        .args(["--out", run.to_str().unwrap()])
+        .current_dir(parent)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cfg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("config.json")).unwrap()).unwrap();
+    let stored = std::path::PathBuf::from(cfg["dataset"].as_str().unwrap());
+    assert!(stored.is_absolute(), "{cfg}");
+    assert_eq!(std::fs::canonicalize(&stored).unwrap(), std::fs::canonicalize(&dir).unwrap());
+    // eval finds the dataset from another directory
+    let (code, text) = app(&["eval", "--backend", "cpu", run.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
 }

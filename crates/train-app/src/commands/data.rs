@@ -47,7 +47,7 @@ pub fn gen(kind: GenKind) -> Result<()> {
                 deg.iter().filter(|&&d| d == 0).count(),
                 start.elapsed().as_secs_f64()
             );
-            std::fs::create_dir_all(&out).map_err(|e| AppError::io(&out, e))?;
+            train_app::fsutil::make_out_dir(&out)?;
             if features == 0 {
                 npyio::write(&out.join("num_nodes.npy"), &[], &[nodes as i64])?;
                 datasets::npy::save_adjacency(&adj, &out)

@@ -23,7 +23,26 @@ fn given_keys(matches: Option<&ArgMatches>) -> Vec<String> {
 /// The run's configuration: defaults, a `--config` file, or the resumed run's `config.json`,
 /// with the flags given on the command line.
 pub fn config(a: &TrainArgs, matches: Option<&ArgMatches>) -> Result<TrainConfig> {
+    let mut cfg = merged_config(a, matches)?;
+    cfg.dataset = absolute_dataset(&cfg.dataset);
+    Ok(cfg)
+}
+
+/// A dataset path made absolute where it names something that exists (so `eval`, `predict` and
+/// `--resume` find it from any directory); the built-in `sbm` and missing paths as given.
+fn absolute_dataset(spec: &str) -> String {
+    let path = std::path::Path::new(spec);
+    if spec == "sbm" || path.is_absolute() {
+        return spec.to_string();
+    }
+    std::fs::canonicalize(path).ok().and_then(|p| p.to_str().map(str::to_string)).unwrap_or_else(|| spec.to_string())
+}
+
+fn merged_config(a: &TrainArgs, matches: Option<&ArgMatches>) -> Result<TrainConfig> {
     let given = given_keys(matches);
+    // a dataset given as a relative path means the same folder as the absolute path stored
+    let mut flags = a.cfg.clone();
+    flags.dataset = absolute_dataset(&flags.dataset);
     let file = match &a.config {
         Some(p) => {
             let v = TrainConfig::file_value(p)?;
@@ -44,11 +63,11 @@ pub fn config(a: &TrainArgs, matches: Option<&ArgMatches>) -> Result<TrainConfig
                 });
             }
             let base = TrainConfig::file_value(&run)?;
-            let mut cfg = TrainConfig::merged(&a.cfg, &given, Some(base), file, Some(&run))?;
+            let mut cfg = TrainConfig::merged(&flags, &given, Some(base), file, Some(&run))?;
             cfg.out = a.cfg.out.clone();
             Ok(cfg)
         }
-        None => TrainConfig::merged(&a.cfg, &given, file, None, None),
+        None => TrainConfig::merged(&flags, &given, file, None, None),
     }
 }
 
@@ -297,10 +316,21 @@ fn print_summary(cfg: &TrainConfig, dataset: &str, how: &str, report: &train_app
 
 /// `train --processes N`: starts ranks 0..N of this program with the same arguments (and
 /// `--rank r --world N --rendezvous 127.0.0.1:PORT`, the r-th of --devices), waits for all.
-fn launch(a: &TrainArgs, n: usize) -> Result<()> {
+fn launch(a: &TrainArgs, n: usize, matches: Option<&ArgMatches>) -> Result<()> {
     if let Some(d) = a.spread.devices.as_ref().filter(|d| d.len() != n) {
         return Err(AppError::Config(format!("--processes {n} needs {n} --devices (one per rank), got {d:?}")));
     }
+    // the options, the dataset's path and the run folder are checked once, before any rank
+    // starts (N ranks failing on the same input would print N interleaved errors)
+    let cfg = config(a, matches)?;
+    cfg.check()?;
+    if cfg.dataset != "sbm" && !std::path::Path::new(&cfg.dataset).exists() {
+        return Err(AppError::Missing {
+            path: cfg.dataset.clone().into(),
+            what: "dataset (a folder or file, or the built-in `sbm`)".into(),
+        });
+    }
+    train_app::fsutil::make_out_dir(&cfg.out)?;
     let exe = std::env::current_exe().map_err(|e| AppError::Config(format!("cannot find this program: {e}")))?;
     // the command line is where the arguments are read
     let mut base = Vec::new();
@@ -366,7 +396,7 @@ fn launch(a: &TrainArgs, n: usize) -> Result<()> {
 
 pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
     if let Some(n) = a.processes.processes {
-        return launch(&a, n);
+        return launch(&a, n, matches);
     }
     let cfg = config(&a, matches)?;
     let rank = match (a.processes.rank, a.processes.world, &a.processes.rendezvous) {

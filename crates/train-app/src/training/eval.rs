@@ -105,7 +105,7 @@ pub fn predict<B: SparseGnnBackend>(
     let batcher = FullGraphBatcher::new(Arc::new(run.host), 0);
     let (graph, x, _) = batcher.resident::<B>(device);
     let p = gnn_train::predict(&run.model.model, &graph, x.clone());
-    std::fs::create_dir_all(out_dir).map_err(|e| AppError::io(out_dir, e))?;
+    crate::fsutil::make_out_dir(out_dir)?;
     let mut files = Vec::new();
     let probabilities = out_dir.join("probabilities.npy");
     crate::npyio::write(&probabilities, &[p.nodes, p.classes], &p.probabilities)?;

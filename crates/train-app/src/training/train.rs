@@ -86,7 +86,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     }
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     let out = &cfg.out;
-    std::fs::create_dir_all(out).map_err(|e| AppError::io(out, e))?;
+    crate::fsutil::make_out_dir(out)?;
     B::seed(device, cfg.seed);
     let model = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
     // every parameter drawn now, from `cfg.seed` alone (not on first use, between the first
