@@ -111,6 +111,7 @@ pub struct TrainArgs {
     /// Print the device memory estimate of the run and stop.
     #[arg(long)]
     pub dry_run: bool,
+
     /// Several processes, one part of the graph each.
     #[command(flatten)]
     pub processes: ProcessArgs,

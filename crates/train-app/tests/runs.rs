@@ -1,7 +1,8 @@
 //! A run folder through the command line: resume keeps the run (its config, its whole
 //! history), refuses contradicting flags and survives a checkpoint cut mid-write; an unwritable
 //! checkpoint folder fails the run; `eval` / `predict` refuse a model or a dataset that does not
-//! fit; `predict` writes probabilities, predictions and embeddings that agree with `eval`.
+//! fit; `predict` writes probabilities, predictions and embeddings that agree with `eval`; a new
+//! run into a run folder replaces that run.
 
 mod common;
 
@@ -257,4 +258,23 @@ fn a_partitioned_run_saves_a_model_eval_reads() {
     let eval = ok(app(&["eval", "--backend", "cpu", s(&run)]));
     let got: f64 = eval.split("test ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
     assert!((got - test_acc).abs() < 1e-3, "eval's test accuracy {got} against the run's {test_acc}:\n{eval}");
+}
+
+#[test]
+fn a_new_run_replaces_the_run_in_its_folder() {
+    let data = dataset("replace-data");
+    let run = tmp("replace-run");
+    train(&data, &run, &["--epochs", "3"]);
+    assert!(run.join("checkpoint").join("model-3.mpk").is_file());
+    std::fs::write(run.join("partition-2-metis.part"), b"kept").unwrap();
+    let text = train(&data, &run, &["--epochs", "2"]);
+    assert!(text.contains(&format!("replacing the run in {}", run.display())), "{text}");
+    // none of the old run's checkpoints is left for a resume to pick up
+    assert!(!run.join("checkpoint").join("model-3.mpk").exists());
+    fails(
+        app(&["train", "--backend", "cpu", "--out", s(&run), "--resume", "3", "--epochs", "4"]),
+        "the run keeps those of epochs 1, 2",
+    );
+    assert_eq!(json(&run.join("history.json")).as_array().unwrap().len(), 2);
+    assert_eq!(std::fs::read(run.join("partition-2-metis.part")).unwrap(), b"kept", "partition caches stay");
 }
