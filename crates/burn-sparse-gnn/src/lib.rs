@@ -75,6 +75,16 @@ pub type Cpu = burn::backend::NdArray<f32, i32>;
 #[cfg(feature = "wgpu")]
 pub type Wgpu = burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>;
 
+/// Whether wgpu sees a GPU adapter (discrete, integrated or virtual) through the platform's
+/// default graphics API, not only a CPU one such as Mesa's lavapipe. Lists the adapters without
+/// opening a device.
+#[cfg(feature = "wgpu")]
+pub fn wgpu_has_gpu_adapter() -> bool {
+    use cubecl::wgpu::{AutoGraphicsApi, GraphicsApi, WgpuRuntime};
+    use cubecl::Runtime;
+    WgpuRuntime::enumerate_all_devices(&AutoGraphicsApi::backend()).iter().any(|d| d.type_id <= 2)
+}
+
 /// The CUDA backend, not fused: a `CubeBackend`.
 #[cfg(feature = "cuda")]
 pub type Cuda = burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>;

@@ -1,4 +1,5 @@
-//! Backend selection: `auto` picks CUDA when a device answers, else wgpu, else the CPU, and
+//! Backend selection: `auto` picks CUDA when a device answers, else wgpu on a GPU adapter (not a
+//! CPU one such as lavapipe, slower than the CPU backend), else the CPU, and
 //! says which. Work is written once as a [`Job`] generic over the backend.
 
 use crate::error::{AppError, Result};
@@ -88,8 +89,9 @@ pub fn resolve(kind: BackendKind) -> Result<BackendKind> {
             if cuda_available() {
                 return Ok(BackendKind::Cuda);
             }
+            // a CPU adapter (lavapipe) runs the kernels slower than the CPU backend
             #[cfg(feature = "wgpu")]
-            if wgpu_available() {
+            if quietly(burn_sparse_gnn::wgpu_has_gpu_adapter).unwrap_or(false) && wgpu_available() {
                 return Ok(BackendKind::Wgpu);
             }
             Ok(BackendKind::Cpu)

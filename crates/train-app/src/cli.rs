@@ -92,7 +92,7 @@ pub struct TrainArgs {
     /// Config file (TOML or JSON) whose keys are the options below; flags given too override it.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Backend: auto (CUDA, else wgpu, else the CPU), cuda, wgpu or cpu.
+    /// Backend: auto (CUDA, else wgpu on a GPU, else the CPU), cuda, wgpu or cpu.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendKind,
     /// Continue the run in --out from the checkpoint of this epoch (the run's config.json gives
