@@ -89,7 +89,9 @@ pub struct PartitionArgs {
 pub struct TrainArgs {
     #[command(flatten)]
     pub cfg: TrainConfig,
-    /// Config file (TOML or JSON) whose keys are the options below; flags given too override it.
+    /// Config file (TOML or JSON) with training options: the keys of a run's config.json (the
+    /// model, data and optimizer options below, not --backend, --parts, --devices, --processes
+    /// or --resume); flags given too override it.
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Backend: auto (CUDA, else wgpu on a GPU, else the CPU), cuda, wgpu or cpu.

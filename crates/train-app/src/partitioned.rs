@@ -40,6 +40,9 @@ pub struct Spread {
 impl Spread {
     /// Checks the numbers: at least one device, parts >= devices, no repeated device.
     pub fn check(&self) -> Result<()> {
+        if self.parts == 0 {
+            return Err(AppError::Config("--parts must be >= 1".into()));
+        }
         if self.devices.is_empty() {
             return Err(AppError::Config("--devices needs at least one device index".into()));
         }

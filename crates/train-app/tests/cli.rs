@@ -239,6 +239,8 @@ fn bad_numbers_and_lists_name_the_option() {
     fails_with(train_on(&dir, &["--layers", "100000"]), "--layers must be in 1..=64, got 100000");
     fails_with(train_on(&dir, &["--hidden", "100000000"]), "--hidden must be in 1..=65536, got 100000000");
     fails_with(train_on(&dir, &["--dropout", "1.5"]), "--dropout must be in [0, 1), got 1.5");
+    fails_with(train_on(&dir, &["--patience", "0"]), "--patience must be >= 1");
+    fails_with(train_on(&dir, &["--parts", "0"]), "--parts must be >= 1");
     let g = dir.to_str().unwrap();
     let bench = |extra: &[&str]| {
         let mut args = vec!["bench", "--backend", "cpu", "--graph", g, "--runs", "1", "--warmup", "0"];

@@ -66,7 +66,16 @@ pub fn gen(kind: GenKind) -> Result<()> {
                 seed,
                 ..Default::default()
             })?;
-            datasets::npy::save(&d, &out)
+            datasets::npy::save(&d, &out)?;
+            println!(
+                "SBM: {} nodes, {} edges, {} features, {} classes written to {}",
+                d.num_nodes(),
+                d.adjacency().nnz(),
+                features,
+                classes,
+                out.display()
+            );
+            Ok(())
         }
     }
 }

@@ -283,7 +283,13 @@ impl Job for TrainJob {
             name_of(&report.config.precision),
             report.epochs.len(),
             report.train_seconds,
-            report.resumed_from.map(|e| format!(" (resumed after epoch {e})")).unwrap_or_default(),
+            match (report.resumed_from, report.config.patience) {
+                (Some(e), _) => format!(" (resumed after epoch {e})"),
+                (None, Some(p)) if report.epochs.len() < report.config.epochs => {
+                    format!(" (stopped early: no better validation loss in {p} epochs)")
+                }
+                _ => String::new(),
+            },
             last.and_then(|e| e.device_bytes_reserved)
                 .map(|b| format!(", device memory {:.2} GiB", b as f64 / (1u64 << 30) as f64))
                 .unwrap_or_default(),

@@ -386,6 +386,9 @@ impl TrainConfig {
         if self.epochs == 0 {
             return bad("--epochs must be >= 1".into());
         }
+        if self.patience == Some(0) {
+            return bad("--patience must be >= 1 (epochs without a better validation loss)".into());
+        }
         if !(self.lr > 0.0 && self.lr.is_finite()) {
             return bad(format!("--lr must be a positive number, got {}", self.lr));
         }
