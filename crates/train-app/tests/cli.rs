@@ -140,6 +140,32 @@ fn k_larger_than_hidden() {
 }
 
 #[test]
+fn bench_train_fails_when_a_configuration_cannot_run() {
+    let dir = tiny("bench-k");
+    let (code, text) = app(&[
+        "bench-train",
+        "--backend",
+        "cpu",
+        "--dataset",
+        dir.to_str().unwrap(),
+        "--models",
+        "gcn",
+        "--nonlins",
+        "relu,maxk:32",
+        "--hidden",
+        "16",
+        "--epochs",
+        "1",
+        "--warmup",
+        "0",
+    ]);
+    assert_ne!(code, 0, "{text}");
+    assert!(text.contains("1 configuration(s) could not run") && text.contains("maxk:32"), "{text}");
+    // the configuration that can run still writes its record
+    assert_eq!(text.lines().filter(|l| l.starts_with('{') && l.contains("\"relu\"")).count(), 1, "{text}");
+}
+
+#[test]
 fn bad_nonlinearity_split_and_model() {
     let dir = tiny("strings");
     fails_with(train_on(&dir, &["--nonlin", "tanh"]), "--nonlin `tanh`");

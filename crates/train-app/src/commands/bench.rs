@@ -114,6 +114,7 @@ impl Job for BenchTrainJob {
             }
             None => None,
         };
+        let mut failed = Vec::new();
         if let Some(spread) = a.spread.spread()? {
             for (m, nl, p, cfg) in configs {
                 let host = train_app::training::prepare(&cfg, data.clone())?;
@@ -136,6 +137,7 @@ impl Job for BenchTrainJob {
                     Ok(r) => r,
                     Err(e) => {
                         eprintln!("{m} {nl} {p}: {e}");
+                        failed.push(format!("{m} {nl} {p}"));
                         continue;
                     }
                 };
@@ -146,7 +148,7 @@ impl Job for BenchTrainJob {
                     writeln!(f, "{line}").map_err(|e| AppError::io(path, e))?;
                 }
             }
-            return Ok(());
+            return all_ran(&failed);
         }
         // one prepared graph (and device upload) per graph option set: graph options differ by
         // self-loops, group width, atomic kernels and precision (no hot-column split for
@@ -190,6 +192,7 @@ impl Job for BenchTrainJob {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("{m} {nl} {p}: {e}");
+                    failed.push(format!("{m} {nl} {p}"));
                     continue;
                 }
             };
@@ -200,7 +203,20 @@ impl Job for BenchTrainJob {
                 writeln!(f, "{line}").map_err(|e| AppError::io(path, e))?;
             }
         }
-        Ok(())
+        all_ran(&failed)
+    }
+}
+
+/// The end of `bench-train`: an error naming the configurations that could not run (their
+/// reasons were printed as they failed; the others' records are written).
+fn all_ran(failed: &[String]) -> Result<()> {
+    match failed {
+        [] => Ok(()),
+        _ => Err(AppError::Config(format!(
+            "{} configuration(s) could not run: {} (the reasons are above; the other records are written)",
+            failed.len(),
+            failed.join(", ")
+        ))),
     }
 }
 
