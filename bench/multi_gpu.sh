@@ -100,11 +100,7 @@ for name in ("eq-one", "eq-two", "eq-procs"):
         r = json.load(open(os.path.join(d, "results.json")))
     except OSError:
         continue
-    e = r.get("epochs") or []
-    if e and "loss" in e[0]:
-        losses = [x["loss"] for x in e]
-    else:
-        losses = [x["train_loss"] for x in json.load(open(os.path.join(d, "history.json")))]
+    losses = [x["train_loss"] for x in r["epochs"]]
     runs[name] = {"losses": losses, "final_accuracy": r.get("final_accuracy"),
                   "transport": r.get("partition", {}).get("transport")}
     print(name, "first", losses[0], "last", losses[-1], "acc", r.get("final_accuracy"), "transport", runs[name]["transport"])

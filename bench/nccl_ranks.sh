@@ -23,7 +23,7 @@ import json, sys, statistics
 r = json.load(open(sys.argv[1] + "/results.json"))
 e = r.get("epochs") or []
 print("transport", r.get("partition", {}).get("transport"))
-print("losses", [round(x["loss"], 6) for x in e][:3], "...", round(e[-1]["loss"], 6),
+print("losses", [round(x["train_loss"], 6) for x in e][:3], "...", round(e[-1]["train_loss"], 6),
       "median epoch s", round(statistics.median(x["seconds"] for x in e[1:]), 4), "acc", r.get("final_accuracy"))
 for x in e[:3] + e[-1:]:
     if "exchange" in x:

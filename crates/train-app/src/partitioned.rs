@@ -631,13 +631,21 @@ pub struct SplitAccuracy {
     pub test: f64,
 }
 
-/// One epoch of a partitioned run.
+/// One epoch of a partitioned run (in `results.json` under the names a whole-graph run's
+/// epochs have: `train_loss`, `train_accuracy`, `valid_accuracy`, and `test_accuracy`).
 #[derive(Clone, Debug, Serialize)]
 pub struct PartitionedEpoch {
     pub epoch: usize,
+    /// The training step's loss.
+    #[serde(rename = "train_loss")]
     pub loss: f64,
+    /// Accuracies of the model after the step, evaluated without dropout (a whole-graph run's
+    /// per-epoch train accuracy is that of the training step's forward pass, with dropout).
+    #[serde(rename = "train_accuracy")]
     pub train: f64,
+    #[serde(rename = "valid_accuracy")]
     pub valid: f64,
+    #[serde(rename = "test_accuracy")]
     pub test: f64,
     pub seconds: f64,
     /// What the collectives between processes moved in this epoch, measured on this rank

@@ -34,7 +34,7 @@ fn results(run: &Path) -> serde_json::Value {
 }
 
 fn losses(run: &Path) -> Vec<f64> {
-    results(run)["epochs"].as_array().unwrap().iter().map(|e| e["loss"].as_f64().unwrap()).collect()
+    results(run)["epochs"].as_array().unwrap().iter().map(|e| e["train_loss"].as_f64().unwrap()).collect()
 }
 
 #[test]
