@@ -476,6 +476,12 @@ pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
         prepare_out(&cfg.out)?;
     }
     let spread = if rank.is_some() { None } else { a.spread.spread()? };
+    if (spread.is_some() || rank.as_ref().is_some_and(|(r, _)| r.rank == 0)) && cfg.checkpoints && !a.dry_run {
+        eprintln!(
+            "note: a run over parts or processes writes no checkpoints (its model is saved when it \
+             ends; --resume is for whole-graph runs)"
+        );
+    }
     let memory_budget = a.memory_budget.as_deref().map(parse_bytes).transpose()?;
     dispatch(
         a.backend,
