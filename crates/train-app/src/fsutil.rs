@@ -11,6 +11,43 @@ pub fn make_out_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|source| AppError::OutDir { path: dir.into(), source })
 }
 
+/// The files and folders (`true`) a run writes into its folder (partition caches aside).
+const RUN_FILES: [(&str, bool); 9] = [
+    ("config.json", false),
+    ("history.json", false),
+    ("results.json", false),
+    ("curves.png", false),
+    ("model.mpk", false),
+    ("model.safetensors", false),
+    ("checkpoint", true),
+    ("train", true),
+    ("valid", true),
+];
+
+/// What `train` does for a new (not resumed) run once its input is checked, before the run
+/// writes: a run already in `out` is replaced, its files removed first (so a later `--resume` cannot pick up the old
+/// run's checkpoints, nor its logs mix with the new ones); says so. Partition caches stay.
+pub fn replace_run(out: &Path) -> Result<()> {
+    let found: Vec<&str> = RUN_FILES
+        .into_iter()
+        .filter(|(f, dir)| match dir {
+            true => out.join(f).is_dir(),
+            false => out.join(f).is_file(),
+        })
+        .map(|(f, _)| f)
+        .collect();
+    if found.is_empty() {
+        return Ok(());
+    }
+    eprintln!("replacing the run in {} ({})", out.display(), found.join(", "));
+    for f in found {
+        let p = out.join(f);
+        let removed = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+        removed.map_err(|e| AppError::io(&p, e))?;
+    }
+    Ok(())
+}
+
 /// The temporary path used while writing `path` (same folder, so the rename is atomic).
 pub fn temporary_path(path: &Path) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "file".into());

@@ -267,6 +267,13 @@ fn a_new_run_replaces_the_run_in_its_folder() {
     train(&data, &run, &["--epochs", "3"]);
     assert!(run.join("checkpoint").join("model-3.mpk").is_file());
     std::fs::write(run.join("partition-2-metis.part"), b"kept").unwrap();
+    // a new run refused for its input loses nothing of the run there
+    fails(
+        app(&["train", "--backend", "cpu", "--dataset", "/no/such/dataset", "--out", s(&run), "--epochs", "2"]),
+        "file not found",
+    );
+    fails(app(&["train", "--backend", "cpu", "--dataset", s(&data), "--out", s(&run), "--hidden", "0"]), "--hidden");
+    assert!(run.join("checkpoint").join("model-3.mpk").is_file() && run.join("results.json").is_file());
     let text = train(&data, &run, &["--epochs", "2"]);
     assert!(text.contains(&format!("replacing the run in {}", run.display())), "{text}");
     // none of the old run's checkpoints is left for a resume to pick up

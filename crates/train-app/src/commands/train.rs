@@ -176,6 +176,10 @@ impl Job for TrainJob {
                 .clone()
                 .unwrap_or_else(|| self.cfg.out.join(format!("partition-{}-{}.part", run.world, run.method.as_str())));
             let rank = run.rank;
+            // rank 0 writes the run folder: a new run replaces the one there
+            if rank == 0 {
+                train_app::fsutil::replace_run(&self.cfg.out)?;
+            }
             let report = train_app::device_memory::catch_out_of_memory(|| {
                 train_app::ranks::train::<B>(&self.cfg, &host, run, &cache, &device, backend)
             })
@@ -253,6 +257,10 @@ impl Job for TrainJob {
             println!("{}", serde_json::to_string(&est).map_err(|e| AppError::Config(e.to_string()))?);
             return Ok(());
         }
+        // the input is checked: a new run replaces the one in its folder
+        if self.resume.is_none() {
+            train_app::fsutil::replace_run(&self.cfg.out)?;
+        }
         if let Some(spread) = &self.spread {
             if self.resume.is_some() {
                 return Err(AppError::Config("--resume is not available with --devices / --parts".into()));
@@ -320,43 +328,6 @@ fn print_summary(cfg: &TrainConfig, dataset: &str, how: &str, report: &train_app
     println!("results: {}", cfg.out.join("results.json").display());
 }
 
-/// The files and folders (`true`) a run writes into `--out` (partition caches aside).
-const RUN_FILES: [(&str, bool); 9] = [
-    ("config.json", false),
-    ("history.json", false),
-    ("results.json", false),
-    ("curves.png", false),
-    ("model.mpk", false),
-    ("model.safetensors", false),
-    ("checkpoint", true),
-    ("train", true),
-    ("valid", true),
-];
-
-/// A new run's `--out`: a run already there is replaced, and its files are removed first (so a
-/// later `--resume` cannot pick up the old run's checkpoints, nor its logs mix with the new
-/// ones); says so.
-fn prepare_out(out: &std::path::Path) -> Result<()> {
-    let found: Vec<&str> = RUN_FILES
-        .into_iter()
-        .filter(|(f, dir)| match dir {
-            true => out.join(f).is_dir(),
-            false => out.join(f).is_file(),
-        })
-        .map(|(f, _)| f)
-        .collect();
-    if found.is_empty() {
-        return Ok(());
-    }
-    eprintln!("replacing the run in {} ({})", out.display(), found.join(", "));
-    for f in found {
-        let p = out.join(f);
-        let removed = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
-        removed.map_err(|e| AppError::io(&p, e))?;
-    }
-    Ok(())
-}
-
 /// `train --processes N`: starts ranks 0..N of this program with the same arguments (and
 /// `--rank r --world N --rendezvous 127.0.0.1:PORT`, the r-th of --devices), waits for all.
 fn launch(a: &TrainArgs, n: usize, matches: Option<&ArgMatches>) -> Result<()> {
@@ -373,7 +344,6 @@ fn launch(a: &TrainArgs, n: usize, matches: Option<&ArgMatches>) -> Result<()> {
             what: "dataset (a folder or file, or the built-in `sbm`)".into(),
         });
     }
-    prepare_out(&cfg.out)?;
     train_app::fsutil::make_out_dir(&cfg.out)?;
     let exe = std::env::current_exe().map_err(|e| AppError::Config(format!("cannot find this program: {e}")))?;
     // the command line is where the arguments are read
@@ -471,10 +441,6 @@ pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
         }
         _ => None,
     };
-    // rank 0 writes the run folder; the other ranks write nothing there
-    if a.resume.is_none() && !a.dry_run && rank.as_ref().is_none_or(|(r, _)| r.rank == 0) {
-        prepare_out(&cfg.out)?;
-    }
     let spread = if rank.is_some() { None } else { a.spread.spread()? };
     if (spread.is_some() || rank.as_ref().is_some_and(|(r, _)| r.rank == 0)) && cfg.checkpoints && !a.dry_run {
         eprintln!(
