@@ -102,7 +102,7 @@ pub struct TrainArgs {
     #[arg(long)]
     pub resume: Option<usize>,
     /// Several devices or parts (the model equals the one-device model unless
-    /// --boundary-sampling is given; checkpoints and resume are not available on this path).
+    /// --boundary-sampling is given).
     #[command(flatten)]
     pub spread: SpreadArgs,
     /// Device memory the run may use, e.g. `20GiB`, `512MiB` (default: the device's free
@@ -129,11 +129,11 @@ pub struct ProcessArgs {
     /// without, every rank on the backend's default device. Rank 0 shows the progress and
     /// writes --out.
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024),
-          conflicts_with_all = ["rank", "world", "parts", "resume", "boundary_sampling", "dry_run"])]
+          conflicts_with_all = ["rank", "world", "parts", "boundary_sampling", "dry_run"])]
     pub processes: Option<usize>,
     /// This process's rank in a run of --world processes (start one per host or GPU, each with
     /// the same options and --rendezvous; --devices I picks this rank's device).
-    #[arg(long, requires_all = ["world", "rendezvous"], conflicts_with_all = ["parts", "resume", "boundary_sampling", "dry_run"])]
+    #[arg(long, requires_all = ["world", "rendezvous"], conflicts_with_all = ["parts", "boundary_sampling", "dry_run"])]
     pub rank: Option<usize>,
     /// Number of processes of the run (with --rank).
     #[arg(long, requires_all = ["rank", "rendezvous"])]

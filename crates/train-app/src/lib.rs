@@ -10,6 +10,7 @@ pub mod device_memory;
 pub mod error;
 pub mod fsutil;
 pub mod gen;
+pub mod keeper;
 pub mod memory;
 pub mod npyio;
 pub mod partitioned;

@@ -320,22 +320,24 @@ pub fn train_step<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>>(
     Ok((optim.step(lr, model, grads), loss.detach()))
 }
 
-/// Accuracy of `model` (no autodiff) on train, valid and test.
+/// Accuracy of `model` (no autodiff) on train, valid and test, and its loss on valid (the
+/// validation loss a whole-graph run logs, which `--patience` watches).
 pub fn accuracies<B: SparseGnnBackend>(
     model: &GnnModel<B>,
     data: &PartitionedData<B>,
     host: &HostGraph,
-) -> Result<[f64; 3]> {
-    let logits = data
-        .dg
-        .gather(model.forward_partitioned(&data.dg, data.xs.clone()).map_err(|e| AppError::Config(e.to_string()))?);
+) -> Result<([f64; 3], f64)> {
+    let plogits = model.forward_partitioned(&data.dg, data.xs.clone()).map_err(|e| AppError::Config(e.to_string()))?;
+    let valid_loss = scalar(partitioned_loss(&data.dg, &plogits, &data.labels, &data.weights[1]));
+    let logits = data.dg.gather(plogits);
     let pred: Vec<i64> = logits.argmax(1).into_data().convert::<i64>().to_vec().unwrap_or_default();
     let labels = host.data.labels();
-    let Some(split) = host.data.split() else { return Ok([f64::NAN; 3]) };
-    Ok([&split.train, &split.valid, &split.test].map(|ids| {
+    let Some(split) = host.data.split() else { return Ok(([f64::NAN; 3], valid_loss)) };
+    let acc = [&split.train, &split.valid, &split.test].map(|ids| {
         let hit = ids.iter().filter(|&&i| pred.get(i as usize) == labels.get(i as usize)).count();
         hit as f64 / ids.len().max(1) as f64
-    }))
+    });
+    Ok((acc, valid_loss))
 }
 
 /// Synchronises every device of the run.
@@ -618,13 +620,18 @@ pub struct PartitionedReport {
     /// Per epoch: loss, accuracies (train, valid, test) and seconds.
     pub epochs: Vec<PartitionedEpoch>,
     pub train_seconds: f64,
-    /// Accuracy of the last epoch's model (the fields a whole-graph run's `final_accuracy`
-    /// has, less its test loss).
+    /// Accuracy of the model the run ends with (the fields a whole-graph run's
+    /// `final_accuracy` has, less its test loss).
     pub final_accuracy: SplitAccuracy,
+    /// The epoch whose model the run saved (the last, or the best by validation accuracy
+    /// with `--select best-valid`).
+    pub selected_epoch: Option<usize>,
+    /// The checkpoint epoch the run resumed from, if it did.
+    pub resumed_from: Option<usize>,
 }
 
 /// Accuracy on the train, valid and test splits.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct SplitAccuracy {
     pub train: f64,
     pub valid: f64,
@@ -632,8 +639,9 @@ pub struct SplitAccuracy {
 }
 
 /// One epoch of a partitioned run (in `results.json` under the names a whole-graph run's
-/// epochs have: `train_loss`, `train_accuracy`, `valid_accuracy`, and `test_accuracy`).
-#[derive(Clone, Debug, Serialize)]
+/// epochs have: `train_loss`, `train_accuracy`, `valid_loss`, `valid_accuracy`, and
+/// `test_accuracy`).
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct PartitionedEpoch {
     pub epoch: usize,
     /// The training step's loss.
@@ -645,21 +653,24 @@ pub struct PartitionedEpoch {
     pub train: f64,
     #[serde(rename = "valid_accuracy")]
     pub valid: f64,
+    /// The loss on the valid split, without dropout.
+    pub valid_loss: f64,
     #[serde(rename = "test_accuracy")]
     pub test: f64,
     pub seconds: f64,
     /// What the collectives between processes moved in this epoch, measured on this rank
     /// (multi-process runs, rank 0: the training step and the evaluation).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exchange: Option<CommStats>,
 }
 
 /// Trains `cfg` on the partitioned graph (`spread`), evaluating every epoch, with a progress
 /// bar that shows the exchange (and a plain line every `cfg.log_every` epochs); writes
-/// `config.json`, `history.json`, `results.json`, `curves.png` and the trained model
-/// (`model.mpk`, `model.safetensors`: the whole-graph model's records, which `eval` and
-/// `predict` read) into `cfg.out`, each atomically. The partition is read from or written to
-/// `cache`.
+/// `config.json`, `history.json`, `results.json`, `curves.png`, the checkpoints a whole-graph
+/// run writes (`crate::keeper`) and the trained model (`model.mpk`, `model.safetensors`: the
+/// whole-graph model's records, which `eval` and `predict` read) into `cfg.out`, each
+/// atomically. `resume` continues from a checkpoint epoch of `cfg.out` (the latest complete
+/// one at or before it). The partition is read from or written to `cache`.
 pub fn train<B: SparseGnnAutodiffBackend>(
     cfg: &TrainConfig,
     host: &HostGraph,
@@ -667,6 +678,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     cache: &Path,
     device: &B::Device,
     backend: &str,
+    resume: Option<usize>,
 ) -> Result<PartitionedReport> {
     use indicatif::{ProgressBar, ProgressStyle};
     crate::fsutil::make_out_dir(&cfg.out)?;
@@ -679,6 +691,15 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let mut model = model_cfg.init::<B>(&leader).map_err(|e| AppError::Config(e.to_string()))?;
     // drawn now, as the whole-graph run draws them
     model.initialise_parameters();
+    let mut optim = adam(cfg).init();
+    let mut keeper = crate::keeper::RunKeeper::new(cfg, true);
+    let mut epochs = Vec::new();
+    if let Some(requested) = resume {
+        let r = keeper.resume(requested, model, optim, &leader)?;
+        check_resume_epochs(r.epoch, cfg)?;
+        (model, optim, epochs) = (r.model, r.optim, r.epochs);
+    }
+    let resumed_from = resume.and(epochs.last().map(|e: &PartitionedEpoch| e.epoch));
     data.report.exchanged_bytes_per_epoch = sampled_bytes(
         exchanged_bytes_per_epoch(cfg, &model, host.d_in, data.dg.halo_rows(), data.dg.layout(), false),
         spread.boundary_sampling,
@@ -696,46 +717,63 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         if data.report.cached { " (cached partition)" } else { "" }
     );
     crate::training::report::write_json(&cfg.out.join("config.json"), cfg)?;
-    let mut optim = adam(cfg).init();
+    let first = resumed_from.map_or(1, |e| e + 1);
     let bar = ProgressBar::new(cfg.epochs as u64);
+    bar.set_position(first as u64 - 1);
     bar.set_style(
         ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    let abandon = |e: AppError| {
+        bar.abandon();
+        e
+    };
     let exchanged_mb = data.report.exchanged_bytes_per_epoch as f64 / 1e6;
-    let mut epochs = Vec::new();
     let start = Instant::now();
-    for epoch in 1..=cfg.epochs {
+    for epoch in first..=cfg.epochs {
         let t = Instant::now();
         B::seed(&leader, cfg.seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64));
-        let (next, loss) = match train_step(model, &mut optim, &data, cfg.lr, cfg.seed, epoch as u64) {
-            Ok(step) => step,
-            Err(e) => {
-                bar.abandon();
-                return Err(e);
-            }
-        };
+        let (next, loss) = train_step(model, &mut optim, &data, cfg.lr, cfg.seed, epoch as u64).map_err(abandon)?;
         model = next;
         let loss = scalar(loss);
         if !loss.is_finite() {
-            bar.abandon();
-            return Err(AppError::Diverged(format!("loss {loss} at epoch {epoch}{}", cfg.divergence_hint())));
+            return Err(abandon(AppError::Diverged(format!("loss {loss} at epoch {epoch}{}", cfg.divergence_hint()))));
         }
-        let [train, valid, test] = match accuracies(&burn::module::AutodiffModule::valid(&model), &inner(&data), host) {
-            Ok(a) => a,
-            Err(e) => {
-                bar.abandon();
-                return Err(e);
-            }
-        };
-        let e =
-            PartitionedEpoch { epoch, loss, train, valid, test, seconds: t.elapsed().as_secs_f64(), exchange: None };
+        let ([train, valid, test], valid_loss) =
+            accuracies(&burn::module::AutodiffModule::valid(&model), &inner(&data), host).map_err(abandon)?;
+        let seconds = t.elapsed().as_secs_f64();
+        let e = PartitionedEpoch { epoch, loss, train, valid, valid_loss, test, seconds, exchange: None };
         show_epoch(&bar, cfg, &e, exchanged_mb, true);
         epochs.push(e);
+        keeper.after_epoch(&model, &optim, &epochs).map_err(abandon)?;
+        if keeper.should_stop(&epochs) {
+            break;
+        }
     }
     bar.finish();
     let train_seconds = start.elapsed().as_secs_f64();
-    write_outputs(cfg, burn::module::AutodiffModule::valid(&model), epochs, data.report.clone(), backend, train_seconds)
+    let selected_epoch = keeper.selected_epoch(&epochs);
+    let trained = keeper.finish(burn::module::AutodiffModule::valid(&model), &epochs, &leader.clone())?;
+    let run = RunOutcome { selected_epoch, resumed_from, train_seconds };
+    write_outputs(cfg, trained, epochs, data.report.clone(), backend, run)
+}
+
+/// Refuses a resume from the run's last epoch or later (nothing left to train).
+pub(crate) fn check_resume_epochs(epoch: usize, cfg: &TrainConfig) -> Result<()> {
+    if epoch >= cfg.epochs {
+        return Err(AppError::Config(format!(
+            "the run already trained {epoch} epochs; pass --epochs with more than {epoch} to train on"
+        )));
+    }
+    Ok(())
+}
+
+/// How a run ended: the epoch whose model it keeps, the epoch it resumed from, its training
+/// time.
+pub(crate) struct RunOutcome {
+    pub selected_epoch: Option<usize>,
+    pub resumed_from: Option<usize>,
+    pub train_seconds: f64,
 }
 
 /// Shows epoch `e` on the progress bar and, every `cfg.log_every` epochs and at the last, as a
@@ -777,7 +815,7 @@ pub(crate) fn write_outputs<B: SparseGnnBackend>(
     epochs: Vec<PartitionedEpoch>,
     partition: PartitionReport,
     backend: &str,
-    train_seconds: f64,
+    run: RunOutcome,
 ) -> Result<PartitionedReport> {
     // the trained parameters, as the whole-graph run saves them
     let trained = gnn_train::NodeClassifier::new(model, cfg.seed);
@@ -785,38 +823,26 @@ pub(crate) fn write_outputs<B: SparseGnnBackend>(
     burn::module::Module::save_file(trained.clone(), model_file.clone(), &gnn_train::AtomicFileRecorder::new())
         .map_err(|e| AppError::Format { path: model_file.with_extension("mpk"), msg: e.to_string() })?;
     gnn_train::write_safetensors(&trained.model, &crate::training::train::safetensors_path(&cfg.out))?;
-    let history: Vec<crate::training::report::EpochMetrics> = epochs
-        .iter()
-        .map(|e| crate::training::report::EpochMetrics {
-            epoch: e.epoch,
-            train_loss: Some(e.loss),
-            train_accuracy: Some(e.train),
-            valid_loss: None,
-            valid_accuracy: Some(e.valid),
-            seconds: e.seconds,
-            device_bytes_reserved: None,
-            device_bytes_in_use: None,
-        })
-        .collect();
+    let history = crate::keeper::history(&epochs);
     crate::training::report::write_json(&crate::training::report::history_path(&cfg.out), &history)?;
     let chart = cfg.out.join("curves.png");
     if let Err(e) = crate::charts::write_curves(&chart, &history) {
         eprintln!("warning: no chart written to {}: {e}", chart.display());
     }
-    let final_accuracy =
-        epochs.last().map_or(SplitAccuracy { train: f64::NAN, valid: f64::NAN, test: f64::NAN }, |e| SplitAccuracy {
-            train: e.train,
-            valid: e.valid,
-            test: e.test,
-        });
+    let selected = epochs.iter().find(|e| Some(e.epoch) == run.selected_epoch).or(epochs.last());
+    let final_accuracy = selected.map_or(SplitAccuracy { train: f64::NAN, valid: f64::NAN, test: f64::NAN }, |e| {
+        SplitAccuracy { train: e.train, valid: e.valid, test: e.test }
+    });
     let report = PartitionedReport {
         config: cfg.clone(),
         backend: backend.to_string(),
         commit: commit(),
         partition,
         epochs,
-        train_seconds,
+        train_seconds: run.train_seconds,
         final_accuracy,
+        selected_epoch: run.selected_epoch,
+        resumed_from: run.resumed_from,
     };
     let text = serde_json::to_string_pretty(&report).map_err(|e| AppError::Config(e.to_string()))?;
     crate::fsutil::write_atomic(&cfg.out.join("results.json"), text.as_bytes())?;

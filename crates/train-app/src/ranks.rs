@@ -5,9 +5,10 @@
 //! over TCP (`burn_sparse_gnn::collective`). Rank 0 shows the progress and writes the run folder.
 
 use crate::error::{AppError, Result};
+use crate::keeper::RunKeeper;
 use crate::partitioned::{
-    adam, exchanged_bytes_per_epoch, load_or_partition, show_epoch, split_weights, write_outputs, PartitionReport,
-    PartitionedEpoch, PartitionedReport, Spread,
+    adam, check_resume_epochs, exchanged_bytes_per_epoch, load_or_partition, show_epoch, split_weights, write_outputs,
+    PartitionReport, PartitionedEpoch, PartitionedReport, RunOutcome, Spread,
 };
 use crate::training::{HostGraph, TrainConfig};
 use burn::module::AutodiffModule;
@@ -16,6 +17,7 @@ use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
 use burn_sparse_gnn::collective::{Comm, RowTransport, RowTransportChoice, TcpComm, TcpCommConfig};
 use burn_sparse_gnn::partition::{GraphFingerprint, PartitionMethod, PartitionedGraph};
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
+use gnn_models::GnnModel;
 use gnn_models::{broadcast_model, rank_loss, sum_gradients, HaloLayout, RankGraph, StepSeeds};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -75,8 +77,11 @@ fn config_tag(cfg: &TrainConfig, fp: &GraphFingerprint, run: &RankRun) -> u64 {
 }
 
 /// Trains `cfg` as rank `run.rank` of `run.world` processes on `device`; returns the report on
-/// rank 0 (which writes `cfg.out` as a partitioned run does) and `None` on the others. The
-/// partition is read from `cache` when it holds this graph's (rank 0 writes it first).
+/// rank 0 (which writes `cfg.out`, checkpoints included, as a partitioned run does) and `None`
+/// on the others. The partition is read from `cache` when it holds this graph's (rank 0 writes
+/// it first). `resume`: rank 0 picks the checkpoint of `cfg.out` to continue from (the latest
+/// complete one at or before that epoch) and every rank reads it from its own `cfg.out`, which
+/// must therefore be one folder for ranks on several hosts.
 pub fn train<B: SparseGnnAutodiffBackend>(
     cfg: &TrainConfig,
     host: &HostGraph,
@@ -84,6 +89,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     cache: &Path,
     device: &B::Device,
     backend: &str,
+    resume: Option<usize>,
 ) -> Result<Option<PartitionedReport>> {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     run.check()?;
@@ -157,6 +163,11 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let weights = split_weights(host)?.map(|w| rg.own_rows(&w, 1));
     let w_train =
         Tensor::<B, 1>::from_data(TensorData::new(weights[0].clone(), [owned]).convert_dtype(dtype), (device, dtype));
+    let w_valid = Tensor::<B::InnerBackend, 1>::from_data(
+        TensorData::new(weights[1].clone(), [owned]).convert_dtype(dtype),
+        (device, dtype),
+    );
+    let y_eval = y.clone().inner();
     // per split, the rank's rows on it
     let eval_rows = weights.each_ref().map(|w| (0..owned).filter(|&i| w[i] > 0.0).collect::<Vec<usize>>());
     let split = host.data.split().ok_or_else(|| AppError::Config("a split is needed to train".into()))?;
@@ -167,6 +178,15 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let model = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
     model.initialise_parameters();
     let mut model = broadcast_model(model, &comm, device).map_err(comm_err)?;
+    let mut optim = adam(cfg).init();
+    let mut keeper = RunKeeper::new(cfg, leader);
+    let mut epochs = Vec::new();
+    if let Some(requested) = resume {
+        let r = resume_ranks(&mut keeper, requested, model, optim, &comm, device)?;
+        check_resume_epochs(r.epoch, cfg)?;
+        (model, optim, epochs) = (r.model, r.optim, r.epochs);
+    }
+    let resumed_from = resume.and(epochs.last().map(|e: &PartitionedEpoch| e.epoch));
     // the input rows, with their halo rows (exchanged here, once) where the model reads them
     let x = model.rank_input(&rg, x).map_err(comm_err)?;
     // every rank holds the whole partition: its halo rows are every rank's
@@ -205,8 +225,9 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     }
     // the part and its rows without autodiff, for the evaluation after every step
     let (rg_eval, x_eval) = (rg.inner(), x.inner());
-    let mut optim = adam(cfg).init();
+    let first = resumed_from.map_or(1, |e| e + 1);
     let bar = ProgressBar::new(cfg.epochs as u64);
+    bar.set_position(first as u64 - 1);
     if !leader {
         bar.set_draw_target(ProgressDrawTarget::hidden());
     }
@@ -218,10 +239,9 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         bar.abandon();
         e
     };
-    let mut epochs = Vec::new();
     comm.take_stats();
     let start = Instant::now();
-    for epoch in 1..=cfg.epochs {
+    for epoch in first..=cfg.epochs {
         let t = Instant::now();
         // rank 0's dropout seeds, drawn as the one-process run draws them
         B::seed(device, cfg.seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64));
@@ -239,28 +259,87 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         let eval = valid_model
             .forward_rank(&rg_eval, &x_eval, &StepSeeds::none(&valid_model))
             .map_err(|e| abandon(comm_err(e)))?;
+        let local_valid: f64 = rank_loss(&rg_eval, eval.clone(), y_eval.clone(), w_valid.clone())
+            .map_err(|e| abandon(comm_err(e)))?
+            .into_scalar()
+            .elem();
         let pred: Vec<i64> = eval.argmax(1).into_data().convert::<i64>().to_vec().unwrap_or_default();
         let hits =
             eval_rows.clone().map(|rows| rows.iter().filter(|&&i| pred.get(i) == own_labels.get(i)).count() as f64);
-        let sums = comm.all_reduce_sum(&[local, hits[0], hits[1], hits[2]]).map_err(|e| abandon(comm_err(e)))?;
-        let loss = sums[0];
+        let sums =
+            comm.all_reduce_sum(&[local, hits[0], hits[1], hits[2], local_valid]).map_err(|e| abandon(comm_err(e)))?;
+        let (loss, valid_loss) = (sums[0], sums[4]);
         let [train, valid, test] = [1, 2, 3].map(|k| sums[k] / split_sizes[k - 1].max(1) as f64);
         if !loss.is_finite() {
             bar.abandon();
             return Err(AppError::Diverged(format!("loss {loss} at epoch {epoch}{}", cfg.divergence_hint())));
         }
         let exchange = Some(comm.take_stats());
-        let e = PartitionedEpoch { epoch, loss, train, valid, test, seconds: t.elapsed().as_secs_f64(), exchange };
+        let seconds = t.elapsed().as_secs_f64();
+        let e = PartitionedEpoch { epoch, loss, train, valid, valid_loss, test, seconds, exchange };
         show_epoch(&bar, cfg, &e, exchanged_mb, leader);
         epochs.push(e);
+        // rank 0 writes the checkpoint; every rank stops on the same (summed) validation loss
+        keeper.after_epoch(&model, &optim, &epochs).map_err(abandon)?;
+        if keeper.should_stop(&epochs) {
+            break;
+        }
     }
     bar.finish();
     let train_seconds = start.elapsed().as_secs_f64();
     // every rank holds the same parameters; rank 0 writes them
     let out = match leader {
-        true => Some(write_outputs(cfg, model.valid(), epochs, report, backend, train_seconds)?),
+        true => {
+            let selected_epoch = keeper.selected_epoch(&epochs);
+            let trained = keeper.finish(model.valid(), &epochs, device)?;
+            let run = RunOutcome { selected_epoch, resumed_from, train_seconds };
+            Some(write_outputs(cfg, trained, epochs, report, backend, run)?)
+        }
         false => None,
     };
     comm.barrier().map_err(comm_err)?;
     Ok(out)
+}
+
+/// The checkpoint a multi-process run resumes from: rank 0 picks it (the latest complete one at
+/// or before `requested`) and tells the others, every rank reads it from its own run folder,
+/// and all fail together when one cannot.
+fn resume_ranks<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B> + Clone>(
+    keeper: &mut RunKeeper,
+    requested: usize,
+    model: GnnModel<B>,
+    optim: O,
+    comm: &Comm,
+    device: &B::Device,
+) -> Result<crate::keeper::Resumed<B, O>> {
+    let mine = match comm.rank() {
+        0 => keeper.resume(requested, model.clone(), optim.clone(), device).map(Some),
+        _ => Ok(None),
+    };
+    // epoch 0: rank 0 found nothing to resume from (and says why)
+    let picked = mine.as_ref().ok().and_then(|r| r.as_ref().map(|r| r.epoch)).unwrap_or(0) as u64;
+    let first = comm.broadcast(picked.to_le_bytes().to_vec()).map_err(comm_err)?;
+    let epoch = u64::from_le_bytes(first.as_slice().try_into().map_err(|_| comm_err("a malformed resume epoch"))?);
+    if epoch == 0 {
+        return match mine {
+            Err(e) => Err(e),
+            _ => Err(AppError::Ranks("rank 0 found no checkpoint to resume from; see its message".into())),
+        };
+    }
+    let resumed = match mine {
+        Ok(Some(r)) => Ok(r),
+        _ => keeper.load(epoch as usize, model, optim, device),
+    };
+    let failed = comm.all_reduce_sum(&[f64::from(u8::from(resumed.is_err()))]).map_err(comm_err)?[0];
+    match resumed {
+        Err(e) => Err(AppError::Ranks(format!(
+            "rank {} cannot read the checkpoint of epoch {epoch} that rank 0 resumes from ({e}); ranks on \
+             several hosts need one shared --out folder",
+            comm.rank()
+        ))),
+        Ok(_) if failed > 0.0 => Err(AppError::Ranks(format!(
+            "{failed} rank(s) could not read the checkpoint of epoch {epoch}; see their messages"
+        ))),
+        Ok(r) => Ok(r),
+    }
 }

@@ -132,3 +132,116 @@ fn ranks_that_do_not_belong_together_are_refused() {
     );
     assert!(text.contains("rank 0 (") && text.contains("not on a CUDA device"), "{text}");
 }
+
+/// The per-epoch `key` of a run's results.
+fn series(run: &Path, key: &str) -> Vec<f64> {
+    results(run)["epochs"].as_array().unwrap().iter().map(|e| e[key].as_f64().unwrap()).collect()
+}
+
+/// A run over parts or over processes keeps checkpoints as a whole-graph run does, and resumed
+/// from one it trains the epochs after it as the uninterrupted run did (every epoch's dropout
+/// comes from the seed and the epoch, Adam's state from the checkpoint).
+#[test]
+fn runs_over_parts_and_processes_resume_as_if_never_stopped() {
+    let data = dataset("resume-spread-data");
+    let root = tmp("resume-spread-runs");
+    for spread in [["--parts", "2"], ["--processes", "2"]] {
+        let common = ["train", "--backend", "cpu", "--dataset", s(&data), "--model", "sage", "--log-every", "0"];
+        let name = spread[0].trim_start_matches("--");
+        let whole = root.join(format!("{name}-whole"));
+        ok(app(&[&common[..], &spread, &["--epochs", "6", "--out", s(&whole)]].concat()));
+        let cut = root.join(format!("{name}-cut"));
+        ok(app(&[&common[..], &spread, &["--epochs", "3", "--out", s(&cut)]].concat()));
+        let ckpt = cut.join("checkpoint");
+        for f in ["model-3.mpk", "optim-3.mpk", "scheduler-3.mpk", "model-2.mpk", "epochs.json"] {
+            assert!(ckpt.join(f).is_file(), "{name}: {f} missing");
+        }
+        // an epoch the run does not keep, reported once before anything starts
+        let text = fails(
+            app(&[&["train", "--backend", "cpu", "--out", s(&cut), "--resume", "9", "--epochs", "12"][..], &spread]
+                .concat()),
+            "the run keeps those of epochs",
+        );
+        assert_eq!(text.matches("the run keeps those").count(), 1, "{text}");
+        let text =
+            ok(app(&[&["train", "--backend", "cpu", "--out", s(&cut), "--resume", "3", "--epochs", "6"][..], &spread]
+                .concat()));
+        assert!(text.contains("(resumed after epoch 3)"), "{text}");
+        for key in ["train_loss", "valid_loss", "train_accuracy", "valid_accuracy", "test_accuracy"] {
+            let (want, got) = (series(&whole, key), series(&cut, key));
+            assert_eq!(want.len(), 6, "{name} {key}");
+            assert_eq!(got.len(), 6, "{name} {key}: the whole history");
+            for (e, (a, b)) in want.iter().zip(&got).enumerate() {
+                // equal but for the last digit JSON keeps
+                assert!((a - b).abs() <= 1e-12 * a.abs().max(1.0), "{name}: epoch {} {key} {b} vs {a}", e + 1);
+            }
+        }
+        let r = results(&cut);
+        assert_eq!(r["resumed_from"].as_u64(), Some(3), "{r}");
+        assert_eq!(r["selected_epoch"].as_u64(), Some(6), "{r}");
+        assert_eq!(r["final_accuracy"], results(&whole)["final_accuracy"]);
+        let history: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(cut.join("history.json")).unwrap()).unwrap();
+        assert_eq!(history.as_array().unwrap().len(), 6, "{history}");
+        // the last two checkpoints and the best by validation accuracy stay
+        let best = (1..=6).max_by(|&a, &b| {
+            let v = series(&cut, "valid_accuracy");
+            v[a - 1].total_cmp(&v[b - 1]).then(b.cmp(&a))
+        });
+        for e in 1..=6 {
+            let kept = e >= 5 || Some(e) == best;
+            assert_eq!(ckpt.join(format!("model-{e}.mpk")).is_file(), kept, "{name}: checkpoint of epoch {e}");
+        }
+    }
+    // a whole-graph run's checkpoints are resumed on the whole graph
+    let single = root.join("single");
+    ok(app(&["train", "--backend", "cpu", "--dataset", s(&data), "--epochs", "2", "--out", s(&single)]));
+    fails(
+        app(&["train", "--backend", "cpu", "--out", s(&single), "--resume", "2", "--epochs", "4", "--parts", "2"]),
+        "trained on the whole graph",
+    );
+}
+
+/// `--select best-valid` saves the best epoch's model (and, with `--checkpoints false`, removes
+/// the checkpoints it needed), `--patience` stops the run, over parts and over processes.
+#[test]
+fn runs_over_parts_and_processes_select_and_stop_as_whole_graph_runs() {
+    let data = dataset("select-spread-data");
+    let root = tmp("select-spread-runs");
+    for spread in [["--parts", "2"], ["--processes", "2"]] {
+        let name = spread[0].trim_start_matches("--");
+        let common = ["train", "--backend", "cpu", "--dataset", s(&data), "--log-every", "0"];
+        let run = root.join(format!("{name}-best"));
+        let text = ok(app(&[
+            &common[..],
+            &spread,
+            &["--epochs", "8", "--select", "best-valid", "--checkpoints", "false", "--out", s(&run)],
+        ]
+        .concat()));
+        let valid = series(&run, "valid_accuracy");
+        let best = (1..=valid.len()).rev().max_by(|&a, &b| valid[a - 1].total_cmp(&valid[b - 1])).unwrap();
+        let r = results(&run);
+        assert_eq!(r["selected_epoch"].as_u64(), Some(best as u64), "{name}: {r}");
+        assert!(text.contains(&format!("of epoch {best} (best valid)")), "{text}");
+        assert_eq!(r["final_accuracy"]["valid"].as_f64(), Some(valid[best - 1]), "{r}");
+        assert!(!run.join("checkpoint").exists(), "{name}: the checkpoints it needed are removed");
+        let eval = ok(app(&["eval", "--backend", "cpu", s(&run)]));
+        let test: f64 = eval.split("test ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+        assert!((test - r["final_accuracy"]["test"].as_f64().unwrap()).abs() < 1e-3, "{name}: the saved model\n{eval}");
+
+        let run = root.join(format!("{name}-patience"));
+        let text = ok(app(&[
+            &common[..],
+            &spread,
+            &["--epochs", "200", "--lr", "0.05", "--patience", "2"],
+            &["--out", s(&run)],
+        ]
+        .concat()));
+        let loss = series(&run, "valid_loss");
+        assert!(loss.len() < 200, "{name}: ran all {} epochs", loss.len());
+        assert!(text.contains("stopped early"), "{text}");
+        // the run stopped two epochs after its lowest validation loss, not before
+        let lowest = (0..loss.len()).fold(0, |b, i| if loss[i] < loss[b] { i } else { b });
+        assert_eq!(lowest + 2, loss.len() - 1, "{name}: valid losses {loss:?}");
+    }
+}

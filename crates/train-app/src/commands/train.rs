@@ -177,11 +177,12 @@ impl Job for TrainJob {
                 .unwrap_or_else(|| self.cfg.out.join(format!("partition-{}-{}.part", run.world, run.method.as_str())));
             let rank = run.rank;
             // rank 0 writes the run folder: a new run replaces the one there
-            if rank == 0 {
+            if rank == 0 && self.resume.is_none() {
                 train_app::fsutil::replace_run(&self.cfg.out)?;
             }
+            let resume = self.resume;
             let report = train_app::device_memory::catch_out_of_memory(|| {
-                train_app::ranks::train::<B>(&self.cfg, &host, run, &cache, &device, backend)
+                train_app::ranks::train::<B>(&self.cfg, &host, run, &cache, &device, backend, resume)
             })
             .map_err(|m| AppError::Ranks(format!("rank {rank} ran out of device memory: {m}")))??;
             if let Some(report) = report {
@@ -262,11 +263,9 @@ impl Job for TrainJob {
             train_app::fsutil::replace_run(&self.cfg.out)?;
         }
         if let Some(spread) = &self.spread {
-            if self.resume.is_some() {
-                return Err(AppError::Config("--resume is not available with --devices / --parts".into()));
-            }
+            let resume = self.resume;
             let report = train_app::device_memory::catch_out_of_memory(|| {
-                train_app::partitioned::train::<B>(&self.cfg, &host, spread, &cache, &device, backend)
+                train_app::partitioned::train::<B>(&self.cfg, &host, spread, &cache, &device, backend, resume)
             })
             .map_err(out_of_memory)??;
             let how = format!("{backend}, {} parts on {} device(s)", spread.parts, spread.devices.len());
@@ -318,8 +317,19 @@ impl Job for TrainJob {
 /// epochs, time and accuracies, and where its results are.
 fn print_summary(cfg: &TrainConfig, dataset: &str, how: &str, report: &train_app::partitioned::PartitionedReport) {
     let train_app::partitioned::SplitAccuracy { train: tr, valid: va, test: te } = report.final_accuracy;
+    let trained = report.epochs.last().map_or(0, |e| e.epoch);
+    let how_it_ran = match (report.resumed_from, cfg.patience) {
+        (Some(e), _) => format!(" (resumed after epoch {e})"),
+        (None, Some(p)) if trained < cfg.epochs => format!(" (stopped early: no better validation loss in {p} epochs)"),
+        _ => String::new(),
+    };
+    let selected = match (cfg.select, report.selected_epoch) {
+        (ModelSelection::BestValid, Some(e)) => format!(" of epoch {e} (best valid)"),
+        _ => String::new(),
+    };
     println!(
-        "{} {} on {dataset} ({how}): {} epochs in {:.1} s; accuracy train {tr:.4} valid {va:.4} test {te:.4}",
+        "{} {} on {dataset} ({how}): {} epochs in {:.1} s{how_it_ran}; accuracy{selected} train {tr:.4} valid {va:.4} \
+         test {te:.4}",
         cfg.model.name(),
         cfg.nonlin,
         report.epochs.len(),
@@ -345,6 +355,11 @@ fn launch(a: &TrainArgs, n: usize, matches: Option<&ArgMatches>) -> Result<()> {
         });
     }
     train_app::fsutil::make_out_dir(&cfg.out)?;
+    if let Some(epoch) = a.resume {
+        // a checkpoint that is not there at all (the ranks check the rest)
+        let dir = train_app::training::checkpoints::checkpoint_dir(&cfg.out);
+        train_app::training::checkpoints::resumable_epoch(&dir, epoch, |_| Ok(()))?;
+    }
     let exe = std::env::current_exe().map_err(|e| AppError::Config(format!("cannot find this program: {e}")))?;
     // the command line is where the arguments are read
     let mut base = Vec::new();
@@ -442,12 +457,6 @@ pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
         _ => None,
     };
     let spread = if rank.is_some() { None } else { a.spread.spread()? };
-    if (spread.is_some() || rank.as_ref().is_some_and(|(r, _)| r.rank == 0)) && cfg.checkpoints && !a.dry_run {
-        eprintln!(
-            "note: a run over parts or processes writes no checkpoints (its model is saved when it \
-             ends; --resume is for whole-graph runs)"
-        );
-    }
     let memory_budget = a.memory_budget.as_deref().map(parse_bytes).transpose()?;
     dispatch(
         a.backend,

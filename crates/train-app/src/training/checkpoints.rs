@@ -127,8 +127,8 @@ pub fn resumable_epoch(
     if !model.exists() {
         let kept = kept_epochs(dir);
         let what = match kept.is_empty() {
-            true => "checkpoint to resume from; the run has none (partitioned runs and runs with \
-                     --checkpoints false write none)"
+            true => "checkpoint to resume from; the run has none (runs with --checkpoints false \
+                     write none)"
                 .to_string(),
             false => format!(
                 "checkpoint to resume from; the run keeps those of epochs {} (the last two and \
