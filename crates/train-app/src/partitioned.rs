@@ -114,6 +114,27 @@ impl Spread {
     }
 }
 
+/// Checks device indices (`--devices`) against the GPUs the CUDA backend sees, before
+/// anything is uploaded; the CPU and wgpu backends take any index as a logical device.
+pub fn check_device_indices<B: Backend>(like: &B::Device, indices: &[usize], backend: &str) -> Result<()> {
+    if backend != "cuda" {
+        return Ok(());
+    }
+    let count = B::device_count(like.to_id().type_id);
+    match indices.iter().find(|&&i| i >= count) {
+        Some(bad) => Err(AppError::Config(format!(
+            "--devices {}: there is no GPU {bad}; the cuda backend sees {count} ({})",
+            indices.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
+            match count {
+                0 => "none".to_string(),
+                1 => "index 0".to_string(),
+                n => format!("indices 0 to {}", n - 1),
+            }
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The backend's devices of the given indices (the same kind as `like`).
 pub fn devices_of<B: Backend>(like: &B::Device, indices: &[usize]) -> Vec<B::Device> {
     indices

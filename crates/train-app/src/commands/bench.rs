@@ -116,6 +116,7 @@ impl Job for BenchTrainJob {
         };
         let mut failed = Vec::new();
         if let Some(spread) = a.spread.spread()? {
+            train_app::partitioned::check_device_indices::<B>(&device, &spread.devices, backend)?;
             for (m, nl, p, cfg) in configs {
                 let host = train_app::training::prepare(&cfg, data.clone())?;
                 if backend != "cuda" {

@@ -166,7 +166,13 @@ impl Job for TrainJob {
             stats.name, stats.nodes, stats.edges, stats.features, stats.classes
         );
         let host = train_app::training::prepare(&self.cfg, data)?;
+        if let Some(spread) = &self.spread {
+            train_app::partitioned::check_device_indices::<B>(&device, &spread.devices, backend)?;
+        }
         if let Some((run, index)) = &self.rank {
+            if let Some(i) = index {
+                train_app::partitioned::check_device_indices::<B>(&device, &[*i], backend)?;
+            }
             let device = match index {
                 Some(i) => train_app::partitioned::devices_of::<B>(&device, &[*i]).remove(0),
                 None => device,
