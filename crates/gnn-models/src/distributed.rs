@@ -614,9 +614,11 @@ pub fn partitioned_loss<B: SparseGnnBackend>(
         .map(|(((z, y), w), part)| {
             burn_sparse_gnn::loss::cross_entropy_rows(z.clone(), y.clone(), w.clone(), part.graph.kernel_config())
                 .expect("a part's logits, labels and weights have the part's rows")
-                .sum()
+                // along the axis: CubeCL's whole-tensor sum adds partial sums atomically, in an
+                // order that varies from run to run
+                .sum_dim(0)
                 .to_device(dg.leader())
         })
         .collect();
-    Tensor::cat(terms, 0).sum()
+    Tensor::cat(terms, 0).sum_dim(0)
 }

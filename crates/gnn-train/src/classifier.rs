@@ -26,7 +26,9 @@ pub fn classification_output<B: SparseGnnBackend>(
     let config = batch.graph.kernel_config();
     let loss = cross_entropy_rows(logits, batch.labels.clone(), batch.weight.clone(), config)
         .unwrap_or_else(|e| panic!("the model's logits must have one row per node of the graph: {e}"))
-        .sum();
+        // a reduction along the axis: CubeCL's whole-tensor sum adds its blocks' partial sums
+        // atomically, in an order that varies from run to run
+        .sum_dim(0);
     let targets = batch.labels.clone().select(0, batch.idx.clone());
     ClassificationOutput::new(loss, out, targets)
 }

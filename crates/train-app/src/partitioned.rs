@@ -605,7 +605,7 @@ pub fn equality_checks<B: SparseGnnAutodiffBackend>(devices: &[B::Device], parts
         // own), so the difference is the partitioning's alone
         let loss = burn_sparse_gnn::loss::cross_entropy_rows(logits.clone(), y.clone(), w.clone(), g.kernel_config())
             .map_err(|e| AppError::Config(e.to_string()))?
-            .sum();
+            .sum_dim(0);
         let grads = loss.backward();
         let mut gw = Grads::<B> { grads: &grads, out: Vec::new() };
         model.visit(&mut gw);
