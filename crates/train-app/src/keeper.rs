@@ -292,8 +292,7 @@ mod tests {
 
     #[test]
     fn patience_counts_epochs_since_the_lowest_valid_loss() {
-        let mut cfg = TrainConfig::default();
-        cfg.patience = Some(2);
+        let mut cfg = TrainConfig { patience: Some(2), ..TrainConfig::default() };
         let k = RunKeeper::new(&cfg, false);
         let e = [epoch(1, 0.1, 1.0), epoch(2, 0.2, 0.8), epoch(3, 0.3, 0.9)];
         assert!(!k.should_stop(&e));
