@@ -193,6 +193,22 @@ fn runs_over_parts_and_processes_resume_as_if_never_stopped() {
             assert_eq!(ckpt.join(format!("model-{e}.mpk")).is_file(), kept, "{name}: checkpoint of epoch {e}");
         }
     }
+    // a checkpoint holds the whole model: the run goes on over another number of parts, over
+    // processes, and on the whole graph, its history whole
+    let cut = root.join("parts-cut");
+    let more: [(&str, &[&str]); 3] = [("7", &["--parts", "3"]), ("8", &["--processes", "2"]), ("9", &[])];
+    for (i, (epochs, spread)) in more.iter().enumerate() {
+        let from = (6 + i).to_string();
+        let text = ok(app(&[
+            &["train", "--backend", "cpu", "--out", s(&cut), "--resume", &from, "--epochs", epochs][..],
+            spread,
+        ]
+        .concat()));
+        assert!(text.contains(&format!("(resumed after epoch {from})")), "{text}");
+        let r = results(&cut);
+        let got: Vec<u64> = r["epochs"].as_array().unwrap().iter().map(|e| e["epoch"].as_u64().unwrap()).collect();
+        assert_eq!(got, (1..=epochs.parse::<u64>().unwrap()).collect::<Vec<_>>(), "{spread:?}: {r}");
+    }
     // a whole-graph run's checkpoints are resumed on the whole graph
     let single = root.join("single");
     ok(app(&["train", "--backend", "cpu", "--dataset", s(&data), "--epochs", "2", "--out", s(&single)]));
