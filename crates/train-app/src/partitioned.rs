@@ -204,30 +204,80 @@ pub fn load_or_partition(
         return Ok((p, true));
     }
     let opts = PartitionOptions { parts: spread.parts, method: spread.method, seed: 1 };
-    let p = partition(adj, &opts).map_err(|e| AppError::Config(format!("partition: {e}")))?;
+    let p = partition_with_progress(adj, &opts)?;
     if let Some(path) = cache {
         p.save(adj, path).map_err(|e| AppError::Config(format!("partition cache: {e}")))?;
     }
     Ok((p, false))
 }
 
+/// Partitions `adj` as `opts` asks, with a spinner and the elapsed time on a terminal (METIS
+/// takes minutes on graphs of 100M edges), a line before and after otherwise.
+pub fn partition_with_progress(
+    adj: &burn_sparse_gnn::Csr,
+    opts: &PartitionOptions,
+) -> Result<burn_sparse_gnn::partition::Partition> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    let what = format!(
+        "partitioning {} nodes and {} edges into {} parts ({})",
+        adj.n_rows(),
+        adj.nnz(),
+        opts.parts,
+        opts.method.as_str()
+    );
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_message(what.clone());
+    if bar.is_hidden() {
+        eprintln!("{what}");
+    }
+    bar.enable_steady_tick(std::time::Duration::from_millis(250));
+    let start = Instant::now();
+    let p = partition(adj, opts);
+    bar.finish_and_clear();
+    let p = p.map_err(|e| AppError::Config(format!("partition into {}: {e}", opts.parts)))?;
+    eprintln!("partitioned into {} parts in {:.1} s", opts.parts, start.elapsed().as_secs_f64());
+    Ok(p)
+}
+
+/// [`load_or_partition`], then the parts built, timed.
+pub fn known_partition(adj: &burn_sparse_gnn::Csr, spread: &Spread, cache: Option<&Path>) -> Result<KnownPartition> {
+    let start = Instant::now();
+    let (part, cached) = load_or_partition(adj, spread, cache)?;
+    let graph = PartitionedGraph::build(adj, &part).map_err(|e| AppError::Config(format!("partition: {e}")))?;
+    Ok(KnownPartition { graph, cached, seconds: start.elapsed().as_secs_f64() })
+}
+
+/// A partition computed or read before a run's set-up (for its memory estimate): the run uses
+/// it and reports how it came.
+pub struct KnownPartition {
+    pub graph: PartitionedGraph,
+    /// Whether it came from the cache file.
+    pub cached: bool,
+    /// Seconds to compute or read it and to build the parts.
+    pub seconds: f64,
+}
+
 /// Partitions `host`'s graph (or reads `cache` when it holds a partition of this graph with
-/// the same parts and method) and uploads the parts to `devices`, their halo columns held as
-/// `layout` says.
+/// the same parts and method; or takes `known`) and uploads the parts to `devices`, their halo
+/// columns held as `layout` says.
 pub fn setup<B: SparseGnnBackend>(
     host: &HostGraph,
     spread: &Spread,
     devices: &[B::Device],
     cache: Option<&Path>,
     layout: HaloLayout,
+    known: Option<KnownPartition>,
 ) -> Result<PartitionedData<B>> {
     spread.check()?;
     let adj = host.data.adjacency();
     let n = host.data.num_nodes();
-    let start = Instant::now();
-    let (part, was_cached) = load_or_partition(adj, spread, cache)?;
-    let pg = PartitionedGraph::build(adj, &part).map_err(|e| AppError::Config(format!("partition: {e}")))?;
-    let partition_seconds = start.elapsed().as_secs_f64();
+    let KnownPartition { graph: pg, cached: was_cached, seconds: partition_seconds } = match known {
+        Some(k) => k,
+        None => known_partition(adj, spread, cache)?,
+    };
     let start = Instant::now();
     let dg = DistGraph::<B>::with_layout(adj, &pg, devices, host.opts, layout)
         .map_err(|e| AppError::Config(e.to_string()))?;
@@ -415,7 +465,7 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
     let cfg = &tb.cfg;
     spread.check_sampling(cfg)?;
     let devices = part::devices_of::<B>(device, &spread.devices);
-    let mut data = part::setup::<B>(host, spread, &devices, cache, spread.layout_for(cfg)?)?;
+    let mut data = part::setup::<B>(host, spread, &devices, cache, spread.layout_for(cfg)?, None)?;
     let leader = data.dg.leader().clone();
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(&leader, cfg.seed);
@@ -691,12 +741,14 @@ pub struct PartitionedEpoch {
 /// run writes (`crate::keeper`) and the trained model (`model.mpk`, `model.safetensors`: the
 /// whole-graph model's records, which `eval` and `predict` read) into `cfg.out`, each
 /// atomically. `resume` continues from a checkpoint epoch of `cfg.out` (the latest complete
-/// one at or before it). The partition is read from or written to `cache`.
+/// one at or before it). The partition is `known`, or read from or written to `cache`.
+#[allow(clippy::too_many_arguments)]
 pub fn train<B: SparseGnnAutodiffBackend>(
     cfg: &TrainConfig,
     host: &HostGraph,
     spread: &Spread,
     cache: &Path,
+    known: Option<KnownPartition>,
     device: &B::Device,
     backend: &str,
     resume: Option<usize>,
@@ -705,7 +757,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     crate::fsutil::make_out_dir(&cfg.out)?;
     spread.check_sampling(cfg)?;
     let devices = devices_of::<B>(device, &spread.devices);
-    let mut data = setup::<B>(host, spread, &devices, Some(cache), spread.layout_for(cfg)?)?;
+    let mut data = setup::<B>(host, spread, &devices, Some(cache), spread.layout_for(cfg)?, known)?;
     let leader = data.dg.leader().clone();
     let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
     B::seed(&leader, cfg.seed);

@@ -247,6 +247,10 @@ fn a_partitioned_run_saves_a_model_eval_reads() {
         "1",
     ]));
     assert!(text.contains("epoch    3/3"), "one line per epoch with --log-every 1:\n{text}");
+    // the partition is computed once, shown, and reported as computed (not read from the cache
+    // that the run wrote for its memory estimate)
+    assert!(text.contains("partitioned into 2 parts in"), "{text}");
+    assert_eq!(json(&run.join("results.json"))["partition"]["cached"], false);
     for f in ["config.json", "history.json", "results.json", "model.mpk", "model.safetensors"] {
         assert!(run.join(f).is_file(), "{f} missing in {}", run.display());
     }

@@ -81,14 +81,13 @@ pub fn gen(kind: GenKind) -> Result<()> {
 }
 
 pub fn partition(a: PartitionArgs) -> Result<()> {
-    use burn_sparse_gnn::partition::{partition, PartitionOptions, PartitionedGraph};
+    use burn_sparse_gnn::partition::{PartitionOptions, PartitionedGraph};
     let d = datasets::load(&a.dataset, BuildOptions::default())?;
     let adj = d.adjacency();
     let method = a.method.parse().map_err(|e| AppError::Config(format!("--method: {e}")))?;
     for &parts in &a.parts {
         let start = std::time::Instant::now();
-        let p = partition(adj, &PartitionOptions { parts, method, seed: 1 })
-            .map_err(|e| AppError::Config(format!("partition into {parts}: {e}")))?;
+        let p = train_app::partitioned::partition_with_progress(adj, &PartitionOptions { parts, method, seed: 1 })?;
         let seconds = start.elapsed().as_secs_f64();
         if let Some(base) = &a.cache {
             let path = std::path::PathBuf::from(format!("{}-{parts}.part", base.display()));

@@ -200,27 +200,24 @@ impl Job for TrainJob {
             Some(sp) => self.cfg.out.join(format!("partition-{}-{}.part", sp.parts, sp.method.as_str())),
             None => self.cfg.out.join("partition.part"),
         });
-        let pg = match &self.spread {
+        // the partition, for the estimate and then the run
+        let known = match &self.spread {
             Some(spread) => {
                 if let Some(dir) = cache.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir).map_err(|e| AppError::io(dir, e))?;
                 }
-                let (p, _) = train_app::partitioned::load_or_partition(host.data.adjacency(), spread, Some(&cache))?;
-                Some(
-                    burn_sparse_gnn::partition::PartitionedGraph::build(host.data.adjacency(), &p)
-                        .map_err(|e| AppError::Config(format!("partition: {e}")))?,
-                )
+                Some(train_app::partitioned::known_partition(host.data.adjacency(), spread, Some(&cache))?)
             }
             None => None,
         };
-        let est = estimate(&self.cfg, &host, pg.as_ref().zip(self.spread.as_ref()))?;
+        let est = estimate(&self.cfg, &host, known.as_ref().map(|k| &k.graph).zip(self.spread.as_ref()))?;
         let capacity = B::device_capacity(&device);
         let (budget, budget_name) = match (self.memory_budget, capacity) {
             (Some(b), _) => (Some(b), "--memory-budget".to_string()),
             (None, Some((free, _))) => (Some(free), format!("the device's free memory ({backend})")),
             (None, None) => (None, String::new()),
         };
-        let per = if pg.is_some() { " on the device that needs the most" } else { "" };
+        let per = if known.is_some() { " on the device that needs the most" } else { "" };
         eprintln!(
             "device memory estimate{per}: {est}{}",
             budget.map(|b| format!("; {budget_name}: {:.2} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or_default()
@@ -271,7 +268,7 @@ impl Job for TrainJob {
         if let Some(spread) = &self.spread {
             let resume = self.resume;
             let report = train_app::device_memory::catch_out_of_memory(|| {
-                train_app::partitioned::train::<B>(&self.cfg, &host, spread, &cache, &device, backend, resume)
+                train_app::partitioned::train::<B>(&self.cfg, &host, spread, &cache, known, &device, backend, resume)
             })
             .map_err(out_of_memory)??;
             let how = format!("{backend}, {} parts on {} device(s)", spread.parts, spread.devices.len());
