@@ -367,6 +367,29 @@ impl<B: Backend> SampledHalo<B> {
     pub fn rows(&self) -> usize {
         self.rows
     }
+
+    /// The routes' rows, as an exchange takes them.
+    fn exchange_routes(&self) -> Vec<Vec<(usize, &RowIndex<B>)>> {
+        self.routes.iter().map(|l| l.iter().map(|(q, sel, _)| (*q, sel)).collect()).collect()
+    }
+}
+
+impl<B: SparseGnnBackend> SampledHalo<B> {
+    /// Part `p`'s halo block from the rows it received (`got`: its routes' kept rows in route
+    /// order): each scaled by `1 / rate` and put back at its halo column, zeros elsewhere.
+    fn spread_part(&self, p: usize, got: Tensor<B, 2>) -> Tensor<B, 2> {
+        let mut pieces = Vec::with_capacity(self.routes[p].len());
+        let mut start = 0;
+        for (_, _, spread) in &self.routes[p] {
+            let rows = got.clone().slice([start..start + spread.kept()]);
+            start += spread.kept();
+            pieces.push(burn_sparse_gnn::spread_rows(rows * self.scale, spread));
+        }
+        match pieces.len() {
+            1 => pieces.remove(0),
+            _ => Tensor::cat(pieces, 0),
+        }
+    }
 }
 
 /// Whether node `id` crosses in step `step` (a splitmix64 hash against the rate).
@@ -420,27 +443,20 @@ impl<B: SparseGnnBackend> DistGraph<B> {
             return None;
         }
         let devices: Vec<B::Device> = self.parts.iter().map(|p| p.device.clone()).collect();
-        let routes: Vec<Vec<(usize, &RowIndex<B>)>> =
-            halo.routes.iter().map(|l| l.iter().map(|(q, sel, _)| (*q, sel)).collect()).collect();
         let dense = states.iter().map(Hidden::dense).collect();
-        let moved = burn_sparse_gnn::exchange::exchange(dense, &devices, &routes)
+        let moved = burn_sparse_gnn::exchange::exchange(dense, &devices, &halo.exchange_routes())
             .expect("the sampled rows were drawn from these states' send lists");
         let full = moved
             .into_iter()
             .zip(&self.parts)
-            .zip(&halo.routes)
-            .map(|((t, part), list)| {
-                if list.is_empty() {
+            .enumerate()
+            .map(|(p, (t, part))| {
+                if halo.routes[p].is_empty() {
                     return Hidden::Dense(t);
                 }
-                let mut pieces = vec![t.clone().slice([0..part.owned])];
-                let mut start = part.owned;
-                for (_, _, spread) in list {
-                    let got = t.clone().slice([start..start + spread.kept()]);
-                    start += spread.kept();
-                    pieces.push(burn_sparse_gnn::spread_rows(got * halo.scale, spread));
-                }
-                Hidden::Dense(Tensor::cat(pieces, 0))
+                let [rows, _] = t.dims();
+                let own = t.clone().slice([0..part.owned]);
+                Hidden::Dense(Tensor::cat(vec![own, halo.spread_part(p, t.slice([part.owned..rows]))], 0))
             })
             .collect();
         Some(full)
@@ -492,7 +508,7 @@ impl<B: SparseGnnBackend> GnnModel<B> {
     /// every row). `None`: every row, the exact model.
     ///
     /// Errors when `dg` has the split layout and the model cannot use it
-    /// ([`GnnModel::splits_halo`]) or boundary sampling is asked for (joined layout only).
+    /// ([`GnnModel::splits_halo`]).
     pub fn forward_partitioned_sampled(
         &self,
         dg: &DistGraph<B>,
@@ -506,9 +522,6 @@ impl<B: SparseGnnBackend> GnnModel<B> {
                      layers on ReLU states)"
                         .into(),
                 ));
-            }
-            if halo.is_some() {
-                return Err(DistError::Layout("boundary sampling needs the joined halo layout".into()));
             }
         }
         // a clone of a lazily initialised parameter initialises its own copy: initialise them
@@ -539,7 +552,9 @@ impl<B: SparseGnnBackend> GnnModel<B> {
                 })
                 .collect();
             if dg.layout == HaloLayout::Split {
-                hs = dg.convolve_split(&models, l, states)?;
+                // a halo drawn for another partitioned graph (other parts) falls back to every row
+                let sampled = halo.filter(|h| h.routes.len() == dg.parts.len());
+                hs = dg.convolve_split(&models, l, states, sampled)?;
                 continue;
             }
             let full = match halo.and_then(|h| dg.exchange_sampled(&states, h)) {
@@ -555,12 +570,14 @@ impl<B: SparseGnnBackend> GnnModel<B> {
 impl<B: SparseGnnBackend> DistGraph<B> {
     /// Convolution `l` of the parts' models on the split layout: the exchange starts, every
     /// part sums over its own columns, the halo rows are taken, every part adds the sum over
-    /// its halo columns and applies the layer's maps.
+    /// its halo columns and applies the layer's maps. With `sampled` (boundary sampling) only
+    /// the rows that cross move, and each part's halo block is rebuilt from them.
     fn convolve_split(
         &self,
         models: &[GnnModel<B>],
         l: usize,
         states: Vec<Hidden<B>>,
+        sampled: Option<&SampledHalo<B>>,
     ) -> Result<Vec<Tensor<B, 2>>, DistError> {
         let mut dense = Vec::with_capacity(states.len());
         for s in states {
@@ -571,7 +588,11 @@ impl<B: SparseGnnBackend> DistGraph<B> {
         }
         let devices: Vec<B::Device> = self.parts.iter().map(|p| p.device.clone()).collect();
         let send = models.first().and_then(GnnModel::split_send);
-        let start = burn_sparse_gnn::exchange::exchange_start(dense, &devices, &self.routes(), send)?;
+        let routes = match sampled {
+            Some(h) => h.exchange_routes(),
+            None => self.routes(),
+        };
+        let start = burn_sparse_gnn::exchange::exchange_start(dense, &devices, &routes, send)?;
         let own_sums: Vec<(Tensor<B, 2>, Option<Tensor<B, 2>>)> = models
             .iter()
             .zip(&self.parts)
@@ -579,7 +600,10 @@ impl<B: SparseGnnBackend> DistGraph<B> {
             .map(|((m, part), own)| m.convolve_own(&part.graph, own))
             .collect();
         let after: Vec<Tensor<B, 2>> = own_sums.iter().map(|(s, _)| s.clone()).collect();
-        let halos = burn_sparse_gnn::exchange::exchange_finish(start.halo, &after);
+        let mut halos = burn_sparse_gnn::exchange::exchange_finish(start.halo, &after);
+        if let Some(h) = sampled {
+            halos = halos.into_iter().enumerate().map(|(p, got)| got.map(|t| h.spread_part(p, t))).collect();
+        }
         Ok(models
             .iter()
             .zip(&self.parts)

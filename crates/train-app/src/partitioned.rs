@@ -73,7 +73,7 @@ impl Spread {
     }
 
     /// The halo layout of a run of `cfg`: the one asked for, else the split layout for f32 /
-    /// TF32 GraphSAGE mean / sum on ReLU states without boundary sampling (each convolution
+    /// TF32 GraphSAGE mean / sum on ReLU states, with or without boundary sampling (each convolution
     /// then sums over the own columns while the halo rows move) and the joined one otherwise
     /// (in mixed precision the split layout's extra element-wise passes cost more than they
     /// save: docs/PERFORMANCE.md). Errors when the split layout is asked for a model or option
@@ -81,13 +81,11 @@ impl Spread {
     pub fn layout_for(&self, cfg: &TrainConfig) -> Result<HaloLayout> {
         let splits = cfg.model == gnn_models::ConvKind::Sage
             && matches!(cfg.sage_aggr, gnn_models::SageAggr::Mean | gnn_models::SageAggr::Sum)
-            && cfg.nonlin == "relu"
-            && self.boundary_sampling.is_none();
+            && cfg.nonlin == "relu";
         match self.layout {
             None => Ok(if splits && cfg.precision.half().is_none() { HaloLayout::Split } else { HaloLayout::Joined }),
             Some(HaloLayout::Split) if !splits => Err(AppError::Config(
-                "--halo-layout split needs a GraphSAGE mean / sum model with --nonlin relu and no --boundary-sampling"
-                    .into(),
+                "--halo-layout split needs a GraphSAGE mean / sum model with --nonlin relu".into(),
             )),
             Some(l) => Ok(l),
         }

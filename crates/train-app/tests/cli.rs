@@ -322,6 +322,8 @@ fn boundary_sampling_needs_parts_a_rate_and_a_dense_model() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("run/results.json")).unwrap()).unwrap();
     let partition = &results["partition"];
     assert_eq!(partition["boundary_sampling"], serde_json::json!(0.5), "{results}");
+    // f32 GraphSAGE samples on the split layout
+    assert_eq!(partition["halo_layout"], "split", "{results}");
 }
 
 #[test]
