@@ -5,7 +5,7 @@
 #   scaling: the self test (its partitioned-model checks use two GPUs when there are two), then
 #            the products-scale R-MAT GraphSAGE 4x256 epoch on one GPU and on two in both halo
 #            layouts (f32 and mixed f16, the same binary and graph), and on two with boundary
-#            sampling (f32, a tenth of the halo rows);
+#            sampling (f32, a tenth of the halo rows, both layouts);
 #   large:   a wider model whose memory estimate exceeds one GPU, on two; and a model started
 #            on one GPU past its estimate (--memory-budget), which must stop with an
 #            out-of-memory error, not a panic;
@@ -60,10 +60,12 @@ for prec in $PRECS; do
 done
 # BNS-GCN boundary sampling (not exact): a tenth of the halo rows cross per step
 if [[ " $PRECS " == *" f32 "* ]]; then
-step "products f32: two GPUs, boundary sampling 0.1"
+for layout in split joined; do
+step "products f32: two GPUs, boundary sampling 0.1, $layout halo layout"
 timeout 150 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions f32 --epochs 5 --warmup 2 \
-  --devices 0,1 --boundary-sampling 0.1 --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
-  || echo "FAILED: two GPUs, boundary sampling" | tee -a "$LOG"
+  --devices 0,1 --boundary-sampling 0.1 --halo-layout $layout --partition-cache "$CACHE-2.part" --out "$RES" \
+  --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: two GPUs, boundary sampling, $layout" | tee -a "$LOG"
+done
 fi
 fi
 if [[ " $STAGES " == *" large "* ]]; then
