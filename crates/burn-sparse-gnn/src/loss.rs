@@ -11,6 +11,31 @@ use burn::tensor::ops::{FloatTensor, IntTensor};
 use burn::tensor::{FloatDType, Int, Tensor, TensorPrimitive};
 use sparse_gnn_kernels::config::KernelConfig;
 
+/// Rows per block of [`sum_terms`]' first reduction.
+const SUM_BLOCK: usize = 1024;
+
+/// The sum of `terms` (`[n]`, e.g. [`cross_entropy_rows`]) as a `[1]` tensor, the same bits
+/// every run, differentiable: blocks of 1,024 terms (the last padded with zeros) are summed
+/// along their axis, then the blocks' sums. CubeCL's whole-tensor `sum` adds partial sums with
+/// float atomics, in an order that varies from run to run; one reduction along the axis of
+/// `[n]` is deterministic but runs on a single cube (about 70 ms per training step at 2.4M rows
+/// on an H200).
+pub fn sum_terms<B: Backend>(terms: Tensor<B, 1>) -> Tensor<B, 1> {
+    let [n] = terms.dims();
+    if n <= SUM_BLOCK {
+        return terms.sum_dim(0);
+    }
+    let blocks = n.div_ceil(SUM_BLOCK);
+    let padded = match blocks * SUM_BLOCK - n {
+        0 => terms,
+        pad => {
+            let zeros = Tensor::<B, 1>::zeros([pad], (&terms.device(), terms.dtype()));
+            Tensor::cat(vec![terms, zeros], 0)
+        }
+    };
+    padded.reshape([blocks, SUM_BLOCK]).sum_dim(1).reshape([blocks]).sum_dim(0)
+}
+
 /// Per row `i` of the logits `x` (`[n, c]`): `weight[i] * -log softmax(x[i])[labels[i]]`
 /// (`[n]`, f32; f64 for f64 logits), differentiable in `x`. Sum it for the loss. `labels` (`[n]`) must lie in
 /// `0..c`; `weight` is `[n]` (0 for rows outside the loss). `config` picks the kernels' plane

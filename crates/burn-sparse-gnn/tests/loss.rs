@@ -3,7 +3,7 @@
 //! reductions); bad shapes are errors.
 
 use burn::backend::{Autodiff, NdArray};
-use burn::tensor::{Int, Tensor, TensorData};
+use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
 use burn_sparse_gnn::conformance::cross_entropy_checks;
 use burn_sparse_gnn::loss::cross_entropy_rows;
 use sparse_gnn_kernels::config::KernelConfig;
@@ -49,4 +49,36 @@ fn labels_or_weights_of_other_rows_are_errors() {
     let labels = Tensor::<B, 1, Int>::from_data(TensorData::new(vec![0i64, 1, 2, 0], [4]), &device);
     let e = cross_entropy_rows(x, labels, Tensor::ones([5], &device), &KernelConfig::default()).unwrap_err();
     assert!(e.to_string().contains("weights"), "{e}");
+}
+
+/// `sum_terms` of `[n]` terms, its value and the terms' gradient, for lengths around the block
+/// size (1,024) and past it.
+fn sum_terms_checks<B: burn::tensor::backend::AutodiffBackend>(device: &B::Device, tolerance: f64) {
+    use burn_sparse_gnn::loss::sum_terms;
+    for n in [1usize, 5, 1023, 1024, 1025, 5000, 70_001] {
+        let values: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 / 997.0 - 0.3).collect();
+        let want: f64 = values.iter().sum();
+        let terms = Tensor::<B, 1>::from_data(TensorData::new(values, [n]), device).require_grad();
+        let total = sum_terms(terms.clone());
+        assert_eq!(total.dims(), [1]);
+        let again: f64 = sum_terms(terms.clone()).into_scalar().elem();
+        let grads = total.backward();
+        let got: f64 = total.into_scalar().elem();
+        assert!((got - want).abs() <= tolerance * want.abs().max(1.0), "n {n}: {got} against {want}");
+        assert_eq!(got.to_bits(), again.to_bits(), "n {n}: the same bits every call");
+        let g: Vec<f64> = terms.grad(&grads).expect("a gradient").into_data().convert::<f64>().to_vec().unwrap();
+        assert!(g.iter().all(|&v| v == 1.0), "n {n}: the gradient of a sum is ones");
+    }
+}
+
+#[test]
+fn sum_terms_is_the_sum_on_the_cpu() {
+    // f32 terms against the f64 sum
+    sum_terms_checks::<Autodiff<NdArray>>(&Default::default(), 1e-5);
+}
+
+#[cfg(feature = "wgpu")]
+#[test]
+fn sum_terms_is_the_sum_on_wgpu() {
+    sum_terms_checks::<Autodiff<burn_sparse_gnn::Wgpu>>(&Default::default(), 1e-5);
 }

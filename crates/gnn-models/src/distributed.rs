@@ -636,12 +636,12 @@ pub fn partitioned_loss<B: SparseGnnBackend>(
         .zip(weights)
         .zip(dg.parts())
         .map(|(((z, y), w), part)| {
-            burn_sparse_gnn::loss::cross_entropy_rows(z.clone(), y.clone(), w.clone(), part.graph.kernel_config())
-                .expect("a part's logits, labels and weights have the part's rows")
-                // along the axis: CubeCL's whole-tensor sum adds partial sums atomically, in an
-                // order that varies from run to run
-                .sum_dim(0)
-                .to_device(dg.leader())
+            // the same bits every run (not Burn's whole-tensor sum: see `sum_terms`)
+            burn_sparse_gnn::loss::sum_terms(
+                burn_sparse_gnn::loss::cross_entropy_rows(z.clone(), y.clone(), w.clone(), part.graph.kernel_config())
+                    .expect("a part's logits, labels and weights have the part's rows"),
+            )
+            .to_device(dg.leader())
         })
         .collect();
     Tensor::cat(terms, 0).sum_dim(0)

@@ -344,8 +344,8 @@ pub fn rank_loss<B: SparseGnnBackend>(
     weights: Tensor<B, 1>,
 ) -> Result<Tensor<B, 1>, DistError> {
     let terms = burn_sparse_gnn::loss::cross_entropy_rows(logits, labels, weights, rg.graph.kernel_config())?;
-    // along the axis: CubeCL's whole-tensor sum adds partial sums atomically (run-to-run order)
-    Ok(terms.sum_dim(0))
+    // the same bits every run (not Burn's whole-tensor sum: see `sum_terms`)
+    Ok(burn_sparse_gnn::loss::sum_terms(terms))
 }
 
 /// The gradients of `model`'s parameters summed over the ranks (in rank order, so every rank

@@ -175,10 +175,8 @@ fn boundary_sampling_on_the_split_layout_equals_the_joined_layout() {
     let part = partition(&adj, &PartitionOptions { parts: 3, method: PartitionMethod::Greedy, seed: 3 }).expect("p");
     let pg = PartitionedGraph::build(&adj, &part).expect("parts");
     for aggr in [SageAggr::Mean, SageAggr::Sum] {
-        let cfg = GnnModelConfig::new(ConvKind::Sage, D_IN, 8, CLASSES)
-            .with_layers(3)
-            .with_dropout(0.4)
-            .with_sage_aggr(aggr);
+        let cfg =
+            GnnModelConfig::new(ConvKind::Sage, D_IN, 8, CLASSES).with_layers(3).with_dropout(0.4).with_sage_aggr(aggr);
         B::seed(&dev, 11);
         let model: GnnModel<B> = cfg.init(&dev).expect("valid model");
         model.initialise_parameters();

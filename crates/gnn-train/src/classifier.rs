@@ -24,11 +24,10 @@ pub fn classification_output<B: SparseGnnBackend>(
 ) -> ClassificationOutput<B> {
     let out = logits.clone().detach().select(0, batch.idx.clone());
     let config = batch.graph.kernel_config();
-    let loss = cross_entropy_rows(logits, batch.labels.clone(), batch.weight.clone(), config)
-        .unwrap_or_else(|e| panic!("the model's logits must have one row per node of the graph: {e}"))
-        // a reduction along the axis: CubeCL's whole-tensor sum adds its blocks' partial sums
-        // atomically, in an order that varies from run to run
-        .sum_dim(0);
+    let terms = cross_entropy_rows(logits, batch.labels.clone(), batch.weight.clone(), config)
+        .unwrap_or_else(|e| panic!("the model's logits must have one row per node of the graph: {e}"));
+    // the same bits every run (not Burn's whole-tensor sum: see `sum_terms`)
+    let loss = burn_sparse_gnn::loss::sum_terms(terms);
     let targets = batch.labels.clone().select(0, batch.idx.clone());
     ClassificationOutput::new(loss, out, targets)
 }

@@ -651,9 +651,10 @@ pub fn equality_checks<B: SparseGnnAutodiffBackend>(devices: &[B::Device], parts
         let logits = model.forward(&g, x.clone());
         // the loss the parts use (the fused weighted cross-entropy, checked against f64 on its
         // own), so the difference is the partitioning's alone
-        let loss = burn_sparse_gnn::loss::cross_entropy_rows(logits.clone(), y.clone(), w.clone(), g.kernel_config())
-            .map_err(|e| AppError::Config(e.to_string()))?
-            .sum_dim(0);
+        let loss = burn_sparse_gnn::loss::sum_terms(
+            burn_sparse_gnn::loss::cross_entropy_rows(logits.clone(), y.clone(), w.clone(), g.kernel_config())
+                .map_err(|e| AppError::Config(e.to_string()))?,
+        );
         let grads = loss.backward();
         let mut gw = Grads::<B> { grads: &grads, out: Vec::new() };
         model.visit(&mut gw);
