@@ -949,13 +949,15 @@ mod tests {
         let mixed = TrainConfig { precision: gnn_models::Precision::MixedF16, ..sage.clone() };
         assert_eq!(spread(None, None).layout_for(&mixed).expect("auto"), HaloLayout::Joined);
         assert_eq!(spread(Some(HaloLayout::Split), None).layout_for(&mixed).expect("asked"), HaloLayout::Split);
-        assert_eq!(spread(None, Some(0.5)).layout_for(&sage).expect("sampling"), HaloLayout::Joined);
+        // boundary sampling runs on the split layout too
+        assert_eq!(spread(None, Some(0.5)).layout_for(&sage).expect("sampling"), HaloLayout::Split);
+        assert_eq!(spread(Some(HaloLayout::Split), Some(0.5)).layout_for(&sage).expect("asked"), HaloLayout::Split);
         assert_eq!(spread(Some(HaloLayout::Joined), None).layout_for(&sage).expect("asked"), HaloLayout::Joined);
         let gat = TrainConfig { model: gnn_models::ConvKind::Gat, ..sage.clone() };
         assert_eq!(spread(None, None).layout_for(&gat).expect("auto"), HaloLayout::Joined);
         let maxk = TrainConfig { nonlin: "maxk:8".into(), ..sage.clone() };
-        for (cfg, rate) in [(&gat, None), (&maxk, None), (&sage, Some(0.5))] {
-            let err = spread(Some(HaloLayout::Split), rate).layout_for(cfg).expect_err("needs the joined layout");
+        for cfg in [&gat, &maxk] {
+            let err = spread(Some(HaloLayout::Split), None).layout_for(cfg).expect_err("needs the joined layout");
             assert!(err.to_string().contains("--halo-layout split"), "{err}");
         }
     }
