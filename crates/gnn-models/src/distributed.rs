@@ -515,14 +515,12 @@ impl<B: SparseGnnBackend> GnnModel<B> {
         xs: Vec<Tensor<B, 2>>,
         halo: Option<&SampledHalo<B>>,
     ) -> Result<Vec<Tensor<B, 2>>, DistError> {
-        if dg.layout == HaloLayout::Split {
-            if !self.splits_halo() {
-                return Err(DistError::Layout(
-                    "this model needs the joined halo layout (the split layout serves GraphSAGE mean / sum \
-                     layers on ReLU states)"
-                        .into(),
-                ));
-            }
+        if dg.layout == HaloLayout::Split && !self.splits_halo() {
+            return Err(DistError::Layout(
+                "this model needs the joined halo layout (the split layout serves GraphSAGE mean / sum layers \
+                 on ReLU states)"
+                    .into(),
+            ));
         }
         // a clone of a lazily initialised parameter initialises its own copy: initialise them
         // here, so every part reads the same tensors and their gradients reach this model's
