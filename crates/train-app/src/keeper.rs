@@ -126,10 +126,15 @@ impl RunKeeper {
                     .into(),
             });
         }
-        let epoch = resumable_epoch(&self.dir, requested, |e| {
-            self.load(e, model.clone(), optim.clone(), device).map(|_| ()).map_err(|e| e.to_string())
+        // the checkpoint that loads is kept, not read a second time
+        let mut loaded = None;
+        resumable_epoch(&self.dir, requested, |e| {
+            let r = self.load(e, model.clone(), optim.clone(), device).map_err(|e| e.to_string())?;
+            loaded = Some(r);
+            Ok(())
         })?;
-        let resumed = self.load(epoch, model, optim, device)?;
+        let resumed = loaded.ok_or_else(|| AppError::Checkpoint("no checkpoint was read".into()))?;
+        let epoch = resumed.epoch;
         // the checkpoints already there count as this run's (the oldest beaten ones go first)
         self.saved = kept_epochs(&self.dir).into_iter().filter(|&e| e <= epoch).collect();
         Ok(resumed)
@@ -166,7 +171,7 @@ impl RunKeeper {
             // the constant learning rate's schedule, as a whole-graph run writes it
             Recorder::<B>::record(&recorder, (), self.dir.join(format!("scheduler-{epoch}")))
                 .map_err(|e| fail("schedule", recorder_message(&e)))?;
-            write_json(&epochs_path(&self.dir), &epochs.to_vec())?;
+            write_json(&epochs_path(&self.dir), &epochs)?;
             self.saved.push(epoch);
             self.prune(epochs)?;
         }
@@ -254,15 +259,10 @@ impl RunKeeper {
     }
 }
 
-/// The epoch with the highest validation accuracy (the earliest on ties).
+/// The epoch with the highest validation accuracy (the earliest on ties), by the rule of
+/// whole-graph runs.
 fn best_valid<'a>(epochs: impl Iterator<Item = &'a PartitionedEpoch>) -> Option<usize> {
-    let mut best: Option<(usize, f64)> = None;
-    for e in epochs {
-        if best.is_none_or(|(be, ba)| e.valid > ba || (e.valid == ba && e.epoch < be)) {
-            best = Some((e.epoch, e.valid));
-        }
-    }
-    best.map(|(e, _)| e)
+    crate::training::checkpoints::best_valid(epochs.map(|e| (e.epoch, Some(e.valid)))).map(|(e, _)| e)
 }
 
 /// The epochs as `history.json` holds them.

@@ -768,7 +768,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let mut epochs = Vec::new();
     if let Some(requested) = resume {
         let r = keeper.resume(requested, model, optim, &leader)?;
-        check_resume_epochs(r.epoch, cfg)?;
+        crate::training::checkpoints::check_epochs_left(r.epoch, cfg.epochs)?;
         (model, optim, epochs) = (r.model, r.optim, r.epochs);
     }
     let resumed_from = resume.and(epochs.last().map(|e: &PartitionedEpoch| e.epoch));
@@ -801,6 +801,8 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         e
     };
     let exchanged_mb = data.report.exchanged_bytes_per_epoch as f64 / 1e6;
+    // the parts and their rows without autodiff, for the evaluation after every step
+    let eval_data = inner(&data);
     let start = Instant::now();
     for epoch in first..=cfg.epochs {
         let t = Instant::now();
@@ -812,7 +814,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
             return Err(abandon(AppError::Diverged(format!("loss {loss} at epoch {epoch}{}", cfg.divergence_hint()))));
         }
         let ([train, valid, test], valid_loss) =
-            accuracies(&burn::module::AutodiffModule::valid(&model), &inner(&data), host).map_err(abandon)?;
+            accuracies(&burn::module::AutodiffModule::valid(&model), &eval_data, host).map_err(abandon)?;
         let seconds = t.elapsed().as_secs_f64();
         let e = PartitionedEpoch { epoch, loss, train, valid, valid_loss, test, seconds, exchange: None };
         show_epoch(&bar, cfg, &e, exchanged_mb, true);
@@ -825,19 +827,9 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     bar.finish();
     let train_seconds = start.elapsed().as_secs_f64();
     let selected_epoch = keeper.selected_epoch(&epochs);
-    let trained = keeper.finish(burn::module::AutodiffModule::valid(&model), &epochs, &leader.clone())?;
+    let trained = keeper.finish(burn::module::AutodiffModule::valid(&model), &epochs, &leader)?;
     let run = RunOutcome { selected_epoch, resumed_from, train_seconds };
     write_outputs(cfg, trained, epochs, data.report.clone(), backend, run)
-}
-
-/// Refuses a resume from the run's last epoch or later (nothing left to train).
-pub(crate) fn check_resume_epochs(epoch: usize, cfg: &TrainConfig) -> Result<()> {
-    if epoch >= cfg.epochs {
-        return Err(AppError::Config(format!(
-            "the run already trained {epoch} epochs; pass --epochs with more than {epoch} to train on"
-        )));
-    }
-    Ok(())
 }
 
 /// How a run ended: the epoch whose model it keeps, the epoch it resumed from, its training

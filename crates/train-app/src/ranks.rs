@@ -7,8 +7,8 @@
 use crate::error::{AppError, Result};
 use crate::keeper::RunKeeper;
 use crate::partitioned::{
-    adam, check_resume_epochs, exchanged_bytes_per_epoch, load_or_partition, show_epoch, split_weights, write_outputs,
-    PartitionReport, PartitionedEpoch, PartitionedReport, RunOutcome, Spread,
+    adam, exchanged_bytes_per_epoch, load_or_partition, show_epoch, split_weights, write_outputs, PartitionReport,
+    PartitionedEpoch, PartitionedReport, RunOutcome, Spread,
 };
 use crate::training::{HostGraph, TrainConfig};
 use burn::module::AutodiffModule;
@@ -183,7 +183,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let mut epochs = Vec::new();
     if let Some(requested) = resume {
         let r = resume_ranks(&mut keeper, requested, model, optim, &comm, device)?;
-        check_resume_epochs(r.epoch, cfg)?;
+        crate::training::checkpoints::check_epochs_left(r.epoch, cfg.epochs)?;
         (model, optim, epochs) = (r.model, r.optim, r.epochs);
     }
     let resumed_from = resume.and(epochs.last().map(|e: &PartitionedEpoch| e.epoch));

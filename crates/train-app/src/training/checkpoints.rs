@@ -33,7 +33,7 @@ impl CheckpointingStrategy for BestValidCheckpoints {
     fn checkpointing(&mut self, epoch: usize, _: &EventStoreClient) -> Vec<CheckpointingAction> {
         let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         let acc = |e: usize| log.iter().find(|m| m.epoch == e).and_then(|m| m.valid_accuracy);
-        let best = best_valid(log.iter());
+        let best = best_valid(log.iter().map(|m| (m.epoch, m.valid_accuracy)));
         self.saved.push(epoch);
         let recent = self.saved.len().saturating_sub(self.keep_last);
         let mut actions = vec![CheckpointingAction::Save];
@@ -54,13 +54,15 @@ impl CheckpointingStrategy for BestValidCheckpoints {
     }
 }
 
-/// The epoch with the highest validation accuracy and that accuracy (the earliest epoch on ties).
-fn best_valid<'a>(epochs: impl Iterator<Item = &'a EpochMetrics>) -> Option<(usize, f64)> {
+/// Of `(epoch, validation accuracy)` pairs, the epoch with the highest accuracy and that
+/// accuracy (the earliest epoch on ties; epochs without an accuracy do not count). Every run
+/// keeps and selects its checkpoints by this rule.
+pub fn best_valid(epochs: impl Iterator<Item = (usize, Option<f64>)>) -> Option<(usize, f64)> {
     let mut best: Option<(usize, f64)> = None;
-    for m in epochs {
-        if let Some(a) = m.valid_accuracy {
-            if best.is_none_or(|(be, ba)| a > ba || (a == ba && m.epoch < be)) {
-                best = Some((m.epoch, a));
+    for (epoch, acc) in epochs {
+        if let Some(a) = acc {
+            if best.is_none_or(|(be, ba)| a > ba || (a == ba && epoch < be)) {
+                best = Some((epoch, a));
             }
         }
     }
@@ -70,7 +72,13 @@ fn best_valid<'a>(epochs: impl Iterator<Item = &'a EpochMetrics>) -> Option<(usi
 /// The epoch of this run with the highest validation accuracy (earliest on ties) among those
 /// whose model checkpoint is on disk in `dir`.
 pub fn best_checkpoint(epochs: &[EpochMetrics], dir: &Path) -> Option<usize> {
-    best_valid(epochs.iter().filter(|e| dir.join(format!("model-{}.mpk", e.epoch)).exists())).map(|(e, _)| e)
+    best_valid(
+        epochs
+            .iter()
+            .filter(|e| dir.join(format!("model-{}.mpk", e.epoch)).exists())
+            .map(|e| (e.epoch, e.valid_accuracy)),
+    )
+    .map(|(e, _)| e)
 }
 
 /// Checks that the checkpoint of `epoch` in `dir` is complete: the model record loads into
@@ -121,7 +129,7 @@ pub fn kept_epochs(dir: &Path) -> Vec<usize> {
 pub fn resumable_epoch(
     dir: &Path,
     requested: usize,
-    verify: impl Fn(usize) -> std::result::Result<(), String>,
+    mut verify: impl FnMut(usize) -> std::result::Result<(), String>,
 ) -> Result<usize> {
     let model = dir.join(format!("model-{requested}.mpk"));
     if !model.exists() {
@@ -161,4 +169,14 @@ pub fn resumable_epoch(
         "cannot resume from epoch {requested} in {}: {why}; no earlier checkpoint is complete",
         dir.display()
     )))
+}
+
+/// Refuses to resume from checkpoint `start` a run of `epochs` epochs that has none left.
+pub fn check_epochs_left(start: usize, epochs: usize) -> Result<()> {
+    if start >= epochs {
+        return Err(AppError::Config(format!(
+            "the run already trained {start} epochs; pass --epochs with more than {start} to train on"
+        )));
+    }
+    Ok(())
 }

@@ -4,7 +4,9 @@
 //! report as `results.json` and `curves.png`.
 
 use crate::error::{AppError, Result};
-use crate::training::checkpoints::{best_checkpoint, checkpoint_dir, resumable_epoch, verify, BestValidCheckpoints};
+use crate::training::checkpoints::{
+    best_checkpoint, check_epochs_left, checkpoint_dir, resumable_epoch, verify, BestValidCheckpoints,
+};
 use crate::training::config::{apply_split, ModelSelection, TrainConfig};
 use crate::training::renderer::RecordingRenderer;
 use crate::training::report::{earlier_epochs, history_path, results_path, write_json, DatasetSummary, TrainReport};
@@ -106,11 +108,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         None => None,
     };
     if let Some(s) = start {
-        if s >= cfg.epochs {
-            return Err(AppError::Config(format!(
-                "the run already trained {s} epochs; pass --epochs with more than {s} to train on"
-            )));
-        }
+        check_epochs_left(s, cfg.epochs)?;
     }
     write_json(&out.join("config.json"), cfg)?;
     let earlier = start.map(|s| earlier_epochs(out, s)).unwrap_or_default();
