@@ -293,13 +293,7 @@ impl Job for TrainJob {
             name_of(&report.config.precision),
             report.epochs.len(),
             report.train_seconds,
-            match (report.resumed_from, report.config.patience) {
-                (Some(e), _) => format!(" (resumed after epoch {e})"),
-                (None, Some(p)) if report.epochs.len() < report.config.epochs => {
-                    format!(" (stopped early: no better validation loss in {p} epochs)")
-                }
-                _ => String::new(),
-            },
+            how_it_ran(report.resumed_from, report.config.patience, report.epochs.len(), report.config.epochs),
             last.and_then(|e| e.device_bytes_reserved)
                 .map(|b| format!(", device memory {:.2} GiB", b as f64 / (1u64 << 30) as f64))
                 .unwrap_or_default(),
@@ -316,16 +310,22 @@ impl Job for TrainJob {
     }
 }
 
+/// What a run's summary line says of how it went: resumed after a checkpoint, or stopped by
+/// `--patience` after `trained` of its `epochs` epochs.
+fn how_it_ran(resumed_from: Option<usize>, patience: Option<usize>, trained: usize, epochs: usize) -> String {
+    match (resumed_from, patience) {
+        (Some(e), _) => format!(" (resumed after epoch {e})"),
+        (None, Some(p)) if trained < epochs => format!(" (stopped early: no better validation loss in {p} epochs)"),
+        _ => String::new(),
+    }
+}
+
 /// The last lines of a partitioned or multi-process run: what trained where (`how`), its
 /// epochs, time and accuracies, and where its results are.
 fn print_summary(cfg: &TrainConfig, dataset: &str, how: &str, report: &train_app::partitioned::PartitionedReport) {
     let train_app::partitioned::SplitAccuracy { train: tr, valid: va, test: te } = report.final_accuracy;
-    let trained = report.epochs.last().map_or(0, |e| e.epoch);
-    let how_it_ran = match (report.resumed_from, cfg.patience) {
-        (Some(e), _) => format!(" (resumed after epoch {e})"),
-        (None, Some(p)) if trained < cfg.epochs => format!(" (stopped early: no better validation loss in {p} epochs)"),
-        _ => String::new(),
-    };
+    let how_it_ran =
+        how_it_ran(report.resumed_from, cfg.patience, report.epochs.last().map_or(0, |e| e.epoch), cfg.epochs);
     let selected = match (cfg.select, report.selected_epoch) {
         (ModelSelection::BestValid, Some(e)) => format!(" of epoch {e} (best valid)"),
         _ => String::new(),
