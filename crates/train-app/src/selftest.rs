@@ -527,9 +527,10 @@ impl Job for SelfTest {
         if self.filter.is_none() {
             use burn::tensor::backend::Device as _;
             let count = B::device_count(device.to_id().type_id).max(1);
-            let indices: Vec<usize> = (0..count.min(2)).collect();
-            let devices = crate::partitioned::devices_of::<B>(&device, &indices);
             for parts in [2, 4] {
+                // one part per device where there are enough, else round-robin over them
+                let indices: Vec<usize> = (0..count.min(parts)).collect();
+                let devices = crate::partitioned::devices_of::<B>(&device, &indices);
                 let start = std::time::Instant::now();
                 let checks = crate::partitioned::equality_checks::<B>(&devices, parts)?;
                 println!(
