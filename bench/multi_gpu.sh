@@ -5,7 +5,8 @@
 #   scaling: the self test (its partitioned-model checks use two GPUs when there are two), then
 #            the products-scale R-MAT GraphSAGE 4x256 epoch on one GPU and on two in both halo
 #            layouts (f32 and mixed f16, the same binary and graph), and on two with boundary
-#            sampling (f32, a tenth of the halo rows, both layouts);
+#            sampling (f32, a tenth of the halo rows, both layouts); on a host of four GPUs
+#            or more, also on four (halo layout auto);
 #   large:   a wider model whose memory estimate exceeds one GPU, on two; and a model started
 #            on one GPU past its estimate (--memory-budget), which must stop with an
 #            out-of-memory error, not a panic;
@@ -18,7 +19,9 @@
 #            coauthor_cs npy folder as $CS, default .carry/coauthor_cs; not in the default list).
 # The cache prefix names METIS partitions written by `train-app partition --cache PREFIX`
 # (PREFIX-2.part), so the run does not spend minutes partitioning. Lines go to
-# <out dir>/multi-gpu.jsonl (results format of bench/README.md, `devices` on multi-GPU lines).
+# <out dir>/multi-gpu.jsonl (results format of bench/README.md, `devices` on multi-GPU lines);
+# the run folders of the processes and equality stages go to $RUNS (default /tmp/sgnn-runs), so
+# that <out dir> holds only the logs and results.
 set -u
 BIN=${1:-.carry/train-app}
 OUT=${2:-${OUT:-/tmp/sgnn-out}}
@@ -28,6 +31,8 @@ STAGES=${4:-scaling large}
 # one 10-minute command: e.g. PRECS=f32 first, then PRECS=mixedf16 SELFTEST=0)
 PRECS=${PRECS:-f32 mixedf16}
 SELFTEST=${SELFTEST:-1}
+# the halo layouts of the boundary-sampling runs
+BNS_LAYOUTS=${BNS_LAYOUTS:-split joined}
 # hidden width of the wide model: its one-GPU estimate (140.5 GiB) exceeds an H200's free memory
 # (139.25 GiB), its largest part on two GPUs does not
 WIDE=${WIDE:-1152}
@@ -35,10 +40,15 @@ export NCCL_NVLS_ENABLE=0
 mkdir -p "$OUT"
 RES="$OUT/multi-gpu.jsonl"
 LOG="$OUT/multi-gpu.log"
-DEV="NVIDIA H200"
+RUNS=${RUNS:-/tmp/sgnn-runs}
+# the records name the GPU the run found
+DEV=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+# on a host of four GPUs or more the scaling stage also runs on four (needs PREFIX-4.part)
+NG=$(nvidia-smi -L | grep -c '^GPU')
 P=/tmp/products-rmat
 step() { echo "== $1 ($(date +%T))" | tee -a "$LOG"; }
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee -a "$LOG"
+nvidia-smi topo -m >> "$LOG" 2>&1
 step "gen products-scale"
 [ -d "$P" ] || timeout 150 "$BIN" gen rmat --nodes 2449029 --edges 123718280 --features 100 --classes 47 --out "$P" >> "$LOG" 2>&1
 if [[ " $STAGES " == *" scaling "* ]]; then
@@ -57,10 +67,16 @@ for prec in $PRECS; do
       --devices 0,1 --halo-layout $layout --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
       || echo "FAILED: two GPUs $prec $layout" | tee -a "$LOG"
   done
+  if [ "$NG" -ge 4 ]; then
+    step "products $prec: four GPUs, halo layout auto"
+    timeout 150 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions $prec --epochs 5 --warmup 2 \
+      --devices 0,1,2,3 --partition-cache "$CACHE-4.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
+      || echo "FAILED: four GPUs $prec" | tee -a "$LOG"
+  fi
 done
 # BNS-GCN boundary sampling (not exact): a tenth of the halo rows cross per step
 if [[ " $PRECS " == *" f32 "* ]]; then
-for layout in split joined; do
+for layout in $BNS_LAYOUTS; do
 step "products f32: two GPUs, boundary sampling 0.1, $layout halo layout"
 timeout 150 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions f32 --epochs 5 --warmup 2 \
   --devices 0,1 --boundary-sampling 0.1 --halo-layout $layout --partition-cache "$CACHE-2.part" --out "$RES" \
@@ -86,26 +102,27 @@ fi
 if [[ " $STAGES " == *" processes "* ]]; then
 step "products f32: two processes, one per GPU"
 ( time timeout 300 "$BIN" train --backend cuda --dataset "$P" --model sage --layers 4 --hidden 256 --nonlin relu --epochs 8 \
-  --log-every 1 --processes 2 --devices 0,1 --partition-cache "$CACHE-2.part" --out "$OUT/products-processes" ) >> "$LOG" 2>&1 \
+  --log-every 1 --processes 2 --devices 0,1 --partition-cache "$CACHE-2.part" --out "$RUNS/products-processes" ) >> "$LOG" 2>&1 \
   || echo "FAILED: two processes" | tee -a "$LOG"
+cp "$RUNS/products-processes/results.json" "$OUT/products-processes.json" 2>/dev/null
 grep -E "move through|epoch +[0-9]+/|real" "$LOG" | tail -n 12
 fi
 if [[ " $STAGES " == *" equality "* ]]; then
 CS=${CS:-.carry/coauthor_cs}
 M=(--dataset "$CS" --model sage --layers 2 --hidden 256 --epochs 100 --seed 7 --log-every 0)
 step "coauthor_cs: one GPU"
-timeout 150 "$BIN" train --backend cuda "${M[@]}" --out "$OUT/eq-one" >> "$LOG" 2>&1 || echo "FAILED: one GPU" | tee -a "$LOG"
+timeout 150 "$BIN" train --backend cuda "${M[@]}" --out "$RUNS/eq-one" >> "$LOG" 2>&1 || echo "FAILED: one GPU" | tee -a "$LOG"
 step "coauthor_cs: two GPUs, one process"
-timeout 150 "$BIN" train --backend cuda "${M[@]}" --devices 0,1 --out "$OUT/eq-two" >> "$LOG" 2>&1 || echo "FAILED: two GPUs" | tee -a "$LOG"
+timeout 150 "$BIN" train --backend cuda "${M[@]}" --devices 0,1 --out "$RUNS/eq-two" >> "$LOG" 2>&1 || echo "FAILED: two GPUs" | tee -a "$LOG"
 step "coauthor_cs: two processes"
-timeout 150 "$BIN" train --backend cuda "${M[@]}" --processes 2 --devices 0,1 --out "$OUT/eq-procs" >> "$LOG" 2>&1 \
+timeout 150 "$BIN" train --backend cuda "${M[@]}" --processes 2 --devices 0,1 --out "$RUNS/eq-procs" >> "$LOG" 2>&1 \
   || echo "FAILED: two processes" | tee -a "$LOG"
-python3 - "$OUT" <<'PY' | tee -a "$LOG"
+python3 - "$RUNS" "$OUT" <<'PY' | tee -a "$LOG"
 import json, os, sys
-out = sys.argv[1]
+runs_dir, out = sys.argv[1], sys.argv[2]
 runs = {}
 for name in ("eq-one", "eq-two", "eq-procs"):
-    d = os.path.join(out, name)
+    d = os.path.join(runs_dir, name)
     try:
         r = json.load(open(os.path.join(d, "results.json")))
     except OSError:
@@ -123,4 +140,16 @@ json.dump(runs, open(os.path.join(out, "equality.json"), "w"))
 PY
 fi
 step done
-grep -c . "$RES" | tee -a "$LOG"
+# one line per epoch record so far: devices, precision, layout, median epoch, exchange
+[ -f "$RES" ] && python3 - "$RES" <<'PY' | tee -a "$LOG"
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("op") != "train_epoch":
+        continue
+    p = r.get("partition") or {}
+    print("devices", r.get("devices", 1), r.get("dtype"), "width", r.get("width"), "layout", p.get("halo_layout"),
+          "sampling", p.get("boundary_sampling"), "median_ms", round(r["median_ms"], 1), "p90", round(r.get("p90_ms", 0), 1),
+          "GB/epoch", round(p.get("exchanged_bytes_per_epoch", 0) / 1e9, 2),
+          "exchange GB/s", round(p.get("exchange_gbps_dense_f32", 0), 1), p.get("exchange_path", ""))
+PY
