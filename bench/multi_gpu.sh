@@ -10,6 +10,10 @@
 #   large:   a wider model whose memory estimate exceeds one GPU, on two; and a model started
 #            on one GPU past its estimate (--memory-budget), which must stop with an
 #            out-of-memory error, not a panic;
+#   sbm:     a model that does not fit one GPU by the estimate on a graph whose partition keeps
+#            the halo small (SBM, 3M nodes, 30M edges, homophily 0.98, 8 classes, 128 features;
+#            GraphSAGE 4x$SBM_WIDE, the width by the GPU's memory): refused on one GPU, trained
+#            on two (needs PREFIX-sbm3m-2.part beside the products caches; not in the default list);
 #   processes: the products-scale SAGE 4x256 f32 epoch as two processes, one per GPU, the halo
 #            rows moving through NCCL (`train --processes 2 --devices 0,1`, transport auto),
 #            with the same partition (stage not in the default list);
@@ -98,6 +102,25 @@ step "out of memory during training: 4x1536 on one GPU with the estimate overrid
 timeout 200 "$BIN" train --backend cuda --dataset "$P" --model sage --architecture linear-io --layers 4 --hidden 1536 --nonlin relu \
   --epochs 2 --memory-budget 1024GiB --out /tmp/oom-1 > "$OUT/oom.log" 2>&1; echo "exit $?" >> "$OUT/oom.log"
 tail -n 5 "$OUT/oom.log" | cut -c1-600 | tee -a "$LOG"
+fi
+if [[ " $STAGES " == *" sbm "* ]]; then
+S=/tmp/sbm3m
+SC="$(dirname "$CACHE")/sbm3m-2.part"
+# the smallest of these widths whose one-GPU estimate exceeds an H100's (78.6 GiB free) or an
+# H200's (139.2 GiB free) memory; on two GPUs the estimate is about half
+MEM=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n 1)
+SBM_WIDE=${SBM_WIDE:-$([ "$MEM" -lt 100000 ] && echo 1024 || echo 1792)}
+step "gen SBM 3M"
+[ -d "$S" ] || timeout 150 "$BIN" gen sbm --nodes 3000000 --avg-degree 10 --homophily 0.98 --classes 8 --features 128 --out "$S" >> "$LOG" 2>&1
+W=(--dataset "$S" --model sage --architecture linear-io --layers 4 --hidden $SBM_WIDE --nonlin relu)
+step "SBM 3M, SAGE 4x$SBM_WIDE: estimate on one GPU and on two"
+timeout 100 "$BIN" train --backend cuda "${W[@]}" --dry-run --out "$RUNS/sbm-1" >> "$LOG" 2>&1; echo "one GPU dry run exit $?" | tee -a "$LOG"
+timeout 100 "$BIN" train --backend cuda "${W[@]}" --devices 0,1 --partition-cache "$SC" --dry-run --out "$RUNS/sbm-2" >> "$LOG" 2>&1
+echo "two GPUs dry run exit $?" | tee -a "$LOG"
+step "SBM 3M, SAGE 4x$SBM_WIDE on two GPUs"
+timeout 200 "$BIN" bench-train --backend cuda --dataset "$S" --models sage --nonlins relu --hidden $SBM_WIDE --epochs 3 --warmup 1 \
+  --devices 0,1 --partition-cache "$SC" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
+  || echo "FAILED: SBM on two GPUs" | tee -a "$LOG"
 fi
 if [[ " $STAGES " == *" processes "* ]]; then
 step "products f32: two processes, one per GPU"
