@@ -515,15 +515,14 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
     let groups_before = burn_sparse_gnn::exchange::grouped_transfers();
     // the exchange timed on its own needs `[own; halo]` rows the epochs may never have held:
     // where the device has no room left for them, the epochs' record is kept without it
-    let exchange_s = match crate::device_memory::catch_out_of_memory(|| {
-        part::time_exchange(&data.dg.inner(), cfg.hidden, 5)
-    }) {
-        Ok(r) => Some(r?),
-        Err(m) => {
-            eprintln!("the exchange alone was not timed: the device ran out of memory ({m})");
-            None
-        }
-    };
+    let exchange_s =
+        match crate::device_memory::catch_out_of_memory(|| part::time_exchange(&data.dg.inner(), cfg.hidden, 5)) {
+            Ok(r) => Some(r?),
+            Err(m) => {
+                eprintln!("the exchange alone was not timed: the device ran out of memory ({m})");
+                None
+            }
+        };
     let grouped = burn_sparse_gnn::exchange::grouped_transfers() > groups_before;
     let exchange_bytes = (data.dg.halo_rows() * cfg.hidden * 4) as f64;
     let mut partition = serde_json::to_value(&data.report).unwrap_or_default();

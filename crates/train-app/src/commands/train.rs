@@ -143,7 +143,8 @@ fn estimate(
         d.node_data += e.node_data;
         d.parameters = e.parameters;
         d.saved_activations += e.saved_activations + partitioned_saved_bytes(cfg, p.halo.len());
-        d.working_set = d.working_set.max(e.working_set + partitioned_working_bytes(cfg, p.owned.len(), p.halo.len(), split));
+        d.working_set =
+            d.working_set.max(e.working_set + partitioned_working_bytes(cfg, p.owned.len(), p.halo.len(), split));
     }
     let mut worst = MemoryEstimate::default();
     for mut d in per_device {
