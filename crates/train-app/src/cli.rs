@@ -295,7 +295,8 @@ pub struct SpreadArgs {
     /// convolution sums over the part's own columns while the halo rows move, and in the
     /// backward pass the halo gradients move while the own columns' are computed), `joined`
     /// (one local graph over own and halo columns, read once the halo rows arrived; every
-    /// model) or `auto` (split for f32 / TF32 models that allow it, joined otherwise).
+    /// model) or `auto` (split for models that allow it, in mixed precision only over several
+    /// devices; joined otherwise).
     #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(["auto", "split", "joined"]))]
     pub halo_layout: String,
 }

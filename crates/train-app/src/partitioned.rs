@@ -72,18 +72,24 @@ impl Spread {
         Ok(())
     }
 
-    /// The halo layout of a run of `cfg`: the one asked for, else the split layout for f32 /
-    /// TF32 GraphSAGE mean / sum on ReLU states, with or without boundary sampling (each convolution
-    /// then sums over the own columns while the halo rows move) and the joined one otherwise
-    /// (in mixed precision the split layout's extra element-wise passes cost more than they
-    /// save: docs/PERFORMANCE.md). Errors when the split layout is asked for a model or option
-    /// that needs the joined one.
+    /// The halo layout of a run of `cfg`: the one asked for, else the split layout for
+    /// GraphSAGE mean / sum on ReLU states, with or without boundary sampling (each convolution
+    /// then sums over the own columns while the halo rows move), and the joined one otherwise.
+    /// In mixed precision the split layout is the default only over several devices: with
+    /// every part on one device (the exchange a copy) its extra element-wise passes cost more
+    /// than the joined layout's concatenations, on two GPUs the exchange it hides is worth more
+    /// (docs/PERFORMANCE.md). Errors when the split layout is asked for a model or option that
+    /// needs the joined one.
     pub fn layout_for(&self, cfg: &TrainConfig) -> Result<HaloLayout> {
         let splits = cfg.model == gnn_models::ConvKind::Sage
             && matches!(cfg.sage_aggr, gnn_models::SageAggr::Mean | gnn_models::SageAggr::Sum)
             && cfg.nonlin == "relu";
         match self.layout {
-            None => Ok(if splits && cfg.precision.half().is_none() { HaloLayout::Split } else { HaloLayout::Joined }),
+            None => Ok(if splits && (cfg.precision.half().is_none() || self.devices.len() > 1) {
+                HaloLayout::Split
+            } else {
+                HaloLayout::Joined
+            }),
             Some(HaloLayout::Split) if !splits => Err(AppError::Config(
                 "--halo-layout split needs a GraphSAGE mean / sum model with --nonlin relu".into(),
             )),
@@ -944,13 +950,17 @@ mod tests {
     }
 
     #[test]
-    fn auto_layout_splits_f32_sage_only() {
+    fn auto_layout_splits_sage_and_mixed_precision_over_several_devices() {
         let sage = TrainConfig { model: gnn_models::ConvKind::Sage, nonlin: "relu".into(), ..Default::default() };
         assert_eq!(spread(None, None).layout_for(&sage).expect("auto"), HaloLayout::Split);
         let tf32 = TrainConfig { precision: gnn_models::Precision::Tf32, ..sage.clone() };
         assert_eq!(spread(None, None).layout_for(&tf32).expect("auto"), HaloLayout::Split);
         let mixed = TrainConfig { precision: gnn_models::Precision::MixedF16, ..sage.clone() };
-        assert_eq!(spread(None, None).layout_for(&mixed).expect("auto"), HaloLayout::Joined);
+        // mixed precision: split over several devices, joined with every part on one
+        assert_eq!(spread(None, None).layout_for(&mixed).expect("auto"), HaloLayout::Split);
+        let one_device = Spread { devices: vec![0], ..spread(None, None) };
+        assert_eq!(one_device.layout_for(&mixed).expect("auto"), HaloLayout::Joined);
+        assert_eq!(one_device.layout_for(&sage).expect("auto"), HaloLayout::Split);
         assert_eq!(spread(Some(HaloLayout::Split), None).layout_for(&mixed).expect("asked"), HaloLayout::Split);
         // boundary sampling runs on the split layout too
         assert_eq!(spread(None, Some(0.5)).layout_for(&sage).expect("sampling"), HaloLayout::Split);
