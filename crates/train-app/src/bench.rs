@@ -77,7 +77,9 @@ pub struct Record {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<serde_json::Value>,
     /// Training epochs: the device memory estimate of the run (`gnn_models::memory`), to compare
-    /// with `peak_in_use_bytes`.
+    /// with `peak_in_use_bytes`; over parts, that of the device that needs the most
+    /// (`partitioned::estimate_per_device`), to compare with the largest of the partition's
+    /// `reserved_bytes_per_device`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimate: Option<gnn_models::memory::MemoryEstimate>,
 }

@@ -76,3 +76,66 @@ fn the_halo_layout_counts_in_the_estimate() {
     let rows = (joined - split) / hidden_row;
     assert!(rows > 500, "two halos of a part of a 3,000-node graph: {rows} rows");
 }
+
+#[test]
+fn a_bench_over_devices_records_the_estimate_of_the_device_that_needs_the_most() {
+    let dir = tmp("bench-estimate");
+    let out = dir.join("epochs.jsonl");
+    let (code, stdout, stderr) = app(&[
+        "bench-train",
+        "--backend",
+        "cpu",
+        "--dataset",
+        SBM,
+        "--models",
+        "sage",
+        "--nonlins",
+        "relu",
+        "--hidden",
+        "32",
+        "--layers",
+        "2",
+        "--epochs",
+        "1",
+        "--warmup",
+        "0",
+        "--devices",
+        "0,1",
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let text = std::fs::read_to_string(&out).expect("the record");
+    let rec: serde_json::Value = serde_json::from_str(text.lines().next().expect("one line")).expect("JSON");
+    assert_eq!(rec["devices"], 2, "{rec}");
+    let est = &rec["estimate"];
+    let parts = ["graph", "node_data", "parameters", "saved_activations", "working_set"];
+    let sum: u64 = parts.iter().map(|k| est[k].as_u64().unwrap_or_else(|| panic!("{k} in {rec}"))).sum();
+    assert!(sum > 0, "{rec}");
+    assert_eq!(est["total"].as_u64(), Some(sum), "{rec}");
+    // the device estimate of `train --dry-run` with the same model, partition and devices
+    let run = dir.join("run");
+    let (code, stdout, stderr) = app(&[
+        "train",
+        "--backend",
+        "cpu",
+        "--dataset",
+        SBM,
+        "--out",
+        s(&run),
+        "--model",
+        "sage",
+        "--architecture",
+        "linear-io",
+        "--hidden",
+        "32",
+        "--layers",
+        "2",
+        "--devices",
+        "0,1",
+        "--dry-run",
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let dry: serde_json::Value = serde_json::from_str(stdout.trim()).expect("the estimate as JSON");
+    assert_eq!(dry["total"].as_u64(), Some(sum), "bench {rec}\ntrain {dry}");
+}
