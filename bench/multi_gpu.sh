@@ -106,8 +106,9 @@ fi
 if [[ " $STAGES " == *" sbm "* ]]; then
 S=/tmp/sbm3m
 SC="$(dirname "$CACHE")/sbm3m-2.part"
-# the smallest of these widths whose one-GPU estimate exceeds an H100's (78.6 GiB free) or an
-# H200's (139.2 GiB free) memory; on two GPUs the estimate is about half
+# a width whose one-GPU estimate exceeds the GPU's free memory (4x1024: 83.9 GiB against an
+# H100's 78.6 GiB; 4x1792: 145.3 GiB against an H200's 139.2 GiB); on two GPUs it is
+# half to two thirds of that
 MEM=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n 1)
 SBM_WIDE=${SBM_WIDE:-$([ "$MEM" -lt 100000 ] && echo 1024 || echo 1792)}
 step "gen SBM 3M"

@@ -528,7 +528,7 @@ impl Job for SelfTest {
             use burn::tensor::backend::Device as _;
             let count = B::device_count(device.to_id().type_id).max(1);
             for parts in [2, 4] {
-                // one part per device where there are enough, else round-robin over them
+                // one part per device where there are enough, else parts in turn over them
                 let indices: Vec<usize> = (0..count.min(parts)).collect();
                 let devices = crate::partitioned::devices_of::<B>(&device, &indices);
                 let start = std::time::Instant::now();
