@@ -109,7 +109,7 @@ pub fn relu_dropout<B: SparseGnnBackend>(
 }
 
 fn host_f32<B: Backend>(t: FloatTensor<B>) -> (Vec<f32>, Vec<usize>) {
-    let t = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(t));
+    let t = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(crate::host::own_float::<B>(t)));
     let dims = t.dims().to_vec();
     (t.into_data().convert::<f32>().into_vec::<f32>().unwrap_or_default(), dims)
 }
