@@ -982,13 +982,15 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
         reduce: Reduce,
     ) -> FloatTensor<Self> {
         let nodes = nodes2!(x, w.as_ref());
+        // `x` is kept only for the weights' gradient: constant weights (data) keep nothing
+        let keep_x = w.as_ref().is_some_and(|w| !w.node.requirement.is_none());
         let wi = w.map(|w| w.primitive);
         if reduce == Reduce::Max {
             match SpmmMaxBackward.prepare::<C>(nodes).compute_bound().stateful() {
                 OpsKind::Tracked(prep) => {
                     let o = B::spmm(&g.csr, wi.clone(), x.primitive.clone(), reduce);
                     let argmax = o.argmax.expect("max reduce returns its argmax");
-                    let x_state = wi.as_ref().map(|_| x.primitive);
+                    let x_state = keep_x.then_some(x.primitive);
                     prep.finish(SpmmMaxState { g: g.clone(), w: wi, x: x_state, argmax }, o.out)
                 }
                 OpsKind::UnTracked(prep) => prep.finish(B::spmm(&g.csr, wi, x.primitive, reduce).out),
@@ -997,7 +999,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> SparseGnnBackend for Autodiff<B
             match SpmmBackward.prepare::<C>(nodes).compute_bound().stateful() {
                 OpsKind::Tracked(prep) => {
                     let out = B::spmm(&g.csr, wi.clone(), x.primitive.clone(), reduce).out;
-                    let x_state = wi.as_ref().map(|_| x.primitive);
+                    let x_state = keep_x.then_some(x.primitive);
                     prep.finish(SpmmState { g: g.clone(), w: wi, x: x_state, reduce }, out)
                 }
                 OpsKind::UnTracked(prep) => prep.finish(B::spmm(&g.csr, wi, x.primitive, reduce).out),

@@ -221,6 +221,22 @@ impl Csr {
         }
         d
     }
+    /// Sum of the weights of every row's edges (weighted in-degree, f64 sums in edge order);
+    /// `None` without weights.
+    pub fn row_weight_sums(&self) -> Option<Vec<f64>> {
+        let w = self.weights.as_ref()?;
+        Some(self.row_ptr.windows(2).map(|r| w[r[0]..r[1]].iter().map(|&v| f64::from(v)).sum()).collect())
+    }
+    /// Sum of the weights of every column's edges (weighted out-degree, f64 sums in edge
+    /// order); `None` without weights.
+    pub fn col_weight_sums(&self) -> Option<Vec<f64>> {
+        let w = self.weights.as_ref()?;
+        let mut d = vec![0.0f64; self.n_cols];
+        for (&c, &v) in self.col_idx.iter().zip(w) {
+            d[c as usize] += f64::from(v);
+        }
+        Some(d)
+    }
     /// The transposed adjacency (weights follow their edges).
     pub fn transposed(&self) -> Csr {
         let t = transpose(&self.as_ref());
@@ -751,6 +767,10 @@ mod tests {
         let w = [1.0f32, 2.0, 3.0, 4.0];
         let wd = Csr::from_edges(3, &src, &dst, Some(&w), BuildOptions { dedup: true, ..Default::default() }).unwrap();
         assert_eq!(wd.weights().unwrap(), &[1.0, 5.0, 4.0]);
+        // weighted degrees: rows 1 (0 -> 1) and 2 (1 -> 2, 2 -> 2); columns 0, 1 and 2
+        assert_eq!(wd.row_weight_sums().unwrap(), vec![0.0, 1.0, 9.0]);
+        assert_eq!(wd.col_weight_sums().unwrap(), vec![1.0, 5.0, 4.0]);
+        assert!(dd.row_weight_sums().is_none() && dd.col_weight_sums().is_none());
     }
 
     /// A path graph of `n` nodes with one feature, labels `i % 2`.

@@ -277,6 +277,16 @@ pub struct DegreeNorms<B: Backend> {
     pub out_inv_sqrt: Tensor<B, 1>,
 }
 
+/// Weighted degrees of a graph with edge weights: the sum of the weights of every row's edges
+/// and of every column's edges (f64 sums on the host, stored in the backend's float type).
+#[derive(Clone, Debug)]
+pub struct WeightSums<B: Backend> {
+    /// `[n_rows]` weighted in-degree.
+    pub rows: Tensor<B, 1>,
+    /// `[n_cols]` weighted out-degree.
+    pub cols: Tensor<B, 1>,
+}
+
 /// Per-graph memo of derived node vectors (e.g. a layer's normalisation), shared by clones.
 type Memo<B> = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Tensor<B, 1>>>>;
 
@@ -285,6 +295,7 @@ type Memo<B> = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String,
 pub struct Graph<B: Backend> {
     prim: GraphPrimitive<B>,
     weights: Option<Tensor<B, 1>>,
+    weight_sums: Option<WeightSums<B>>,
     norms: DegreeNorms<B>,
     setup_seconds: f64,
     memo: Memo<B>,
@@ -507,7 +518,9 @@ impl<B: Backend> Graph<B> {
     /// for each row and `out_degree[j]` for each column. A part of a partitioned graph holds
     /// whole rows, so its row degrees are its own, but its columns (own and halo nodes) see
     /// only the edges into its rows: the normalisations (GCN's `1/sqrt(d_out)`, ...) need the
-    /// columns' global degrees to give the same result as the whole graph.
+    /// columns' global degrees to give the same result as the whole graph. The weighted degrees
+    /// of a weighted `adj` are its own until [`Graph::with_weight_sums`] gives the larger
+    /// graph's.
     ///
     /// Errors when the vectors do not have one entry per row / column.
     pub fn with_degrees(
@@ -564,7 +577,50 @@ impl<B: Backend> Graph<B> {
             out_inv_sqrt: float_tensor(out_inv_sqrt, device),
         };
         let weights = adj.weights().map(|w| float_tensor(w.iter().map(|&v| v as f64).collect(), device));
-        Self { prim, weights, norms, setup_seconds: start.elapsed().as_secs_f64(), memo: Default::default() }
+        let weight_sums = match (adj.row_weight_sums(), adj.col_weight_sums()) {
+            (Some(rows), Some(cols)) => {
+                Some(WeightSums { rows: float_tensor(rows, device), cols: float_tensor(cols, device) })
+            }
+            _ => None,
+        };
+        Self {
+            prim,
+            weights,
+            weight_sums,
+            norms,
+            setup_seconds: start.elapsed().as_secs_f64(),
+            memo: Default::default(),
+        }
+    }
+
+    /// The graph with the weighted degrees of a larger graph it is a part of (see
+    /// [`Graph::with_degrees`]): `rows[i]` the sum of the weights of row `i`'s edges and
+    /// `cols[j]` of column `j`'s edges, in the whole graph. A graph without edge weights is
+    /// returned as it is. Forgets the derived vectors remembered so far ([`Graph::memoized`]).
+    ///
+    /// Errors when the vectors do not have one entry per row / column.
+    pub fn with_weight_sums(mut self, rows: Vec<f64>, cols: Vec<f64>) -> Result<Self, crate::GraphError> {
+        if rows.len() != self.n_rows() {
+            return Err(crate::GraphError::NodeCount {
+                what: "row weight sums",
+                got: rows.len(),
+                nodes: self.n_rows(),
+            });
+        }
+        if cols.len() != self.n_cols() {
+            return Err(crate::GraphError::NodeCount {
+                what: "column weight sums",
+                got: cols.len(),
+                nodes: self.n_cols(),
+            });
+        }
+        if self.weights.is_none() {
+            return Ok(self);
+        }
+        let device = self.device();
+        self.weight_sums = Some(WeightSums { rows: float_tensor(rows, &device), cols: float_tensor(cols, &device) });
+        self.memo = Default::default();
+        Ok(self)
     }
 
     /// [`Graph::new`] on the adjacency of a dataset.
@@ -592,9 +648,13 @@ impl<B: Backend> Graph<B> {
     pub fn num_edges(&self) -> usize {
         self.prim.csr.nnz
     }
-    /// Stored edge weights (from the adjacency), if any.
+    /// Stored edge weights (from the adjacency, `[nnz]` in CSR order), if any.
     pub fn weights(&self) -> Option<&Tensor<B, 1>> {
         self.weights.as_ref()
+    }
+    /// Weighted degrees (present exactly when the graph has edge weights).
+    pub fn weight_sums(&self) -> Option<&WeightSums<B>> {
+        self.weight_sums.as_ref()
     }
     /// Degree norms.
     pub fn norms(&self) -> &DegreeNorms<B> {
@@ -646,6 +706,10 @@ impl<B: AutodiffBackend> Graph<B> {
         Graph {
             prim: self.prim.clone().map(B::int_inner),
             weights: self.weights.as_ref().map(|w| w.clone().inner()),
+            weight_sums: self
+                .weight_sums
+                .as_ref()
+                .map(|s| WeightSums { rows: s.rows.clone().inner(), cols: s.cols.clone().inner() }),
             norms: DegreeNorms {
                 in_degree: n.in_degree.clone().inner(),
                 out_degree: n.out_degree.clone().inner(),

@@ -57,7 +57,7 @@ pub use backend::{
 pub use data::{BuildOptions, Csr, DatasetStats, Features, GraphData, Split};
 pub use dropout::{relu_dropout, DropoutSeed};
 pub use error::{Error, GraphError, OpError};
-pub use graph::{Graph, GraphOptions, GraphShape, KernelPolicy, SspmmStrategy};
+pub use graph::{Graph, GraphOptions, GraphShape, KernelPolicy, SspmmStrategy, WeightSums};
 pub use ops::Cbsr;
 pub use partition::{
     partition, LocalPart, Partition, PartitionError, PartitionMethod, PartitionOptions, PartitionStats,

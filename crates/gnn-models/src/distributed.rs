@@ -5,7 +5,9 @@
 //! CSR rows, so every node's aggregation is complete on its part), a local CSR whose columns
 //! are the part's own nodes then its halo nodes, and the send lists. [`DistGraph`] uploads each
 //! part with the **global** degrees (normalisations equal the whole graph's) to its device.
-//! [`GnnModel::forward_partitioned`] then runs the model per part:
+//! A graph with edge weights keeps them on its parts (each local edge its weight) with the
+//! whole graph's weighted degrees ([`Graph::with_weight_sums`]), so weighted layers equal the
+//! whole graph's too. [`GnnModel::forward_partitioned`] then runs the model per part:
 //!
 //! ```text
 //! for each convolution l:
@@ -147,6 +149,7 @@ impl<B: SparseGnnBackend> DistGraph<B> {
             return Err(DistError::NodeCount { partition: partition.n_nodes, graph: adj.n_rows() });
         }
         let (in_deg, out_deg) = (adj.row_degrees(), adj.col_degrees());
+        let sums = adj.row_weight_sums().zip(adj.col_weight_sums());
         let n_parts = partition.parts.len();
         let mut parts = Vec::with_capacity(n_parts);
         let mut order = Vec::with_capacity(adj.n_rows());
@@ -155,14 +158,22 @@ impl<B: SparseGnnBackend> DistGraph<B> {
             let row_deg: Vec<usize> = local.owned.iter().map(|&g| in_deg[g as usize]).collect();
             let col_deg: Vec<usize> =
                 local.owned.iter().chain(local.halo.iter()).map(|&g| out_deg[g as usize]).collect();
+            let part_sums = sums.as_ref().map(|s| part_weight_sums(s, &local.owned, &local.halo));
             let (graph, halo_graph) = match layout {
                 HaloLayout::Joined => (
                     Graph::with_degrees(&local.adj, &device, opts, row_deg, col_deg)
+                        .and_then(|g| match part_sums {
+                            Some((rows, cols)) => g.with_weight_sums(rows, cols),
+                            None => Ok(g),
+                        })
                         .map_err(|source| DistError::Graph { part: p, source })?,
                     None,
                 ),
-                HaloLayout::Split => split_graphs(&local.adj, local.owned.len(), &device, opts, row_deg, col_deg)
-                    .map_err(|source| DistError::Graph { part: p, source })?,
+                HaloLayout::Split => {
+                    let degrees = PartDegrees { rows: row_deg, cols: col_deg, weights: part_sums };
+                    split_graphs(&local.adj, local.owned.len(), &device, opts, degrees)
+                        .map_err(|source| DistError::Graph { part: p, source })?
+                }
             };
             let rows_err = |source| DistError::Graph { part: p, source };
             let mut send = Vec::with_capacity(n_parts);
@@ -294,18 +305,34 @@ impl<B: SparseGnnBackend> DistGraph<B> {
     }
 }
 
+/// The whole graph's weighted degrees (`sums`: rows, columns) of a part's rows (`owned`) and
+/// of its columns (`owned` then `halo`).
+pub(crate) fn part_weight_sums(sums: &(Vec<f64>, Vec<f64>), owned: &[u32], halo: &[u32]) -> (Vec<f64>, Vec<f64>) {
+    let rows = owned.iter().map(|&g| sums.0[g as usize]).collect();
+    let cols = owned.iter().chain(halo).map(|&g| sums.1[g as usize]).collect();
+    (rows, cols)
+}
+
+/// A part's degrees in the whole graph: of its rows, of its columns (own nodes then halo
+/// nodes), and the weighted degrees (rows, columns) of a graph with edge weights.
+struct PartDegrees {
+    rows: Vec<usize>,
+    cols: Vec<usize>,
+    weights: Option<(Vec<f64>, Vec<f64>)>,
+}
+
 /// A part's local graph (`adj`: its rows; columns = its `owned` nodes then its halo nodes)
 /// split by column into the own block and the halo block (`None` without halo columns), each
-/// with the rows' degrees and its columns' degrees from `row_deg` / `col_deg` (the whole
-/// graph's), so the normalisations are the joined graph's.
+/// with the rows' (weighted) degrees and its columns' (weighted) degrees from `degrees` (the
+/// whole graph's), so the normalisations are the joined graph's.
 fn split_graphs<B: SparseGnnBackend>(
     adj: &Csr,
     owned: usize,
     device: &B::Device,
     opts: GraphOptions,
-    row_deg: Vec<usize>,
-    col_deg: Vec<usize>,
+    degrees: PartDegrees,
 ) -> Result<(Graph<B>, Option<Graph<B>>), GraphError> {
+    let PartDegrees { rows: row_deg, cols: col_deg, weights: sums } = degrees;
     let n = adj.n_rows();
     let halo = adj.n_cols().saturating_sub(owned);
     let (rp, ci, w) = (adj.row_ptr(), adj.col_idx(), adj.weights());
@@ -326,12 +353,18 @@ fn split_graphs<B: SparseGnnBackend>(
     let weights = |v: Vec<f32>| w.is_some().then_some(v);
     let own = Csr::new(n, owned, &own_ptr, &own_col, weights(own_w))?;
     drop((own_ptr, own_col));
-    let own_g = Graph::with_degrees(&own, device, opts, row_deg.clone(), col_deg[..owned].to_vec())?;
+    let with_sums = |g: Graph<B>, cols: std::ops::Range<usize>| match &sums {
+        Some((r, c)) => g.with_weight_sums(r.clone(), c[cols].to_vec()),
+        None => Ok(g),
+    };
+    let own_g =
+        with_sums(Graph::with_degrees(&own, device, opts, row_deg.clone(), col_deg[..owned].to_vec())?, 0..owned)?;
     if halo == 0 {
         return Ok((own_g, None));
     }
     let halo_csr = Csr::new(n, halo, &halo_ptr, &halo_col, weights(halo_w))?;
     let halo_g = Graph::with_degrees(&halo_csr, device, opts, row_deg, col_deg[owned..].to_vec())?;
+    let halo_g = with_sums(halo_g, owned..owned + halo)?;
     Ok((own_g, Some(halo_g)))
 }
 

@@ -33,12 +33,16 @@ pub mod memory;
 pub mod model;
 pub mod ranks;
 
+/// HalfGNN's weight of the neighbour mean in GIN's half-safe aggregation
+/// `(1 + eps) x + lambda * mean` ([`GinConvConfig::half_safe_lambda`]).
+pub const GIN_HALF_SAFE_LAMBDA: f64 = 0.1;
+
 pub use activation::Nonlinearity;
 pub use conv::gat::{GatConv, GatConvConfig};
 pub use conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
 pub use conv::gin::{GinConv, GinConvConfig};
 pub use conv::sage::{SageAggr, SageConv, SageConvConfig};
 pub use distributed::{partitioned_loss, BoundarySampling, DistError, DistGraph, HaloLayout, PartGraph, SampledHalo};
-pub use hidden::{aggregate, Hidden, Precision};
+pub use hidden::{aggregate, aggregate_weighted, Hidden, Precision};
 pub use model::{Conv, ConvKind, GnnModel, GnnModelConfig, ModelError, NormKind};
 pub use ranks::{broadcast_model, rank_loss, sum_gradients, RankGraph, RankInput, StepSeeds};

@@ -222,6 +222,19 @@ impl GnnModelConfig {
     }
 }
 
+/// `sum_{j -> i} w_ij x_j` over the edges of `g` with its edge weights (rounded to `x`'s type),
+/// or the plain sum on a graph without weights.
+fn weighted_sum<B: SparseGnnBackend>(g: &Graph<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
+    use burn_sparse_gnn::{ops, Reduce};
+    match g.weights() {
+        Some(w) => {
+            let w = if w.dtype() == x.dtype() { w.clone() } else { w.clone().cast(x.dtype()) };
+            ops::spmm_weighted(g, w, x, Reduce::Sum)
+        }
+        None => ops::spmm(g, x, Reduce::Sum),
+    }
+}
+
 impl<B: SparseGnnBackend> GnnModel<B> {
     /// Logits `[n, classes]` of every node of `g` from its features `x` (`[n, d_in]`).
     pub fn forward(&self, g: &Graph<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
@@ -315,17 +328,18 @@ impl<B: SparseGnnBackend> GnnModel<B> {
     }
 
     /// First half of convolution `l` on a part in the split layout: the sum over the part's own
-    /// columns (`own_g`, rows and columns the part's own nodes) of `own`, in the aggregations'
+    /// columns (`own_g`, rows and columns the part's own nodes; weighted by its edge weights
+    /// where it has them) of `own`, in the aggregations'
     /// storage type, and `own` in that type where it differs (the half copy the root product
     /// multiplies).
     pub(crate) fn convolve_own(&self, own_g: &Graph<B>, own: &Tensor<B, 2>) -> (Tensor<B, 2>, Option<Tensor<B, 2>>) {
         let half = self.precision.half().map(|h| own.clone().cast(h));
         let x = half.clone().unwrap_or_else(|| own.clone());
-        (burn_sparse_gnn::ops::spmm(own_g, x, burn_sparse_gnn::Reduce::Sum), half)
+        (weighted_sum(own_g, x), half)
     }
 
     /// Second half: adds the sum over the halo columns (`halo_g`, the part's rows, its halo
-    /// nodes as columns) of `halo`, takes the mean by the rows' whole-graph degrees, and applies
+    /// nodes as columns; weighted as the first half) of `halo`, takes the mean by the rows' whole-graph degrees, and applies
     /// layer `l`'s maps (both products into one output) and its normalisation. In mixed
     /// precision the sums and the mean stay in the half type, and the root product multiplies
     /// the half copy of `own` (its gradient in `own`'s type). Equals [`GnnModel::convolve`] on the
@@ -340,9 +354,9 @@ impl<B: SparseGnnBackend> GnnModel<B> {
         (own_sum, own_half): (Tensor<B, 2>, Option<Tensor<B, 2>>),
         halo: Option<Tensor<B, 2>>,
     ) -> Tensor<B, 2> {
-        use burn_sparse_gnn::ops::{linear, linear_pair, spmm, LinearTerm};
+        use burn_sparse_gnn::ops::{linear, linear_pair, LinearTerm};
         let sum = match (halo_g, halo) {
-            (Some(g), Some(h)) => own_sum + spmm(g, h, burn_sparse_gnn::Reduce::Sum),
+            (Some(g), Some(h)) => own_sum + weighted_sum(g, h),
             _ => own_sum,
         };
         let Conv::Sage(c) = &self.convs[l] else { unreachable!("splits_halo: GraphSAGE layers only") };

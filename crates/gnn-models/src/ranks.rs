@@ -46,7 +46,7 @@ pub struct RankGraph<B: Backend> {
     /// The device of the rank.
     pub device: B::Device,
     /// The rank's rows over its own columns then its halo columns, with the whole graph's
-    /// degrees.
+    /// degrees (and weighted degrees, where the graph has edge weights).
     pub graph: Graph<B>,
     routes: RankRoutes<B>,
     global_ids: Tensor<B, 1, Int>,
@@ -83,6 +83,13 @@ impl<B: SparseGnnBackend> RankGraph<B> {
         let col_deg: Vec<usize> = local.owned.iter().chain(local.halo.iter()).map(|&g| out_deg[g as usize]).collect();
         let err = |source| DistError::Graph { part: rank, source };
         let graph = Graph::with_degrees(&local.adj, device, opts, row_deg, col_deg).map_err(err)?;
+        let graph = match adj.row_weight_sums().zip(adj.col_weight_sums()) {
+            Some(sums) => {
+                let (rows, cols) = crate::distributed::part_weight_sums(&sums, &local.owned, &local.halo);
+                graph.with_weight_sums(rows, cols).map_err(err)?
+            }
+            None => graph,
+        };
         let owned = local.owned.len();
         let mut send = Vec::with_capacity(world);
         let mut recv = Vec::with_capacity(world);

@@ -3,6 +3,12 @@
 //! (`<[s_dst_i, 1], [1, s_src_j]>` per head), the edge softmax subtracts the row maximum (so
 //! `exp` never overflows, also in half precision), and the weighted multi-head SpMM aggregates.
 //! The graph should contain self-loops (as in PyG, where `GATConv` adds them).
+//!
+//! On a graph with edge weights ([`Graph::weights`]) each attention coefficient is multiplied
+//! by its edge's weight after the softmax (and the attention dropout), as DGL's
+//! `GATConv(edge_weight=...)`: `out_i = sum_j w_ij alpha_ij W h_j`. The coefficients of a row
+//! then no longer sum to 1 (unless its weights are 1). Zero, tiny and negative weights are
+//! accepted as they are; self-loops added by `train-app` have weight 1.
 
 use crate::hidden::{Hidden, Precision};
 use crate::linear::add_bias;
@@ -114,6 +120,10 @@ impl<B: SparseGnnBackend> GatConv<B> {
             .reshape([n_cols, 2 * hd]);
         let scores = leaky_relu(ops::sddmm_heads(g, a, b, hd), self.negative_slope);
         let alpha = crate::activation::dropout(&self.dropout, ops::edge_softmax(g, scores));
+        let alpha = match g.weights() {
+            Some(w) => alpha * w.clone().unsqueeze_dim::<2>(1),
+            None => alpha,
+        };
         let out = precision.up(ops::spmm_heads(g, precision.down(alpha), precision.down(x), Reduce::Sum));
         let out = if self.concat { out } else { out.reshape([n, hd, dd]).mean_dim(1).reshape([n, dd]) };
         add_bias(out, self.bias.val())

@@ -1,6 +1,15 @@
 //! GCN convolution (Kipf & Welling): `out = D_l (A + I) D_r h W + b`.
+//!
+//! On a graph with edge weights ([`Graph::weights`]) `A` holds them and the degrees are
+//! weighted, as PyG's `GCNConv(edge_weight=...)` (`gcn_norm`): `d_i = 1 + sum_j w_ij` (the
+//! self-loop's weight is 1), `out_i = sum_j w_ij d_i^-1/2 d_j^-1/2 h_j + d_i^-1 h_i`. The left
+//! factor takes the row's weight sum (weighted in-degree), the right one the column's (weighted
+//! out-degree), as the unweighted layer takes the in- and out-degrees: on a symmetric weighted
+//! graph both are PyG's degree. A factor is 0 where its weighted degree is not positive or its
+//! power is not a finite float (PyG gives NaN for a negative degree): zero, tiny and negative
+//! weights are accepted as they are.
 
-use crate::hidden::{aggregate, Hidden, Precision};
+use crate::hidden::{aggregate, aggregate_weighted, per_edge_products, Hidden, Precision};
 use crate::linear::add_bias;
 use burn::config::Config;
 use burn::module::{Module, Param};
@@ -46,7 +55,7 @@ pub struct GcnConvConfig {
     pub bias: bool,
 }
 
-/// A GCN layer.
+/// A GCN layer (edge weights: see the module docs).
 ///
 /// ```
 /// use burn::backend::NdArray;
@@ -102,7 +111,70 @@ fn degree_power<B: Backend>(deg: Tensor<B, 1>, self_loop: bool, p: f64) -> Tenso
     d.clamp_min(1.0).powf_scalar(p).mask_fill(zero, 0.0)
 }
 
+/// `d^p` where `d > 0` and the power is a finite float, else 0 (weighted degrees).
+fn weighted_degree_power<B: Backend>(d: Tensor<B, 1>, self_loop: bool, p: f64) -> Tensor<B, 1> {
+    let d = if self_loop { d + 1.0 } else { d };
+    let off = d.clone().lower_equal_elem(0.0);
+    let v = d.powf_scalar(p).mask_fill(off, 0.0);
+    let bad = v.clone().is_finite().bool_not();
+    v.mask_fill(bad, 0.0)
+}
+
 impl<B: SparseGnnBackend> GcnConv<B> {
+    /// The normalised edge weights `w_ij l_i r_j` (`[nnz]`) and, with self-loops, the self-loop
+    /// coefficients `l_i r_i` of the rows (`[n_rows]`), from the graph's weights and weighted
+    /// degrees (remembered per graph when the layer is cached).
+    fn weighted_norms(&self, g: &Graph<B>, w: &Tensor<B, 1>) -> (Tensor<B, 1>, Option<Tensor<B, 1>>) {
+        let sl = self.self_loops;
+        let norm = self.norm;
+        let n = g.n_rows();
+        let factors = |g: &Graph<B>| {
+            let (rows, cols) = match g.weight_sums() {
+                Some(s) => (s.rows.clone(), s.cols.clone()),
+                // a graph with weights always has its weighted degrees; unweighted degrees else
+                None => (g.norms().in_degree.clone(), g.norms().out_degree.clone()),
+            };
+            let side = |d: Tensor<B, 1>, p: f64| weighted_degree_power(d, sl, p);
+            match norm {
+                GcnNorm::Symmetric => (Some(side(rows, -0.5)), Some(side(cols, -0.5))),
+                GcnNorm::Left => (Some(side(rows, -1.0)), None),
+                GcnNorm::Right => (None, Some(side(cols, -1.0))),
+                GcnNorm::None => (None, None),
+            }
+        };
+        let edges = |g: &Graph<B>| {
+            let device = w.device();
+            match factors(g) {
+                (None, None) => w.clone(),
+                (l, r) => {
+                    let l = l.unwrap_or_else(|| Tensor::ones([n], &device));
+                    let r = r.unwrap_or_else(|| Tensor::ones([g.n_cols()], &device));
+                    w.clone() * per_edge_products(g, l, r)
+                }
+            }
+        };
+        let loops = |g: &Graph<B>| {
+            let device = w.device();
+            match factors(g) {
+                (None, None) => Tensor::ones([n], &device),
+                (l, r) => {
+                    let l = l.unwrap_or_else(|| Tensor::ones([n], &device));
+                    // a part's columns start with its own rows
+                    let r = r.map(|r| if r.dims()[0] == n { r } else { r.slice(0..n) });
+                    r.map_or(l.clone(), |r| l * r)
+                }
+            }
+        };
+        let key = format!("gcn:weighted:{norm:?}:{sl}");
+        let (e, s) = if self.cached {
+            let e = g.memoized(&format!("{key}:edges"), edges);
+            (e, sl.then(|| g.memoized(&format!("{key}:loops"), loops)))
+        } else {
+            (edges(g), sl.then(|| loops(g)))
+        };
+        (e, s)
+    }
+
     fn norms(&self, g: &Graph<B>) -> (Option<Tensor<B, 1>>, Option<Tensor<B, 1>>) {
         let sl = self.self_loops;
         let compute = |side: &'static str, p: f64| {
@@ -128,6 +200,9 @@ impl<B: SparseGnnBackend> GcnConv<B> {
     /// `[n, d_in]` -> `[n, d_out]`. Dense input is transformed before the aggregation when that
     /// narrows it; CBSR input is aggregated by the CBSR SpGEMM first.
     pub fn forward(&self, g: &Graph<B>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
+        if let Some(w) = g.weights() {
+            return self.forward_weighted(g, w, h, precision);
+        }
         let (left, right) = self.norms(g);
         let transform_first = matches!(h, Hidden::Dense(_)) && self.d_out < self.d_in;
         let h = if transform_first { Hidden::Dense(precision.linear(&self.linear, h.dense())) } else { h.clone() };
@@ -141,6 +216,23 @@ impl<B: SparseGnnBackend> GcnConv<B> {
         }
         if let Some(l) = left {
             agg = agg * l.unsqueeze_dim::<2>(1);
+        }
+        let out = if transform_first { agg } else { precision.linear(&self.linear, agg) };
+        match &self.bias {
+            Some(b) => add_bias(out, b.val()),
+            None => out,
+        }
+    }
+
+    /// [`GcnConv::forward`] on a graph with edge weights `w`: the weighted SpMM (or CBSR
+    /// SpGEMM) with the normalised edge weights, plus the self-loop term.
+    fn forward_weighted(&self, g: &Graph<B>, w: &Tensor<B, 1>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
+        let (edges, loops) = self.weighted_norms(g, w);
+        let transform_first = matches!(h, Hidden::Dense(_)) && self.d_out < self.d_in;
+        let h = if transform_first { Hidden::Dense(precision.linear(&self.linear, h.dense())) } else { h.clone() };
+        let mut agg = aggregate_weighted(g, &h, Some(&edges), Reduce::Sum, precision);
+        if let Some(c) = loops {
+            agg = agg + h.head(g.n_rows()).dense() * c.unsqueeze_dim::<2>(1);
         }
         let out = if transform_first { agg } else { precision.linear(&self.linear, agg) };
         match &self.bias {

@@ -1,5 +1,10 @@
 //! GIN convolution: `out = MLP((1 + eps) h_i + sum_{j -> i} h_j)`, with HalfGNN's half-safe
 //! variant `MLP((1 + eps) h_i + lambda * mean_{j -> i} h_j)` (no overflow on hub rows in f16).
+//!
+//! On a graph with edge weights ([`Graph::weights`]) the sum is weighted, as DGL's
+//! `GINConv(edge_weight=...)`: `MLP((1 + eps) h_i + sum_j w_ij h_j)`, and the half-safe variant
+//! takes `lambda * sum_j w_ij h_j / deg(i)` (divided by the number of the row's edges). Zero,
+//! tiny and negative weights are accepted as they are.
 
 use crate::activation::relu;
 use crate::hidden::{aggregate, Hidden, Precision};

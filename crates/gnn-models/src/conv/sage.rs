@@ -1,4 +1,11 @@
 //! GraphSAGE convolution: `out = W_n aggr_{j -> i}(h_j) + W_r h_i`.
+//!
+//! On a graph with edge weights ([`Graph::weights`]) every message is scaled by its edge's
+//! weight, as DGL's `SAGEConv(edge_weight=...)` does (PyG's `SAGEConv` takes none): sum
+//! `sum_j w_ij h_j`, mean `sum_j w_ij h_j / deg(i)` (divided by the number of the row's edges,
+//! not by the sum of their weights), max-pool `max_j w_ij relu(W_p h_j + b_p)`. Zero, tiny and
+//! negative weights are accepted as they are (a zero weight's message counts as zeros, which
+//! still count in the mean's `deg(i)` and compete in the max).
 
 use crate::activation::relu;
 use crate::hidden::{aggregate, Hidden, Precision};
@@ -39,7 +46,7 @@ pub struct SageConvConfig {
     pub root_weight: bool,
 }
 
-/// A GraphSAGE layer.
+/// A GraphSAGE layer (edge weights: see the module docs).
 ///
 /// ```
 /// use burn::backend::NdArray;
@@ -97,7 +104,8 @@ impl<B: SparseGnnBackend> SageConv<B> {
                     None => out,
                 };
             }
-            if let Some(r) = &self.lin_root {
+            // the fused aggregation and maps run without edge weights
+            if let (Some(r), None) = (&self.lin_root, g.weights()) {
                 return self.forward_pair(g, x, r, precision);
             }
         }
@@ -106,7 +114,7 @@ impl<B: SparseGnnBackend> SageConv<B> {
             SageAggr::Sum => aggregate(g, h, Reduce::Sum, precision),
             SageAggr::MaxPool => {
                 let p = relu(precision.linear(self.lin_pool.as_ref().expect("max-pool projection"), h.dense()));
-                precision.up(ops::spmm(g, precision.down(p), Reduce::Max))
+                aggregate(g, &Hidden::Dense(p), Reduce::Max, precision)
             }
         };
         let out = precision.linear(&self.lin_neigh, neigh);

@@ -4,8 +4,7 @@
 //! summed over the ranks are its gradients, with dropout, for GCN, GraphSAGE, GIN and GAT and
 //! 1, 2 and 3 ranks. The other ranks start from other parameters: rank 0's reach them.
 
-mod common;
-
+use crate::common::{graph, max_diff, whole, B, CLASSES, D_IN, N, RNG};
 use burn::backend::NdArray;
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
@@ -15,7 +14,6 @@ use burn_sparse_gnn::collective::{Comm, TcpComm, TcpCommConfig};
 use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, PartitionedGraph};
 use burn_sparse_gnn::random::random_values;
 use burn_sparse_gnn::{Csr, GraphOptions};
-use common::{graph, max_diff, whole, B, CLASSES, D_IN, N, RNG};
 use gnn_models::activation::Nonlinearity;
 use gnn_models::distributed::DistError;
 use gnn_models::{
@@ -152,11 +150,19 @@ fn configs() -> Vec<(&'static str, GnnModelConfig)> {
 #[test]
 fn every_rank_run_equals_the_whole_graph() {
     let _turn = RNG.lock().unwrap_or_else(|e| e.into_inner());
-    let adj = Arc::new(graph(1));
+    let plain = Arc::new(graph(1));
+    // and with edge weights (some negative): the ranks' graphs keep the whole graph's weighted
+    // degrees
+    let w: Vec<f32> = random_values(plain.nnz(), 17).iter().map(|v| (v + 0.6) as f32).collect();
+    let weighted = Arc::new(graph(1).with_weights(Some(w)).expect("one weight per edge"));
     let h = Arc::new(host_inputs());
     let dev = Default::default();
-    for (world, method) in [(1, PartitionMethod::Contiguous), (2, PartitionMethod::Metis), (3, PartitionMethod::Greedy)]
-    {
+    for (world, method, adj) in [
+        (1, PartitionMethod::Contiguous, &plain),
+        (2, PartitionMethod::Metis, &plain),
+        (3, PartitionMethod::Greedy, &plain),
+        (3, PartitionMethod::Greedy, &weighted),
+    ] {
         let part = partition(&adj, &PartitionOptions { parts: world, method, seed: 7 }).expect("partition");
         let pg = Arc::new(PartitionedGraph::build(&adj, &part).expect("parts"));
         assert!(world == 1 || pg.parts.iter().any(|l| !l.halo.is_empty()), "{world} ranks exchange nothing");
@@ -171,7 +177,8 @@ fn every_rank_run_equals_the_whole_graph() {
             B::seed(&dev, 5);
             let seeds = StepSeeds::draw(&model, &dev);
             let got = ranks(&model, &other, adj.clone(), pg.clone(), h.clone(), seeds).expect("the ranks ran");
-            let label = format!("{name}, {world} ranks ({method:?})");
+            let weights = if adj.weights().is_some() { ", weighted" } else { "" };
+            let label = format!("{name}, {world} ranks ({method:?}){weights}");
             let mut seen = 0;
             for (r, (loss, rows, grads)) in got.iter().enumerate() {
                 assert!(

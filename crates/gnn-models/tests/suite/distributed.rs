@@ -2,8 +2,7 @@
 //! copy) equals the model on the whole graph: loss, logits and every parameter gradient, with
 //! dropout drawn for the whole graph, for each convolution and activation and P = 1..8.
 
-mod common;
-
+use crate::common::{graph, max_diff, whole, Grads, Run, B, CLASSES, D_IN, N, RNG};
 use burn::backend::NdArray;
 use burn::module::Module;
 use burn::tensor::backend::Backend;
@@ -11,7 +10,6 @@ use burn::tensor::{Int, Tensor, TensorData};
 use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, PartitionedGraph};
 use burn_sparse_gnn::random::random_values;
 use burn_sparse_gnn::{Csr, Graph, GraphOptions};
-use common::{graph, max_diff, whole, Grads, Run, B, CLASSES, D_IN, N, RNG};
 use gnn_models::activation::Nonlinearity;
 use gnn_models::distributed::{partitioned_loss, DistGraph, HaloLayout};
 use gnn_models::{ConvKind, GnnModel, GnnModelConfig, NormKind, SageAggr};
@@ -110,6 +108,24 @@ fn every_model_on_parts_equals_the_whole_graph() {
         assert!(p == 1 || pg.parts.iter().any(|l| !l.halo.is_empty()), "P = {p} has no halo: nothing is exchanged");
         for (name, cfg) in configs() {
             check(name, &cfg, &adj, &pg, &format!("P = {p} ({method:?})"));
+        }
+    }
+}
+
+/// On a graph with edge weights (some negative) every model on parts equals the model on the
+/// whole graph: the parts keep their edges' weights and the whole graph's weighted degrees.
+#[test]
+fn every_weighted_model_on_parts_equals_the_whole_graph() {
+    let _turn = RNG.lock().unwrap_or_else(|e| e.into_inner());
+    let adj = graph(1);
+    let w: Vec<f32> = random_values(adj.nnz(), 17).iter().map(|v| (v + 0.6) as f32).collect();
+    let adj = adj.with_weights(Some(w)).expect("one weight per edge");
+    for (p, method) in [(3, PartitionMethod::Greedy), (4, PartitionMethod::Metis)] {
+        let part = partition(&adj, &PartitionOptions { parts: p, method, seed: 7 }).expect("partition");
+        let pg = PartitionedGraph::build(&adj, &part).expect("parts");
+        assert!(pg.parts.iter().all(|l| l.adj.weights().is_some()), "the parts keep the weights");
+        for (name, cfg) in configs() {
+            check(name, &cfg, &adj, &pg, &format!("weighted, P = {p} ({method:?})"));
         }
     }
 }
