@@ -1,5 +1,12 @@
 //! Training a model of your own with burn-train's `Learner` on a full graph.
 //!
+//! The graph is a stochastic block model generated here (1,000 nodes in 4 classes, 80 % of the
+//! edges within a class, features a noisy class mean, 20 training nodes per class): a single
+//! node's features give its class only roughly, its neighbourhood's mean gives it well. The
+//! model is two mean aggregations with linear maps between them; a custom metrics renderer
+//! prints one line every ten epochs. Measured on the CPU backend: test accuracy 0.986 after
+//! 100 epochs (chance: 0.25).
+//!
 //! `cargo run --release -p gnn-train --example train_custom_model`
 
 mod common;
@@ -13,12 +20,22 @@ use burn::nn::{Linear, LinearConfig};
 use burn::optim::AdamConfig;
 use burn::tensor::ElementConversion;
 use burn::tensor::Tensor;
-use burn::train::{ClassificationOutput, InferenceStep, Learner, SupervisedTraining, TrainOutput, TrainStep};
+use burn::train::logger::InMemoryMetricLogger;
+use burn::train::metric::{AccuracyMetric, LossMetric, MetricDefinition};
+use burn::train::renderer::{
+    EvaluationName, EvaluationProgress, MetricState, MetricsRenderer, MetricsRendererEvaluation,
+    MetricsRendererTraining, ProgressType, TrainingProgress,
+};
+use burn::train::{
+    ClassificationOutput, InferenceStep, Learner, LearnerSummary, SupervisedTraining, TrainOutput, TrainStep,
+};
 use burn_sparse_gnn::{ops, Cpu, Graph, GraphOptions, Reduce, SparseGnnAutodiffBackend, SparseGnnBackend};
 use gnn_train::{classification_output, FullGraphBatcher, GraphBatch, HostGraph, SplitKind};
+use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Two mean-aggregation layers with a ReLU between them.
+/// Two mean-aggregation layers with a ReLU between them (the graph carries self-loops, so each
+/// mean includes the node itself).
 #[derive(Module, Debug)]
 struct MeanNet<B: burn::tensor::backend::Backend> {
     first: Linear<B>,
@@ -49,33 +66,120 @@ impl<B: SparseGnnBackend> InferenceStep for MeanNet<B> {
     }
 }
 
+/// Prints one line every `every` epochs (and after the last): the loss and accuracy of the
+/// training and validation splits. burn-train calls `render_valid` once per validation batch,
+/// and a full-graph run has one batch per epoch.
+struct EpochLines {
+    every: usize,
+    /// Metric names (`Loss`, `Accuracy`) by metric id.
+    names: HashMap<String, String>,
+    /// The latest value of each metric by (validation?, name).
+    values: HashMap<(bool, String), f64>,
+}
+
+impl EpochLines {
+    fn record(&mut self, valid: bool, state: MetricState) {
+        if let MetricState::Numeric(entry, value) = state {
+            if let Some(name) = self.names.get(&format!("{:?}", entry.metric_id)) {
+                self.values.insert((valid, name.clone()), value.current());
+            }
+        }
+    }
+
+    fn get(&self, valid: bool, name: &str) -> f64 {
+        self.values.get(&(valid, name.to_string())).copied().unwrap_or(f64::NAN)
+    }
+}
+
+impl MetricsRendererTraining for EpochLines {
+    fn update_train(&mut self, state: MetricState) {
+        self.record(false, state);
+    }
+    fn update_valid(&mut self, state: MetricState) {
+        self.record(true, state);
+    }
+    fn render_train(&mut self, _item: TrainingProgress, _progress: Vec<ProgressType>) {}
+    fn render_valid(&mut self, item: TrainingProgress, _progress: Vec<ProgressType>) {
+        let (epoch, total) = (item.global_progress.items_processed, item.global_progress.items_total);
+        if epoch % self.every == 0 || epoch == total {
+            println!(
+                "epoch {epoch:>3}/{total}  train loss {:.3} acc {:5.1} %  valid loss {:.3} acc {:5.1} %",
+                self.get(false, "Loss"),
+                self.get(false, "Accuracy"),
+                self.get(true, "Loss"),
+                self.get(true, "Accuracy"),
+            );
+        }
+    }
+    fn on_train_end(&mut self, _summary: Option<LearnerSummary>) -> Result<(), Box<dyn std::error::Error>> {
+        Ok(()) // the lines above are the summary
+    }
+}
+
+impl MetricsRendererEvaluation for EpochLines {
+    fn update_test(&mut self, _name: EvaluationName, _state: MetricState) {}
+    fn render_test(&mut self, _item: EvaluationProgress, _progress: Vec<ProgressType>) {}
+}
+
+impl MetricsRenderer for EpochLines {
+    fn manual_close(&mut self) {}
+    fn register_metric(&mut self, definition: MetricDefinition) {
+        self.names.insert(format!("{:?}", definition.metric_id), definition.name);
+    }
+}
+
+/// Accuracy of `model` on one split (the inference backend, no autodiff).
+fn accuracy(model: &MeanNet<Cpu>, batcher: &FullGraphBatcher, split: SplitKind) -> f64 {
+    let batch: GraphBatch<Cpu> = Batcher::batch(batcher, vec![split], &Default::default());
+    let out = InferenceStep::step(model, batch);
+    let n = out.targets.dims()[0];
+    let hits: i64 = out.output.argmax(1).reshape([n]).equal(out.targets).int().sum().into_scalar().elem();
+    hits as f64 / n as f64
+}
+
 fn main() {
     type B = Autodiff<Cpu>;
     let device = Default::default();
-    let host = HostGraph::new(common::toy_graph(400, 4), GraphOptions::default()).expect("split present");
-    let model = MeanNet::<B> {
-        first: LinearConfig::new(host.d_in, 16).init(&device),
-        second: LinearConfig::new(16, host.data.num_classes()).init(&device),
-    };
-    let batcher = FullGraphBatcher::new(Arc::new(host), 0);
-    let train = DataLoaderBuilder::<B, _, _>::new(batcher.clone()).batch_size(1);
-    let valid = DataLoaderBuilder::<Cpu, _, _>::new(batcher.clone()).batch_size(1);
-    let out = std::env::temp_dir().join("gnn-train-example");
-    let (train, valid) = (
-        train.build(InMemDataset::new(vec![SplitKind::Train])),
-        valid.build(InMemDataset::new(vec![SplitKind::Valid])),
+    let data = common::Sbm::default().generate();
+    let split = data.split().expect("generated with a split");
+    println!(
+        "graph: {} nodes, {} edges, {} classes, {} features; {} train / {} valid / {} test nodes",
+        data.num_nodes(),
+        data.adjacency().nnz(),
+        data.num_classes(),
+        data.features().width(),
+        split.train.len(),
+        split.valid.len(),
+        split.test.len()
     );
-    let result = SupervisedTraining::new(&out, train, valid).num_epochs(30).launch(Learner::new(
-        model,
-        AdamConfig::new().init(),
-        0.02,
-    ));
+    let host = HostGraph::new(data, GraphOptions::default()).expect("the graph has a split");
+    let model = MeanNet::<B> {
+        first: LinearConfig::new(host.d_in, 32).init(&device),
+        second: LinearConfig::new(32, host.data.num_classes()).init(&device),
+    };
+    // one batcher for every split: the graph is uploaded once per backend and device
+    let batcher = FullGraphBatcher::new(Arc::new(host), 0);
+    let train = DataLoaderBuilder::<B, _, _>::new(batcher.clone())
+        .batch_size(1)
+        .build(InMemDataset::new(vec![SplitKind::Train]));
+    let valid = DataLoaderBuilder::<Cpu, _, _>::new(batcher.clone())
+        .batch_size(1)
+        .build(InMemDataset::new(vec![SplitKind::Valid]));
+    let out = std::env::temp_dir().join("gnn-train-example");
+    let result = SupervisedTraining::new(&out, train, valid)
+        .metrics((AccuracyMetric::new(), LossMetric::new()))
+        .num_epochs(100)
+        // metrics kept in memory, not written as log files under `out`; no log file either
+        .with_metric_logger(InMemoryMetricLogger::default())
+        .with_application_logger(None)
+        .renderer(EpochLines { every: 10, names: HashMap::new(), values: HashMap::new() })
+        .launch(Learner::new(model, AdamConfig::new().init(), 0.01));
     let trained = result.model; // the trained model without autodiff
-    for split in [SplitKind::Train, SplitKind::Valid, SplitKind::Test] {
-        let batch: GraphBatch<Cpu> = Batcher::batch(&batcher, vec![split], &Default::default());
-        let out = InferenceStep::step(&trained, batch);
-        let n = out.targets.dims()[0];
-        let hits: i64 = out.output.argmax(1).reshape([n]).equal(out.targets).int().sum().into_scalar().elem();
-        println!("{split:?} accuracy {:.3}", hits as f64 / n as f64);
-    }
+    let (train, valid, test) = (
+        accuracy(&trained, &batcher, SplitKind::Train),
+        accuracy(&trained, &batcher, SplitKind::Valid),
+        accuracy(&trained, &batcher, SplitKind::Test),
+    );
+    let chance = 1.0 / batcher.host().data.num_classes() as f64;
+    println!("accuracy: train {train:.3}  valid {valid:.3}  test {test:.3}  (chance {chance:.3})");
 }

@@ -3,12 +3,10 @@
 use crate::batch::{FullGraphBatcher, GraphBatch, SplitKind};
 use crate::classifier::NodeClassifier;
 use crate::error::TrainError;
-use burn::module::{Module, Param};
-use burn::nn::{LayerNormConfig, LinearRecord};
 use burn::tensor::activation::softmax;
 use burn::tensor::{ElementConversion, Tensor};
 use burn_sparse_gnn::{Graph, SparseGnnBackend};
-use gnn_models::{ConvKind, GnnModel, GnnModelConfig};
+use gnn_models::{GnnModel, GnnModelConfig};
 use serde::{Deserialize, Serialize};
 
 /// Accuracy of every split and the loss on the test split.
@@ -66,53 +64,40 @@ pub fn predict<B: SparseGnnBackend>(model: &GnnModel<B>, graph: &Graph<B>, x: Te
 }
 
 /// The output of the model's last hidden layer for every node, `[nodes, hidden]`: the input of
-/// `lin_out` in MaxK-GNN's architecture, the output of the second-to-last convolution (after its
-/// normalisation, before the nonlinearity) in the classic one. `None` where there is no hidden
-/// layer (a classic model of one convolution) and for a classic GAT (its last layer's head
-/// layout differs from the hidden ones).
+/// `lin_out` in MaxK-GNN's architecture (the last convolution's output), the output of the
+/// second-to-last convolution (after its normalisation, before the next nonlinearity) in the
+/// classic one; for a classic GAT that is the hidden layer's heads concatenated. `None` where
+/// there is no hidden layer: a classic model of one convolution.
 ///
-/// Computed with the model's own parts: the same configuration with the output layer made the
-/// identity, or the stack without its last convolution.
+/// Computed with the model's own steps ([`GnnModel::input`], [`GnnModel::activate`],
+/// [`GnnModel::convolve`]) as [`GnnModel::forward`] takes them, stopping before the output
+/// layer; `cfg` is the configuration the model was built from.
 pub fn embeddings<B: SparseGnnBackend>(
     cfg: &GnnModelConfig,
     model: &GnnModel<B>,
     graph: &Graph<B>,
     x: Tensor<B, 2>,
 ) -> Result<Option<Tensor<B, 2>>, TrainError> {
-    let device = x.device();
-    let h = cfg.hidden;
-    let mut record = model.clone().into_record();
-    if cfg.linear_io {
-        let mut head = cfg.clone();
-        head.classes = h;
-        let body = head.init::<B>(&device)?;
-        record.lin_out = Some(LinearRecord {
-            weight: Param::from_tensor(Tensor::eye(h, &device)),
-            bias: Some(Param::from_tensor(Tensor::zeros([h], &device))),
-        });
-        return Ok(Some(body.load_record(record).forward(graph, x)));
-    }
-    if cfg.layers < 2 || cfg.conv == ConvKind::Gat {
-        return Ok(None);
-    }
-    let mut trunk = cfg.clone();
-    trunk.classes = h;
-    trunk.layers = cfg.layers - 1;
-    let body = trunk.init::<B>(&device)?;
-    record.convs.truncate(trunk.layers);
-    // a classic stack normalises after every convolution but the last: the trunk's last one
-    // is applied here
-    let last_norm = if record.norms.len() == trunk.layers { record.norms.pop() } else { None };
-    if record.convs.len() != trunk.layers {
+    let layers = model.num_layers();
+    if layers != cfg.layers {
         return Err(TrainError::Data(format!(
-            "the model holds {} convolutions, its configuration says {}",
-            record.convs.len() + 1,
+            "the model holds {layers} convolutions, its configuration says {}",
             cfg.layers
         )));
     }
-    let mut out = body.load_record(record).forward(graph, x);
-    if let Some(norm) = last_norm {
-        out = LayerNormConfig::new(h).init::<B>(&device).load_record(norm).forward(out);
+    // MaxK-GNN's architecture maps the last convolution's output through `lin_out`; the
+    // classic stack's last convolution is the output layer
+    let hidden_convs = if cfg.linear_io { layers } else { layers - 1 };
+    if hidden_convs == 0 {
+        return Ok(None);
     }
-    Ok(Some(out))
+    let device = x.device();
+    let x = model.drop_input(x, model.input_dropout_seed(&device).as_ref(), None);
+    let mut h = model.input(x);
+    for l in 0..hidden_convs {
+        let seed = model.dropout_seed(l, &device);
+        let a = model.activate(l, h, graph.kernel_config(), seed.as_ref(), None);
+        h = model.convolve(l, graph, &a);
+    }
+    Ok(Some(h))
 }

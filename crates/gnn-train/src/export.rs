@@ -54,8 +54,23 @@ pub fn param_shapes<B: Backend, M: Module<B>>(module: &M) -> Vec<ParamShape> {
     c.shapes
 }
 
+/// The metadata key of [`write_safetensors`]'s files that describes the linear weights' layout.
+pub const LAYOUT_KEY: &str = "linear_weight_layout";
+
+/// The value of [`LAYOUT_KEY`]: linear weights are `[in, out]`.
+pub const LINEAR_LAYOUT: &str = "[in, out]: y = x @ W + b (PyTorch nn.Linear.weight is W.T)";
+
 /// Writes the module's float parameters as f32 tensors named by their module paths to a
 /// safetensors file (atomically).
+///
+/// Every tensor keeps the shape Burn holds it in. A linear map's weight (`*.weight` of a
+/// `Linear`: `lin_in`, `lin_out`, `convs.{l}.linear`, `lin_neigh`, `lin_root`, `lin_pool`, GIN's
+/// `mlp_in` / `mlp_out`, GAT's `lin`) is stored `[in, out]`, applied as `y = x @ W + b`; PyTorch's
+/// `nn.Linear.weight` is `[out, in]` (`y = x @ W.T + b`), so loading one into PyTorch takes
+/// `W.T` (`torch.from_numpy(w).T.contiguous()`). Biases are `[out]`, GAT's `att_src` / `att_dst`
+/// `[heads, d_head]`, GIN's `eps` `[1]`, a layer norm's `gamma` / `beta` `[hidden]`: the same
+/// in both conventions. The file's metadata says so too: [`LAYOUT_KEY`] maps to
+/// [`LINEAR_LAYOUT`].
 pub fn write_safetensors<B: Backend, M: Module<B>>(module: &M, path: &Path) -> Result<(), TrainError> {
     let mut c = Collector { path: Vec::new(), shapes: Vec::new(), values: Some(Vec::new()) };
     module.visit(&mut c);
@@ -68,6 +83,7 @@ pub fn write_safetensors<B: Backend, M: Module<B>>(module: &M, path: &Path) -> R
             .map_err(|e| write_err(format!("tensor {}: {e}", p.path)))?;
         views.push((p.path.clone(), view));
     }
-    let data = safetensors::serialize(views, None).map_err(|e| write_err(e.to_string()))?;
+    let metadata = std::collections::HashMap::from([(LAYOUT_KEY.to_string(), LINEAR_LAYOUT.to_string())]);
+    let data = safetensors::serialize(views, Some(metadata)).map_err(|e| write_err(e.to_string()))?;
     write_atomic(path, &data)
 }

@@ -34,12 +34,21 @@ pub enum PoolsArg {
 #[derive(Subcommand)]
 pub enum Command {
     /// Train a model full-batch (the default command: GCN on the built-in SBM dataset).
+    ///
+    /// A run stops with a "training diverged" error (exit code 1) as soon as its training loss
+    /// is not finite or, at any epoch after the first, above twice the first epoch's training
+    /// loss; the error names the precision, the epoch and what to try.
+    ///
+    /// The run folder (--out) is the run's own: a new run replaces only a folder that is empty
+    /// or holds a run of train-app (marked by a `.train-app-run` file); a folder of other files
+    /// is refused, and so is a folder another run is writing (its `.train-app-lock`).
     #[command(allow_negative_numbers = true)]
     Train(TrainArgs),
     /// Evaluate a trained run (its folder) on the train / valid / test splits.
     #[command(allow_negative_numbers = true)]
     Eval(EvalArgs),
-    /// Write every node's class probabilities, predicted class and embedding as .npy files.
+    /// Write every node's (or the --nodes') class probabilities, predicted class and embedding
+    /// as .npy files; needs no labels.
     #[command(allow_negative_numbers = true)]
     Predict(PredictArgs),
     /// Run the conformance suite (kernels vs the CPU reference, forward and gradients).
@@ -91,7 +100,8 @@ pub struct TrainArgs {
     pub cfg: TrainConfig,
     /// Config file (TOML or JSON) with training options: the keys of a run's config.json (the
     /// model, data and optimizer options below, not --backend, --parts, --devices, --processes
-    /// or --resume); flags given too override it.
+    /// or --resume), the flag names with dashes or underscores (`weight-decay` or
+    /// `weight_decay`); flags given too override it.
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Backend: auto (CUDA, else wgpu on a GPU, else the CPU), cuda, wgpu or cpu.
@@ -107,7 +117,8 @@ pub struct TrainArgs {
     pub spread: SpreadArgs,
     /// Device memory the run may use, e.g. `20GiB`, `512MiB` (default: the device's free
     /// memory where the backend reports it). A run whose estimate exceeds it stops before
-    /// training with what to change.
+    /// training with what to change. On the CPU backend a run also stops before training when
+    /// its host estimate exceeds the host's available memory (or its cgroup's limit).
     #[arg(long)]
     pub memory_budget: Option<String>,
     /// Print the device memory estimate of the run and stop.
@@ -179,9 +190,15 @@ pub struct PredictArgs {
     pub out: PathBuf,
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendKind,
-    /// Predict on this dataset instead of the run's (same feature width and classes).
+    /// Predict on this dataset instead of the run's: any graph whose nodes have the model's
+    /// feature width, with or without labels (unlabeled: every label -1), prepared as the run
+    /// prepared its own (self-loops, symmetrisation, feature normalisation).
     #[arg(long)]
     pub dataset: Option<String>,
+    /// An .npy of node ids (int64 or int32, one dimension, each id once): write a row for
+    /// these nodes only, in the file's order (default: every node).
+    #[arg(long)]
+    pub nodes: Option<PathBuf>,
 }
 
 #[derive(Args)]

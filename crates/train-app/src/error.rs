@@ -49,6 +49,14 @@ pub enum AppError {
         budget_name: String,
         advice: String,
     },
+    /// A training run on a backend whose tensors live in host memory would need more of it
+    /// than the host can still give (checked before training).
+    #[error(
+        "{what} needs an estimated {} more host memory but {limit} is {}: {estimate}; to fit, {advice}",
+        crate::memory::gib(*need_bytes),
+        crate::memory::gib(*limit_bytes)
+    )]
+    HostWillNotFit { what: String, estimate: String, need_bytes: u64, limit_bytes: u64, limit: String, advice: String },
     /// The device ran out of memory during training (the estimate had let it start).
     #[error(
         "{what} ran out of device memory during training ({message}); the estimate before \

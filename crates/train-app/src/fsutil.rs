@@ -11,11 +11,21 @@ pub fn make_out_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|source| AppError::OutDir { path: dir.into(), source })
 }
 
+/// The file that marks a folder as a run folder of this program: written first, before any
+/// other file of a run. Only folders that carry it (or hold nothing a run did not write) are
+/// ever replaced by a new run.
+pub const RUN_MARKER: &str = ".train-app-run";
+
+/// The lock file of a run folder: held (an exclusive advisory lock, released when the process
+/// ends, however it ends) while a run writes the folder; it holds the writer's process id.
+pub const RUN_LOCK: &str = ".train-app-lock";
+
 /// The files and folders (`true`) a run writes into its folder (partition caches aside).
-const RUN_FILES: [(&str, bool); 9] = [
+const RUN_FILES: [(&str, bool); 10] = [
     ("config.json", false),
     ("history.json", false),
     ("results.json", false),
+    ("metrics.jsonl", false),
     ("curves.png", false),
     ("model.mpk", false),
     ("model.safetensors", false),
@@ -24,10 +34,121 @@ const RUN_FILES: [(&str, bool); 9] = [
     ("valid", true),
 ];
 
-/// What `train` does for a new (not resumed) run once its input is checked, before the run
-/// writes: a run already in `out` is replaced, its files removed first (so a later `--resume` cannot pick up the old
-/// run's checkpoints, nor its logs mix with the new ones); says so. Partition caches stay.
-pub fn replace_run(out: &Path) -> Result<()> {
+/// Entries a folder may hold and still count as free for a new run: the marker, the lock and
+/// partition caches (`train-app partition --cache` may write one there before the run).
+fn is_free_entry(name: &str) -> bool {
+    name == RUN_MARKER || name == RUN_LOCK || name.ends_with(".part")
+}
+
+/// A run folder held by this process: the lock is released when it is dropped (or when the
+/// process ends).
+#[derive(Debug)]
+pub struct RunFolder {
+    path: PathBuf,
+    _lock: File,
+}
+
+impl RunFolder {
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for RunFolder {
+    fn drop(&mut self) {
+        // the lock itself goes with the file handle; the file is tidied away
+        let _ = std::fs::remove_file(self.path.join(RUN_LOCK));
+    }
+}
+
+/// Takes the run folder `out` for a run of this process, before anything else is written there:
+///
+/// - a folder that holds files of something else (no [`RUN_MARKER`], entries other than
+///   partition caches) is refused with an error that names what is there; nothing is written;
+/// - a folder another process is writing (its [`RUN_LOCK`] locked) is refused with that
+///   process's id.
+///
+/// A resumed run (`resume`) may continue a run folder that has no marker yet. Nothing is
+/// removed here: [`RunFolder::start_new_run`] does that once the run's input is checked.
+pub fn claim_run_folder(out: &Path, resume: bool) -> Result<RunFolder> {
+    let marked = out.join(RUN_MARKER).is_file();
+    if !marked && !resume && out.is_dir() {
+        let mut foreign: Vec<String> = std::fs::read_dir(out)
+            .map_err(|e| AppError::io(out, e))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .filter(|n| !is_free_entry(n))
+            .collect();
+        if !foreign.is_empty() {
+            foreign.sort();
+            let count = foreign.len();
+            foreign.truncate(5);
+            let more = if count > 5 { format!(" and {} more", count - 5) } else { String::new() };
+            return Err(AppError::Config(format!(
+                "--out {}: the folder holds files that train-app did not write ({}{more}); a run only \
+                 replaces a folder that is empty or holds a run of train-app (one with a {RUN_MARKER} \
+                 file); choose another --out or empty the folder",
+                out.display(),
+                foreign.join(", ")
+            )));
+        }
+    }
+    make_out_dir(out)?;
+    let lock = lock_folder(out)?;
+    if !marked {
+        write_atomic(&out.join(RUN_MARKER), b"a run folder of train-app\n")?;
+    }
+    Ok(RunFolder { path: out.to_path_buf(), _lock: lock })
+}
+
+impl RunFolder {
+    /// A new (not resumed) run starts in this folder: the files of a run already there are
+    /// removed (it says so), so a later `--resume` cannot pick up the old run's checkpoints, nor
+    /// its logs mix with the new ones. Partition caches and files the runs did not write stay.
+    pub fn start_new_run(&self) -> Result<()> {
+        remove_run_files(&self.path)
+    }
+}
+
+/// Locks `out`'s [`RUN_LOCK`] (created if needed) and writes this process's id into it; a
+/// lock held by another process is an error naming it.
+fn lock_folder(out: &Path) -> Result<File> {
+    let path = out.join(RUN_LOCK);
+    let mut file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| AppError::io(&path, e))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let holder = holder.trim();
+            let who = if holder.is_empty() { "another process".to_string() } else { format!("process {holder}") };
+            return Err(AppError::Config(format!(
+                "--out {}: {who} is writing a run in this folder ({} is locked); wait for it to end \
+                 or choose another --out",
+                out.display(),
+                path.display()
+            )));
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(AppError::io(&path, e)),
+    }
+    let written = (|| {
+        file.set_len(0)?;
+        file.write_all(format!("{}\n", std::process::id()).as_bytes())?;
+        file.flush()
+    })();
+    written.map_err(|e| AppError::io(&path, e))?;
+    Ok(file)
+}
+
+/// Removes the files of a run from `out` (partition caches, the marker and the lock stay); says
+/// what it removed.
+fn remove_run_files(out: &Path) -> Result<()> {
     let found: Vec<&str> = RUN_FILES
         .into_iter()
         .filter(|(f, dir)| match dir {

@@ -8,6 +8,7 @@ use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, PoolsArg};
 
 fn main() {
+    quiet_vulkan_device_selection();
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let pools = match cli.memory_pools {
@@ -25,5 +26,20 @@ fn main() {
     if let Err(e) = commands::run(cli, &matches) {
         eprintln!("error: {e}");
         std::process::exit(1);
+    }
+}
+
+/// Turns off Mesa's Vulkan device-selection layer where no desktop session is there for it to
+/// ask. The layer (an implicit layer of `mesa-vulkan-drivers`) asks a Wayland compositor for the
+/// default GPU while wgpu lists the adapters (`--backend auto` probes wgpu twice), and
+/// libwayland prints `error: XDG_RUNTIME_DIR is invalid or not set in the environment.` each
+/// time where `XDG_RUNTIME_DIR` is not an absolute path, as on a server or in a container. The
+/// layer only orders the adapters, which wgpu and CubeCL pick by type anyway; its own switch
+/// `NODEVICE_SELECT=1` (from its manifest) turns it off, unless the caller set that variable.
+/// Runs first in `main`, before any thread starts, as setting a variable requires.
+fn quiet_vulkan_device_selection() {
+    let session = std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| d.to_string_lossy().starts_with('/'));
+    if !session && std::env::var_os("NODEVICE_SELECT").is_none() {
+        std::env::set_var("NODEVICE_SELECT", "1");
     }
 }

@@ -3,15 +3,80 @@
 
 use crate::error::{AppError, Result};
 
-/// Bytes of memory available to new allocations (Linux: `MemAvailable` of `/proc/meminfo`),
-/// or `None` where the system does not say.
+/// Bytes of memory available to new allocations: `MemAvailable` of `/proc/meminfo`, or less
+/// where a memory limit of this process's cgroup leaves less ([`cgroup_room_bytes`]); `None`
+/// where the system says neither.
 pub fn host_available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    text.lines().find_map(|l| {
-        let rest = l.strip_prefix("MemAvailable:")?;
-        let kib: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
-        Some(kib.saturating_mul(1024))
-    })
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {
+        text.lines().find_map(|l| {
+            let rest = l.strip_prefix("MemAvailable:")?;
+            let kib: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
+            Some(kib.saturating_mul(1024))
+        })
+    });
+    match (meminfo, cgroup_room_bytes()) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// What the memory limits of this process's cgroup and of the cgroups above it still leave
+/// (Linux; the least of them): cgroup v2 `memory.max` less `memory.current`, v1
+/// `memory.limit_in_bytes` less `memory.usage_in_bytes`, the inactive file cache (which the
+/// kernel reclaims before it refuses) not counted as used. `None` without a limit.
+pub fn cgroup_room_bytes() -> Option<u64> {
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).ok();
+    let own = read(std::path::Path::new("/proc/self/cgroup")).unwrap_or_default();
+    let mut room: Option<u64> = None;
+    let mut least = |r: Option<u64>| {
+        if let Some(r) = r {
+            room = Some(room.map_or(r, |x| x.min(r)));
+        }
+    };
+    // v2: the unified hierarchy, "0::/path"
+    if let Some(path) = own.lines().find_map(|l| l.strip_prefix("0::")) {
+        let mut dir = std::path::PathBuf::from("/sys/fs/cgroup").join(path.trim().trim_start_matches('/'));
+        loop {
+            least(cgroup_room(
+                read(&dir.join("memory.max")).as_deref(),
+                read(&dir.join("memory.current")).as_deref(),
+                read(&dir.join("memory.stat")).as_deref(),
+                "inactive_file",
+            ));
+            if dir == std::path::Path::new("/sys/fs/cgroup") || !dir.pop() {
+                break;
+            }
+        }
+    }
+    // v1: the memory controller's hierarchy
+    let v1 = std::path::Path::new("/sys/fs/cgroup/memory");
+    least(cgroup_room(
+        read(&v1.join("memory.limit_in_bytes")).as_deref(),
+        read(&v1.join("memory.usage_in_bytes")).as_deref(),
+        read(&v1.join("memory.stat")).as_deref(),
+        "total_inactive_file",
+    ));
+    room
+}
+
+/// A cgroup's room from the texts of its limit, its usage and its `memory.stat` (whose
+/// `inactive` line counts reclaimable cache): `None` where there is no limit (`max`, or v1's
+/// page-rounded `i64::MAX`) or the limit is unreadable.
+fn cgroup_room(limit: Option<&str>, usage: Option<&str>, stat: Option<&str>, inactive: &str) -> Option<u64> {
+    let limit: u64 = limit?.trim().parse().ok()?;
+    if limit >= 1 << 62 {
+        return None;
+    }
+    let usage: u64 = usage.and_then(|u| u.trim().parse().ok()).unwrap_or(0);
+    let cache: u64 = stat
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                let (k, v) = l.split_once(' ')?;
+                (k == inactive).then(|| v.trim().parse().ok()).flatten()
+            })
+        })
+        .unwrap_or(0);
+    Some(limit.saturating_sub(usage.saturating_sub(cache)))
 }
 
 /// This process's resident host memory now and at its peak (Linux: `VmRSS` and `VmHWM` of
@@ -118,6 +183,16 @@ mod tests {
         }
         assert_eq!(v.len(), 5000);
     }
+    #[test]
+    fn a_cgroup_limit_leaves_its_limit_less_what_is_used() {
+        let stat = "anon 100\ninactive_file 300\nactive_file 5\n";
+        assert_eq!(cgroup_room(Some("8000\n"), Some("1000\n"), Some(stat), "inactive_file"), Some(7300));
+        assert_eq!(cgroup_room(Some("max\n"), Some("1000\n"), Some(stat), "inactive_file"), None);
+        assert_eq!(cgroup_room(Some("9223372036854771712"), Some("1"), None, "total_inactive_file"), None);
+        assert_eq!(cgroup_room(Some("500"), Some("900"), None, "inactive_file"), Some(0));
+        assert_eq!(cgroup_room(None, Some("1"), None, "inactive_file"), None);
+    }
+
     #[test]
     fn available_memory_is_read_on_linux() {
         if cfg!(target_os = "linux") {

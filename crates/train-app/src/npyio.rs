@@ -226,6 +226,13 @@ pub fn read_ints(path: &Path) -> Result<Array<i64>> {
     ints_checked(path, npy)
 }
 
+/// [`read_ints`], and whether the file stores numpy bools (a mask rather than numbers).
+pub fn read_ints_or_bools(path: &Path) -> Result<(Array<i64>, bool)> {
+    let (npy, _) = open(path, 8)?;
+    let bools = matches!(type_of(&npy.dtype()), Some((TypeChar::Bool, _)));
+    Ok((ints_checked(path, npy)?, bools))
+}
+
 /// Reads an integer array of node ids (edge columns) as u32: u32 and i32 files without a
 /// widened copy (a graph's column ids are its largest array), other integer types through i64.
 /// A value that is negative or past `u32::MAX` is refused, naming its entry.

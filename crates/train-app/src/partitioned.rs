@@ -885,14 +885,20 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     // the parts and their rows without autodiff, for the evaluation after every step
     let eval_data = inner(&data);
     let start = Instant::now();
+    let mut first_loss: Option<f64> = None;
     for epoch in first..=cfg.epochs {
         let t = Instant::now();
         B::seed(&leader, cfg.seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64));
         let (next, loss) = train_step(model, &mut optim, &data, cfg.lr, cfg.seed, epoch as u64).map_err(abandon)?;
         model = next;
         let loss = scalar(loss);
-        if !loss.is_finite() {
-            return Err(abandon(AppError::Diverged(format!("loss {loss} at epoch {epoch}{}", cfg.divergence_hint()))));
+        let first = *first_loss.get_or_insert(loss);
+        if let Some(reason) = crate::training::renderer::diverged(Some(first).filter(|_| epoch > 1), epoch, loss) {
+            return Err(abandon(AppError::Diverged(format!(
+                "{reason} in {}; the run stopped there{}",
+                crate::training::config::name_of(&cfg.precision),
+                cfg.divergence_hint()
+            ))));
         }
         let ([train, valid, test], valid_loss) =
             accuracies(&burn::module::AutodiffModule::valid(&model), &eval_data, host).map_err(abandon)?;

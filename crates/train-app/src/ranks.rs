@@ -241,6 +241,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     };
     comm.take_stats();
     let start = Instant::now();
+    let mut first_loss: Option<f64> = None;
     for epoch in first..=cfg.epochs {
         let t = Instant::now();
         // rank 0's dropout seeds, drawn as the one-process run draws them
@@ -270,9 +271,14 @@ pub fn train<B: SparseGnnAutodiffBackend>(
             comm.all_reduce_sum(&[local, hits[0], hits[1], hits[2], local_valid]).map_err(|e| abandon(comm_err(e)))?;
         let (loss, valid_loss) = (sums[0], sums[4]);
         let [train, valid, test] = [1, 2, 3].map(|k| sums[k] / split_sizes[k - 1].max(1) as f64);
-        if !loss.is_finite() {
+        let first = *first_loss.get_or_insert(loss);
+        if let Some(reason) = crate::training::renderer::diverged(Some(first).filter(|_| epoch > 1), epoch, loss) {
             bar.abandon();
-            return Err(AppError::Diverged(format!("loss {loss} at epoch {epoch}{}", cfg.divergence_hint())));
+            return Err(AppError::Diverged(format!(
+                "{reason} in {}; the run stopped there{}",
+                crate::training::config::name_of(&cfg.precision),
+                cfg.divergence_hint()
+            )));
         }
         let exchange = Some(comm.take_stats());
         let seconds = t.elapsed().as_secs_f64();

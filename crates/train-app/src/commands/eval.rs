@@ -31,16 +31,23 @@ impl Job for EvalJob {
 struct PredictJob {
     dir: PathBuf,
     dataset: Option<String>,
+    nodes: Option<PathBuf>,
     out: PathBuf,
 }
 
 impl Job for PredictJob {
     type Output = ();
     fn run<B: SparseGnnAutodiffBackend>(self, device: B::Device, _backend: &str) -> Result<()> {
-        let p =
-            train_app::training::predict::<B::InnerBackend>(&self.dir, self.dataset.as_deref(), &self.out, &device)?;
+        let p = train_app::training::predict::<B::InnerBackend>(
+            &self.dir,
+            self.dataset.as_deref(),
+            self.nodes.as_deref(),
+            &self.out,
+            &device,
+        )?;
+        let of = if p.nodes == p.dataset_nodes { String::new() } else { format!(" of {}", p.dataset_nodes) };
         println!(
-            "{} nodes, {} classes{}: {}",
+            "{} nodes{of}, {} classes{}: {}",
             p.nodes,
             p.classes,
             p.hidden.map(|h| format!(", embeddings {h} wide")).unwrap_or_default(),
@@ -55,5 +62,5 @@ pub fn eval(a: EvalArgs) -> Result<()> {
 }
 
 pub fn predict(a: PredictArgs) -> Result<()> {
-    dispatch(a.backend, PredictJob { dir: a.dir, dataset: a.dataset, out: a.out })
+    dispatch(a.backend, PredictJob { dir: a.dir, dataset: a.dataset, nodes: a.nodes, out: a.out })
 }

@@ -25,6 +25,16 @@ fn given_keys(matches: Option<&ArgMatches>) -> Vec<String> {
 pub fn config(a: &TrainArgs, matches: Option<&ArgMatches>) -> Result<TrainConfig> {
     let mut cfg = merged_config(a, matches)?;
     cfg.dataset = absolute_dataset(&cfg.dataset);
+    if cfg.half_safe_gin_by_default() {
+        eprintln!(
+            "GIN in mixed f16 aggregates with HalfGNN's half-safe form (1 + eps) x + {} mean \
+             (--gin-lambda {}): the sum of a high-degree row can overflow f16; mixed bf16 and f32 keep \
+             the sum",
+            gnn_models::GIN_HALF_SAFE_LAMBDA,
+            gnn_models::GIN_HALF_SAFE_LAMBDA
+        );
+        cfg.gin_lambda = Some(gnn_models::GIN_HALF_SAFE_LAMBDA);
+    }
     Ok(cfg)
 }
 
@@ -135,6 +145,17 @@ fn estimate(
 impl Job for TrainJob {
     type Output = ();
     fn run<B: SparseGnnAutodiffBackend>(self, device: B::Device, backend: &str) -> Result<()> {
+        // the run folder is this run's before anything is read or written: a folder of other
+        // files, or one another run is writing, is refused at once (rank 0 writes for all ranks)
+        let writes = !self.dry_run && self.rank.as_ref().is_none_or(|(run, _)| run.rank == 0);
+        let folder = match writes {
+            true => Some(train_app::fsutil::claim_run_folder(&self.cfg.out, self.resume.is_some())?),
+            false => None,
+        };
+        let new_run = |folder: &Option<train_app::fsutil::RunFolder>| match (folder, self.resume) {
+            (Some(f), None) => f.start_new_run(),
+            _ => Ok(()),
+        };
         let data = datasets::load(&self.cfg.dataset, BuildOptions::default())?;
         let stats = data.stats();
         eprintln!(
@@ -159,9 +180,7 @@ impl Job for TrainJob {
                 .unwrap_or_else(|| self.cfg.out.join(format!("partition-{}-{}.part", run.world, run.method.as_str())));
             let rank = run.rank;
             // rank 0 writes the run folder: a new run replaces the one there
-            if rank == 0 && self.resume.is_none() {
-                train_app::fsutil::replace_run(&self.cfg.out)?;
-            }
+            new_run(&folder)?;
             let resume = self.resume;
             let report = train_app::device_memory::catch_out_of_memory(|| {
                 train_app::ranks::train::<B>(&self.cfg, &host, run, &cache, &device, backend, resume)
@@ -237,10 +256,13 @@ impl Job for TrainJob {
             println!("{}", serde_json::to_string(&est).map_err(|e| AppError::Config(e.to_string()))?);
             return Ok(());
         }
-        // the input is checked: a new run replaces the one in its folder
-        if self.resume.is_none() {
-            train_app::fsutil::replace_run(&self.cfg.out)?;
+        if backend != "cuda" && self.spread.is_none() {
+            // activations live in host memory on the CPU and lavapipe backends: a run that
+            // cannot fit is refused before the run folder changes
+            self.cfg.check_size(host.data.num_nodes(), host.d_in, host.data.num_classes())?;
         }
+        // the input is checked: a new run replaces the one in its folder
+        new_run(&folder)?;
         if let Some(spread) = &self.spread {
             let resume = self.resume;
             let report = train_app::device_memory::catch_out_of_memory(|| {

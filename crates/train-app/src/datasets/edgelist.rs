@@ -5,17 +5,17 @@
 //! | `edges.csv`, `edges.tsv` or `edge_index.npy` (exactly one) | CSV / TSV: `source,target[,weight]` per line, header optional, `#` comments; npy: PyG's `edge_index`, integers `[2, E]` |
 //! | `labels.csv` or `labels.npy` | one class id per node (`-1` = unlabeled): their count is the node count N |
 //! | `features.csv` or `features.npy` (optional) | `[N, F]` numbers, row i = node i; without, one-hot node ids (sparse) |
-//! | `train_idx`, `val_idx`, `test_idx` `.csv` or `.npy` (optional, all three) | node ids |
+//! | `train_idx`, `val_idx`, `test_idx` `.csv` or `.npy` (optional, all three) | node ids, or a mask of N entries (bool, or 0 / 1) |
 //!
 //! Edges are used as listed (source -> target, duplicates kept): an undirected graph lists both
 //! directions (as PyG's `edge_index` does), or is symmetrised with `train --symmetrize`.
 
 use super::npy::read_edge_index;
 use super::text::{self, delimiter_of, for_each_record, is_header, open_text, Blank};
-use super::{check_graph_memory, check_split, class_count, folder_name};
+use super::{check_graph_memory, check_split, class_count, folder_name, split_ids};
 use crate::error::{AppError, Result};
 use crate::memory::push_checked;
-use crate::npyio::{expect_shape, read_floats, read_ints};
+use crate::npyio::{expect_shape, read_floats, read_ints, read_ints_or_bools};
 use burn_sparse_gnn::data::MAX_INDEX;
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
 use std::path::{Path, PathBuf};
@@ -194,12 +194,13 @@ fn read_features(dir: &Path, n: usize) -> Result<Features> {
     Features::dense(n, f, x).map_err(|e| AppError::graph(path.display().to_string(), e))
 }
 
-/// Reads one split file of node ids (`.npy` 1-D, or `.csv` one id per line).
-fn read_ids(path: &Path) -> Result<Vec<i64>> {
+/// Reads one split file of node ids (`.npy` 1-D, or `.csv` one id per line), or a mask of one
+/// entry per node of the `n` (see [`split_ids`]).
+fn read_ids(path: &Path, n: usize) -> Result<Vec<i64>> {
     if is_npy(path) {
-        let a = read_ints(path)?;
+        let (a, bools) = read_ints_or_bools(path)?;
         expect_shape(path, &a.shape, &[None])?;
-        return Ok(a.data);
+        return split_ids(path, a.data, bools, n);
     }
     let mut v = Vec::new();
     read_table(path, "split csv", Blank::Skip, |line, f| {
@@ -207,7 +208,7 @@ fn read_ids(path: &Path) -> Result<Vec<i64>> {
         let len = v.len();
         push_checked(&mut v, text::int(path, line, f[0], "node id")?, || growing(path, "ids", len))
     })?;
-    Ok(v)
+    split_ids(path, v, false, n)
 }
 
 /// Reads the split: all three of `train_idx`, `val_idx`, `test_idx` (`.npy` or `.csv`) or none.
@@ -225,7 +226,7 @@ fn read_split(dir: &Path, n: usize) -> Result<Option<Split>> {
             path: dir.join(format!("{part}.npy")),
             what: format!("split file {part}.npy or {part}.csv (the three split files go together)"),
         })?;
-        parts.push(read_ids(path)?);
+        parts.push(read_ids(path, n)?);
     }
     let split = GraphData::split_from_i64(&parts[0], &parts[1], &parts[2], n)
         .map_err(|e| AppError::graph(format!("{}/{{train,val,test}}_idx", dir.display()), e))?;

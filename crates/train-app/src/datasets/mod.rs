@@ -61,7 +61,9 @@ pub fn load(spec: &str, opts: BuildOptions) -> Result<GraphData> {
     })
 }
 
-/// Rebuilds the adjacency of a dataset with `opts` (symmetrise, self-loops, dedup).
+/// Rebuilds the adjacency of a dataset with `opts` (symmetrise, self-loops, dedup). Edge
+/// weights follow their edges: a reversed edge has its edge's weight, an added self-loop weight
+/// 1, and merged duplicates the sum of their weights ([`burn_sparse_gnn::Csr::from_edges`]).
 pub fn rebuild(d: GraphData, opts: BuildOptions) -> Result<GraphData> {
     if opts == BuildOptions::default() {
         return Ok(d);
@@ -75,7 +77,7 @@ pub fn rebuild(d: GraphData, opts: BuildOptions) -> Result<GraphData> {
             dst.push(i as i64);
         }
     }
-    let new = burn_sparse_gnn::Csr::from_edges(adj.n_rows(), &src, &dst, None, opts)
+    let new = burn_sparse_gnn::Csr::from_edges(adj.n_rows(), &src, &dst, adj.weights(), opts)
         .map_err(|e| AppError::graph(&d.name, e))?;
     let name = d.name.clone();
     d.with_adjacency(new).map_err(|e| AppError::graph(name, e))
@@ -123,7 +125,39 @@ pub fn class_count(path: &Path, labels: &[i64]) -> Result<usize> {
 /// Checks that the parts of a split read from `path` are non-empty and disjoint (see
 /// [`Split::check`]); `what` says which files or which mask it came from.
 pub fn check_split(path: &Path, what: &str, split: &Split, n_nodes: usize) -> Result<()> {
-    split.check(n_nodes).map_err(|issue| AppError::Format { path: path.into(), msg: format!("{what}: {issue}") })
+    split.check(n_nodes).map_err(|issue| AppError::Format {
+        path: path.into(),
+        msg: format!(
+            "{what}: {issue}; fix the dataset's split or remove it (a dataset without a split of its own \
+             trains on --split, by default {})",
+            crate::training::config::DEFAULT_SPLIT
+        ),
+    })
+}
+
+/// The node ids of one part of a split as stored in a one-dimensional `.npy` (`path`) or read
+/// from a text file (`ids`, `bools`: whether the `.npy` stores numpy bools): a list of node
+/// ids, or a mask of one entry per node (PyG's `train_mask` saved as is: numpy bools, or 0 / 1
+/// integers that repeat, which no list of distinct ids does), read as the ids of its nodes
+/// that are set. A bool array of another length than the `n` nodes is an error.
+pub fn split_ids(path: &Path, ids: Vec<i64>, bools: bool, n: usize) -> Result<Vec<i64>> {
+    let binary = ids.iter().all(|&v| v == 0 || v == 1);
+    let ones = ids.iter().filter(|&&v| v == 1).count();
+    let repeats = ones > 1 || ids.len() - ones > 1;
+    if bools && ids.len() != n {
+        return Err(AppError::Format {
+            path: path.into(),
+            msg: format!(
+                "a boolean mask of {} entries, but the dataset has {n} nodes: a mask holds one entry per node \
+                 (or save the node ids: mask.nonzero())",
+                ids.len()
+            ),
+        });
+    }
+    if bools || (ids.len() == n && binary && repeats) {
+        return Ok(ids.iter().enumerate().filter(|(_, &v)| v == 1).map(|(i, _)| i as i64).collect());
+    }
+    Ok(ids)
 }
 
 /// Checks that building the CSR of `edges` edges over `n` nodes (as [`Csr::from_edges`] does:

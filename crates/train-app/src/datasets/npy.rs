@@ -7,10 +7,10 @@
 //! `feat_shape.npy`, the leftover of an earlier export) is an error, not a silent choice.
 //! [`save`] removes the files of the layouts it does not write, so it never leaves two.
 
-use super::{check_declared_width, check_graph_memory, check_split, class_count, folder_name};
+use super::{check_declared_width, check_graph_memory, check_split, class_count, folder_name, split_ids};
 use crate::error::{AppError, Result};
 use crate::memory::check_fits;
-use crate::npyio::{expect_shape, peek_int_shape, read_floats, read_ids, read_ints, write};
+use crate::npyio::{expect_shape, peek_int_shape, read_floats, read_ids, read_ints, read_ints_or_bools, write};
 use burn_sparse_gnn::data::MAX_INDEX;
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
 use std::path::Path;
@@ -171,9 +171,9 @@ fn read_split(dir: &Path, n: usize) -> Result<Option<Split>> {
                 what: format!("split file: {} is there, and the three split files go together", found.join(", ")),
             });
         }
-        let a = read_ints(&p)?;
+        let (a, bools) = read_ints_or_bools(&p)?;
         expect_shape(&p, &a.shape, &[None])?;
-        parts.push(a.data);
+        parts.push(split_ids(&p, a.data, bools, n)?);
     }
     let split = GraphData::split_from_i64(&parts[0], &parts[1], &parts[2], n)
         .map_err(|e| AppError::graph(format!("{}/{{train,val,test}}_idx.npy", dir.display()), e))?;

@@ -2,12 +2,19 @@
 //! keys of a `--config` TOML / JSON file and the run's `config.json` (serde), with one default
 //! per option.
 
+pub mod file;
+pub mod host_memory;
+mod nonlin;
+pub mod split;
+
+pub use nonlin::parse_nonlin;
+pub use split::{apply_split, DEFAULT_SPLIT};
+
 use crate::error::{AppError, Result};
-use crate::gen::per_class_split;
 use burn::prelude::Backend;
-use burn_sparse_gnn::{Choice, GraphData, GraphOptions, KernelPolicy, SspmmStrategy};
+use burn_sparse_gnn::{Choice, GraphOptions, KernelPolicy, SspmmStrategy};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use gnn_models::{ConvKind, GcnNorm, GnnModelConfig, Nonlinearity, NormKind, Precision, SageAggr};
+use gnn_models::{ConvKind, GcnNorm, GnnModelConfig, NormKind, Precision, SageAggr};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -192,36 +199,6 @@ pub fn config_keys() -> Vec<String> {
     TrainConfig::augment_args(clap::Command::new("train")).get_arguments().map(|a| a.get_id().to_string()).collect()
 }
 
-/// Parses `relu`, `maxk:K`, `maxpool:W`, `maxpool:WxC`, `maxpool:WxC:2d`.
-pub fn parse_nonlin(s: &str) -> Result<Nonlinearity> {
-    let bad = || AppError::Config(format!("--nonlin `{s}`: expected relu, maxk:K or maxpool:W[xC][:2d]"));
-    let mut parts = s.split(':');
-    match parts.next() {
-        Some("relu") if parts.next().is_none() => Ok(Nonlinearity::Relu),
-        Some("maxk") => {
-            let k = parts.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
-            if parts.next().is_some() {
-                return Err(bad());
-            }
-            Ok(Nonlinearity::Maxk { k })
-        }
-        Some("maxpool") => {
-            let wc = parts.next().ok_or_else(bad)?;
-            let (w, c) = match wc.split_once('x') {
-                Some((w, c)) => (w.parse().map_err(|_| bad())?, c.parse().map_err(|_| bad())?),
-                None => (wc.parse().map_err(|_| bad())?, 1),
-            };
-            let two_d = match parts.next() {
-                None => false,
-                Some("2d") => true,
-                Some(_) => return Err(bad()),
-            };
-            Ok(Nonlinearity::Maxpool { windows: w, channels: c, two_d })
-        }
-        _ => Err(bad()),
-    }
-}
-
 /// Most convolution layers a run may stack.
 pub const MAX_LAYERS: usize = 64;
 
@@ -238,44 +215,17 @@ fn shown(v: &serde_json::Value) -> String {
 }
 
 impl TrainConfig {
-    /// Reads a TOML or JSON config file (by extension). Files of older runs are read too:
-    /// `conv`, `gat_heads`, `gat_attention_dropout`, `gin_half_safe_lambda`, `artifact_dir` and
-    /// `linear_io` (as `architecture`) are accepted.
+    /// Reads a TOML or JSON config file (by extension): see [`file`] for its keys.
     pub fn from_file(path: &Path) -> Result<Self> {
         let value = Self::file_value(path)?;
         serde_json::from_value(value).map_err(|e| AppError::Format { path: path.into(), msg: e.to_string() })
     }
 
-    /// A config file's keys and values, older keys translated.
+    /// A config file's keys (as the options' names: dashes read as underscores, older keys
+    /// translated) and values; a key that is not an option, or two keys for one option, is an
+    /// error naming them.
     pub fn file_value(path: &Path) -> Result<serde_json::Value> {
-        let mut text = String::new();
-        // a regular file of at most 1 MiB (a FIFO or a huge file is refused, not read forever)
-        let file = crate::npyio::open_regular(path, "a TOML or JSON config file")?;
-        std::io::Read::read_to_string(&mut std::io::Read::take(file, 1 << 20), &mut text)
-            .map_err(|e| AppError::io(path, e))?;
-        let fmt = |msg: String| AppError::Format { path: path.into(), msg };
-        let mut value: serde_json::Value = match path.extension().and_then(|e| e.to_str()) {
-            Some("json") => serde_json::from_str(&text).map_err(|e| fmt(e.to_string()))?,
-            Some("toml") => toml::from_str(&text).map_err(|e| fmt(e.to_string()))?,
-            _ => return Err(fmt("config files must end in .toml or .json".into())),
-        };
-        let map = value.as_object_mut().ok_or_else(|| fmt("expected a table of options".into()))?;
-        if let Some(v) = map.remove("linear_io") {
-            let arch = if v.as_bool() == Some(true) { "linear-io" } else { "classic" };
-            map.insert("architecture".into(), arch.into());
-        }
-        for (old, new) in [
-            ("conv", "model"),
-            ("gat_heads", "heads"),
-            ("gat_attention_dropout", "attention_dropout"),
-            ("gin_half_safe_lambda", "gin_lambda"),
-            ("artifact_dir", "out"),
-        ] {
-            if let Some(v) = map.remove(old) {
-                map.insert(new.into(), v);
-            }
-        }
-        Ok(value)
+        file::read_table(path, &config_keys())
     }
 
     /// The configuration of a `train` command: the defaults, or `base` (a `--config` file's or
@@ -368,15 +318,25 @@ impl TrainConfig {
         Ok(cfg)
     }
 
+    /// GIN in mixed f16 without `--gin-lambda`: such a run aggregates with the half-safe form
+    /// ([`gnn_models::GIN_HALF_SAFE_LAMBDA`]), as the sum of a high-degree row overflows f16.
+    pub fn half_safe_gin_by_default(&self) -> bool {
+        self.model == ConvKind::Gin && self.gin_lambda.is_none() && self.precision == Precision::MixedF16
+    }
+
     /// A hint appended to a divergence error where the configuration explains it: GIN's sum
     /// aggregation in f16 overflows past 65,504 on deep or dense graphs (HalfGNN).
     pub fn divergence_hint(&self) -> String {
+        let lr = format!("a lower --lr (now {})", self.lr);
         if self.model == ConvKind::Gin && self.gin_lambda.is_none() && self.precision == Precision::MixedF16 {
-            "; GIN's sum aggregation can overflow f16: use the half-safe aggregation (--gin-lambda 0.1), \
-             mixed bf16 or f32"
-                .into()
+            format!(
+                "; GIN's sum aggregation can overflow f16: use the half-safe aggregation (--gin-lambda 0.1), \
+                 mixed bf16 or f32, or {lr}"
+            )
+        } else if self.precision == Precision::MixedF16 {
+            format!("; f16's range is narrow: try --precision mixedbf16 or f32, or {lr}")
         } else {
-            String::new()
+            format!("; try {lr}")
         }
     }
 
@@ -424,28 +384,12 @@ impl TrainConfig {
         parse_nonlin(&self.nonlin).map(|_| ())
     }
 
-    /// Refuses a model whose parameters and activations cannot fit in the host's memory
-    /// (`--hidden 100000000`), before anything is allocated. Counts the dense activations the
-    /// forward and backward passes keep (about six `[nodes, hidden]` tensors per layer) and the
-    /// parameters with their gradients and Adam's two moments.
+    /// Refuses a run whose host estimate ([`host_memory`]: the tensors, the copies of the
+    /// features and of the parameters) cannot fit in what the host can still give (its
+    /// available memory, or less under a cgroup limit), before the model is built: for the
+    /// backends whose tensors live in host memory.
     pub fn check_size(&self, nodes: usize, d_in: usize, classes: usize) -> Result<()> {
-        let h = self.hidden as u64;
-        let layers = self.layers as u64;
-        // hidden-to-hidden convolutions, two linear maps each at most (SAGE, GIN)
-        let square = if self.linear_io() { layers } else { layers.saturating_sub(2) };
-        let params = (d_in as u64 + classes as u64)
-            .saturating_mul(h)
-            .saturating_add(square.saturating_mul(2).saturating_mul(h).saturating_mul(h));
-        let activations = (nodes as u64).saturating_mul(h).saturating_mul(6).saturating_mul(layers);
-        let need = params.saturating_mul(4).saturating_add(activations).saturating_mul(4);
-        crate::memory::check_fits(need, || {
-            format!(
-                "a {}-layer {} of hidden width {} on {nodes} nodes ({d_in} features, {classes} classes)",
-                self.layers,
-                self.model.name(),
-                self.hidden
-            )
-        })
+        self.check_host_memory(nodes, d_in, classes, crate::memory::host_available_bytes()).map(|_| ())
     }
 
     /// Checks that the device stores the precision's half type (the CPU backend has no f16 /
@@ -482,43 +426,6 @@ impl TrainConfig {
             ..defaults
         }
     }
-}
-
-/// Applies a split specification (see [`TrainConfig::split`]).
-pub fn apply_split(data: GraphData, spec: Option<&str>, seed: u64) -> Result<GraphData> {
-    let spec = match spec {
-        Some(s) => s.to_string(),
-        None if data.split().is_some() => return Ok(data),
-        None => "per-class:20,30".to_string(),
-    };
-    let bad =
-        || AppError::Config(format!("split `{spec}`: expected per-class:TRAIN,VALID, random:TRAIN,VALID or mask:K"));
-    let (kind, args) = spec.split_once(':').ok_or_else(bad)?;
-    let split = match kind {
-        "per-class" => {
-            let (t, v) = args.split_once(',').ok_or_else(bad)?;
-            let (t, v): (usize, usize) = (t.parse().map_err(|_| bad())?, v.parse().map_err(|_| bad())?);
-            per_class_split(data.labels(), data.num_classes(), t, v, seed)
-        }
-        "random" => {
-            let (t, v) = args.split_once(',').ok_or_else(bad)?;
-            let (t, v): (f64, f64) = (t.parse().map_err(|_| bad())?, v.parse().map_err(|_| bad())?);
-            if !(t > 0.0 && v > 0.0 && t + v < 1.0) {
-                return Err(AppError::Config(format!(
-                    "split `{spec}`: random:TRAIN,VALID needs TRAIN > 0, VALID > 0 and TRAIN + VALID < 1 \
-                     (the rest is the test split; no split may be empty)"
-                )));
-            }
-            crate::gen::random_split(data.labels(), t, v, seed)
-        }
-        "mask" => {
-            let k: usize = args.parse().map_err(|_| bad())?;
-            crate::datasets::mask_split(&data, k)?
-        }
-        _ => return Err(bad()),
-    };
-    let name = data.name.clone();
-    data.with_split(split).map_err(|e| AppError::graph(name, e))
 }
 
 #[cfg(test)]

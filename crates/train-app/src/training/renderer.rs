@@ -14,6 +14,35 @@ use std::time::Instant;
 
 type MemoryProbe = Box<dyn Fn() -> Option<(u64, u64)> + Send + Sync>;
 
+/// How far a run's training loss may grow before the run counts as diverged: above
+/// `DIVERGENCE_FACTOR` times the first epoch's loss (or not finite), at any epoch after the
+/// first. A healthy run's loss falls from its first epoch; a run that passes this bound
+/// has left the region where training helps, and further epochs only add noise.
+pub const DIVERGENCE_FACTOR: f64 = 2.0;
+
+/// The rule of [`DIVERGENCE_FACTOR`]: `Some(reason)` when the training loss `loss` of `epoch`
+/// counts as diverged given the first epoch's loss `first`.
+pub fn diverged(first: Option<f64>, epoch: usize, loss: f64) -> Option<String> {
+    if !loss.is_finite() {
+        return Some(format!("the training loss is {loss} at epoch {epoch}"));
+    }
+    match first {
+        Some(f) if f.is_finite() && f > 0.0 && loss > DIVERGENCE_FACTOR * f => Some(format!(
+            "the training loss grew from {f:.4} at the first epoch to {loss:.4} at epoch {epoch} (more than \
+             {DIVERGENCE_FACTOR}x)"
+        )),
+        _ => None,
+    }
+}
+
+/// Stops a run whose training loss diverges (see [`diverged`]) through burn-train's
+/// interrupter and keeps the reason for the run's error.
+pub struct DivergenceGuard {
+    pub interrupter: burn::train::Interrupter,
+    pub first: Option<f64>,
+    pub reason: Arc<Mutex<Option<String>>>,
+}
+
 /// Forwards to the TUI (in a terminal) or prints one line per epoch, and records every epoch's
 /// metrics; with `history` set, writes the epochs so far (after `earlier`) to that file after
 /// each epoch.
@@ -29,6 +58,11 @@ pub struct RecordingRenderer {
     pub history: Option<PathBuf>,
     pub earlier: Vec<EpochMetrics>,
     pub history_error: Arc<Mutex<Option<String>>>,
+    /// Stops the run when its training loss diverges.
+    pub guard: Option<DivergenceGuard>,
+    /// Writes `history.json` at most this often (and after the last epoch).
+    pub history_interval: std::time::Duration,
+    pub history_written: Option<Instant>,
 }
 
 impl RecordingRenderer {
@@ -51,6 +85,9 @@ impl RecordingRenderer {
             history: None,
             earlier: Vec::new(),
             history_error: Arc::new(Mutex::new(None)),
+            guard: None,
+            history_interval: std::time::Duration::from_secs(2),
+            history_written: None,
         }
     }
 
@@ -93,10 +130,27 @@ impl RecordingRenderer {
                 mem
             );
         }
+        let mut stop = false;
+        if let (Some(g), Some(loss)) = (self.guard.as_mut(), m.train_loss) {
+            if g.first.is_none() {
+                g.first = Some(loss);
+            }
+            if let Some(reason) = diverged(g.first.filter(|_| epoch > 1), epoch, loss) {
+                *g.reason.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+                g.interrupter.stop(Some("the training loss diverged"));
+                stop = true;
+            }
+        }
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         log.retain(|e| e.epoch != epoch);
         log.push(m);
-        if let Some(path) = &self.history {
+        // the history file is rewritten every few seconds, after the last epoch and when the
+        // run stops: each write replaces the whole file (atomically, flushed to disk)
+        let due = self.history_written.is_none_or(|t| t.elapsed() >= self.history_interval)
+            || epoch >= self.total_epochs
+            || stop;
+        if let Some(path) = self.history.as_ref().filter(|_| due) {
+            self.history_written = Some(Instant::now());
             let mut all: Vec<EpochMetrics> =
                 self.earlier.iter().filter(|e| !log.iter().any(|l| l.epoch == e.epoch)).cloned().collect();
             all.extend(log.iter().cloned());
@@ -176,5 +230,22 @@ impl MetricsRenderer for RecordingRenderer {
         if let Some(r) = self.inner.as_mut() {
             r.register_metric(definition);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loss_past_twice_the_first_or_not_finite_diverges() {
+        assert!(diverged(Some(1.0), 2, 1.9).is_none());
+        assert!(diverged(Some(1.0), 5, 0.2).is_none());
+        let r = diverged(Some(1.0), 7, 2.5).unwrap();
+        assert!(r.contains("epoch 7") && r.contains("1.0000") && r.contains("2.5000"), "{r}");
+        assert!(diverged(None, 1, f64::NAN).is_some());
+        assert!(diverged(Some(1.0), 3, f64::INFINITY).is_some());
+        // the first epoch itself is the reference, never judged against itself
+        assert!(diverged(None, 1, 80.0).is_none());
     }
 }

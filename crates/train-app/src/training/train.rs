@@ -8,13 +8,14 @@ use crate::training::checkpoints::{
     best_checkpoint, check_epochs_left, checkpoint_dir, resumable_epoch, verify, BestValidCheckpoints,
 };
 use crate::training::config::{apply_split, ModelSelection, TrainConfig};
-use crate::training::renderer::RecordingRenderer;
+use crate::training::renderer::{DivergenceGuard, RecordingRenderer};
 use crate::training::report::{earlier_epochs, history_path, results_path, write_json, DatasetSummary, TrainReport};
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::data::dataset::InMemDataset;
 use burn::module::Module;
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::AdamConfig;
+use burn::train::logger::InMemoryMetricLogger;
 use burn::train::metric::store::{Aggregate, Direction, Split as MetricSplit};
 use burn::train::metric::{AccuracyMetric, LossMetric};
 use burn::train::renderer::MetricsRenderer;
@@ -132,7 +133,10 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let mut training = SupervisedTraining::new(out, train_loader, valid_loader)
         .metrics((AccuracyMetric::new(), LossMetric::new()))
         .num_epochs(cfg.epochs)
-        .with_application_logger(None);
+        .with_application_logger(None)
+        // the metrics stay in memory (early stopping reads them there) and reach the run folder
+        // through the renderer's `history.json`: no folder of log files per epoch and split
+        .with_metric_logger(InMemoryMetricLogger::default());
     let interrupter = training.interrupter();
     let tui = tui.then(|| {
         Box::new(burn::train::renderer::tui::TuiMetricsRendererWrapper::new(interrupter, start))
@@ -144,6 +148,12 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         renderer.earlier = earlier.clone();
     }
     let history_error = renderer.history_error.clone();
+    let divergence = Arc::new(Mutex::new(None));
+    renderer.guard = Some(DivergenceGuard {
+        interrupter: training.interrupter(),
+        first: earlier.first().and_then(|e| e.train_loss),
+        reason: divergence.clone(),
+    });
     training = training.renderer(renderer);
     let keep_best = cfg.select == ModelSelection::BestValid;
     let recorder = AtomicFileRecorder::new();
@@ -230,12 +240,22 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     };
     let path = results_path(out);
     write_json(&path, &report)?;
+    if cfg.checkpoints {
+        write_json(&history_path(out), &report.epochs)?;
+    }
     let chart = out.join("curves.png");
     if let Err(e) = crate::charts::write_curves(&chart, &report.epochs) {
         eprintln!("warning: no chart written to {}: {e}", chart.display());
     }
     let finite = |v: Option<f64>| v.is_none_or(f64::is_finite);
     let hint = cfg.divergence_hint();
+    if let Some(reason) = divergence.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(AppError::Diverged(format!(
+            "{reason} in {}; the run stopped there (see {}){hint}",
+            crate::training::config::name_of(&cfg.precision),
+            path.display()
+        )));
+    }
     if let Some(e) = report.epochs.iter().find(|e| !finite(e.train_loss) || !finite(e.valid_loss)) {
         return Err(AppError::Diverged(format!(
             "loss train {:?} / valid {:?} at epoch {} (see {}){hint}",

@@ -2,10 +2,8 @@
 //! loader and the CLI: every case ends in `Ok` or an error, within seconds, never in a panic,
 //! a hang or an abort. Bounded and seeded: about 200 cases, a few seconds in all.
 
-mod common;
-
+use crate::common::{gz, i64_bytes, mkfifo, raw_npy, tiny_data, tmp, zip, ZipEntry};
 use burn_sparse_gnn::BuildOptions;
-use common::{gz, i64_bytes, mkfifo, raw_npy, tiny_data, tmp, zip, ZipEntry};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};

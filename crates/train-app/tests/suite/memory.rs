@@ -2,9 +2,7 @@
 //! it, a run whose estimate exceeds `--memory-budget` stops before training with the estimate,
 //! the budget and what to change, and a spread run is estimated per device.
 
-mod common;
-
-use common::{app, s, tmp};
+use crate::common::{app, s, tmp};
 use std::path::Path;
 
 /// The built-in dataset: a 3,000-node SBM graph.
@@ -45,6 +43,45 @@ fn a_run_over_the_budget_stops_before_training_and_says_what_to_change() {
     // within the budget it trains
     let r = train(&run, &["--epochs", "1", "--memory-budget", "64GiB", "--log-every", "0"]);
     assert_eq!(r.0, 0, "{}{}", r.1, r.2);
+}
+
+#[test]
+fn a_cpu_run_beyond_the_hosts_memory_stops_before_training() {
+    if train_app::memory::host_available_bytes().is_none() {
+        return;
+    }
+    // 8 layers of width 65,536: 16 GiB of weights alone, a terabyte with gradients, Adam's
+    // moments and the checkpoints' copies, checked against the host's memory, not a device's
+    let run = tmp("host-budget").join("run");
+    let (code, stdout, stderr) = app(&[
+        "train",
+        "--backend",
+        "cpu",
+        "--dataset",
+        SBM,
+        "--out",
+        s(&run),
+        "--hidden",
+        "65536",
+        "--layers",
+        "8",
+        "--architecture",
+        "linear-io",
+        "--epochs",
+        "1",
+    ]);
+    let text = stdout + &stderr;
+    assert_ne!(code, 0, "{text}");
+    for needle in [
+        "training gcn 8x65536 on 3000 nodes of 64 features needs an estimated",
+        "more host memory but the host's available memory is",
+        "optimizer and checkpoint copies of the parameters",
+        "to fit, try --checkpoints false",
+        "a smaller --hidden (now 65536)",
+    ] {
+        assert!(text.contains(needle), "expected `{needle}` in:\n{text}");
+    }
+    assert!(!run.join("results.json").exists() && !run.join("model.mpk").exists(), "nothing trained");
 }
 
 #[test]

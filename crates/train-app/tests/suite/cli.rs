@@ -1,9 +1,7 @@
 //! Bad inputs through the command line: each is a clear error and a non-zero exit, never a panic.
 
-mod common;
-
+use crate::common::tmp;
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
-use common::tmp;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use train_app::npyio::write;
@@ -211,7 +209,89 @@ fn resume_without_checkpoint_and_bad_config_file() {
     fails_with(train_on(&dir, &["--resume", "7", "--epochs", "9"]), "the run keeps those of epochs");
     let cfg = dir.join("bad.toml");
     std::fs::write(&cfg, "epochs = 3\nlearning_rate = 0.1\n").unwrap();
-    fails_with(train_on(&dir, &["--config", cfg.to_str().unwrap()]), "unknown field `learning_rate`");
+    fails_with(train_on(&dir, &["--config", cfg.to_str().unwrap()]), "`learning_rate` is not a training option");
+}
+
+#[test]
+fn config_keys_are_the_flag_names_with_dashes_or_underscores() {
+    let dir = tiny("config-keys");
+    let file = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    // the flag's spelling and the field's spelling are the same key
+    let dashed = file("dashed.toml", "weight-decay = 0.001\nlog-every = 0\nepochs = 1\n");
+    let (code, text) = train_on(&dir, &["--config", &dashed]);
+    assert_eq!(code, 0, "{text}");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run/config.json")).unwrap()).unwrap();
+    assert_eq!(written["weight_decay"], serde_json::json!(0.001), "{written}");
+    // two keys for one option (an older run's `conv` beside `model`) and unknown keys are errors
+    let both = file("both.toml", "conv = \"sage\"\nmodel = \"gcn\"\n");
+    fails_with(train_on(&dir, &["--config", &both]), "`conv` and `model` both set the option `model`");
+    let twice = file("twice.json", r#"{"weight-decay": 0.1, "weight_decay": 0.2}"#);
+    fails_with(train_on(&dir, &["--config", &twice]), "both set the option `weight_decay`");
+    let unknown = file("unknown.toml", "weight-decy = 0.1\n");
+    fails_with(train_on(&dir, &["--config", &unknown]), "`weight-decy` is not a training option");
+    let flag_only = file("flag-only.toml", "backend = \"cpu\"\n");
+    fails_with(train_on(&dir, &["--config", &flag_only]), "give --backend on the command line");
+}
+
+/// An npy dataset of a path of `labels.len()` nodes, one feature, no split of its own.
+fn unsplit(name: &str, labels: Vec<i64>) -> PathBuf {
+    let dir = tmp(name);
+    let n = labels.len();
+    let (src, dst): (Vec<i64>, Vec<i64>) = (0..n as i64 - 1).map(|i| (i, i + 1)).unzip();
+    let adj = Csr::from_edges(n, &src, &dst, None, BuildOptions::undirected()).unwrap();
+    let x = Features::dense(n, 1, (0..n).map(|i| i as f32).collect()).unwrap();
+    let classes = (*labels.iter().max().unwrap() + 1) as usize;
+    let d = GraphData::new(name, adj, x, labels, classes, None).unwrap();
+    train_app::datasets::npy::save(&d, &dir).unwrap();
+    dir
+}
+
+#[test]
+fn an_empty_default_split_names_a_split_that_fits() {
+    // 2 classes of 12 nodes: the default per-class:20,30 takes every node for training
+    let dir = unsplit("small-unsplit", (0..24).map(|i| i % 2).collect());
+    let r = train_on(&dir, &[]);
+    fails_with(r.clone(), "the default split per-class:20,30 of dataset sgnn-test-");
+    fails_with(r.clone(), "small-unsplit: the valid split is empty");
+    fails_with(r, "--split per-class:7,2 (the largest class has 12 labelled nodes) or --split random:0.6,0.2");
+    let (code, text) = train_on(&dir, &["--split", "per-class:7,2"]);
+    assert_eq!(code, 0, "{text}");
+}
+
+#[test]
+fn labelled_nodes_of_one_class_are_warned_about() {
+    let dir = unsplit("one-class", vec![0; 12]);
+    let (code, text) = train_on(&dir, &["--split", "random:0.5,0.25"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("warning: every labelled node of dataset sgnn-test-"), "{text}");
+    assert!(text.contains("one-class (12 of them) has class 0"), "{text}");
+    // a class missing from some parts of the split is fine: class 1's one node is in train
+    let dir = unsplit("a-part-lacks-a-class", [vec![0; 11], vec![1]].concat());
+    let (code, text) = train_on(&dir, &["--split", "per-class:3,2", "--epochs", "1"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(!text.contains("warning"), "{text}");
+}
+
+#[test]
+fn probing_the_backends_prints_nothing_without_a_desktop_session() {
+    // Mesa's Vulkan device-selection layer (where mesa-vulkan-drivers is installed) made
+    // libwayland print `error: XDG_RUNTIME_DIR is invalid or not set` on every wgpu probe
+    let run = tmp("probe-quiet").join("run");
+    let out = Command::new(env!("CARGO_BIN_EXE_train-app"))
+        .args(["train", "--backend", "auto", "--epochs", "1", "--log-every", "0", "--out", run.to_str().unwrap()])
+        .env("SGNN_PLAIN_LOG", "1")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("NODEVICE_SELECT")
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("XDG_RUNTIME_DIR"), "{text}");
 }
 
 #[test]
@@ -395,4 +475,121 @@ fn a_relative_dataset_path_is_stored_absolute() {
     // eval finds the dataset from another directory
     let (code, text) = app(&["eval", "--backend", "cpu", run.to_str().unwrap()]);
     assert_eq!(code, 0, "{text}");
+}
+
+/// The tiny dataset with `features` features per node and every label -1 (no split).
+fn unlabeled(name: &str, features: usize) -> PathBuf {
+    let dir = tmp(name);
+    let adj = Csr::from_edges(6, &[0, 1, 2, 3, 4], &[1, 2, 3, 4, 5], None, BuildOptions::undirected()).unwrap();
+    let x = Features::dense(6, features, (0..6 * features).map(|v| (v % 18) as f32 / 10.0).collect()).unwrap();
+    let d = GraphData::new("unlabeled", adj, x, vec![-1; 6], 0, None).unwrap();
+    train_app::datasets::npy::save(&d, &dir).unwrap();
+    dir
+}
+
+/// `predict RUN --out OUT` with `extra`: (exit code, output).
+fn predict(run: &Path, out: &Path, extra: &[&str]) -> (i32, String) {
+    let mut args = vec!["predict", "--backend", "cpu", run.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    app(&args)
+}
+
+fn floats(path: &Path) -> (Vec<usize>, Vec<f32>) {
+    let a = train_app::npyio::read_floats(path).unwrap();
+    (a.shape, a.data)
+}
+
+/// The rows `ids` of a row-major matrix `width` wide.
+fn rows(m: &(Vec<usize>, Vec<f32>), width: usize, ids: &[usize]) -> Vec<f32> {
+    ids.iter().flat_map(|&i| m.1[i * width..(i + 1) * width].to_vec()).collect()
+}
+
+#[test]
+fn predict_needs_no_labels_and_writes_the_listed_nodes() {
+    let dir = tiny("predict-unlabeled");
+    let (code, text) = train_on(&dir, &["--model", "sage", "--checkpoints", "false"]);
+    assert_eq!(code, 0, "{text}");
+    let run = dir.join("run");
+    let (all, none) = (tmp("predict-unlabeled-all"), tmp("predict-unlabeled-none"));
+    let (code, text) = predict(&run, &all, &[]);
+    assert_eq!(code, 0, "{text}");
+    // every label -1, no split: predictions for every node, the same as on the labeled graph
+    let data = unlabeled("predict-unlabeled-data", 3);
+    let (code, text) = predict(&run, &none, &["--dataset", data.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("6 nodes, 2 classes, embeddings 16 wide"), "{text}");
+    for file in ["probabilities.npy", "embeddings.npy"] {
+        assert_eq!(floats(&all.join(file)), floats(&none.join(file)), "{file}");
+    }
+    let (p, e) = (floats(&none.join("probabilities.npy")), floats(&none.join("embeddings.npy")));
+    assert_eq!((p.0.as_slice(), e.0.as_slice()), (&[6, 2][..], &[6, 16][..]));
+    let y = train_app::npyio::read_ints(&none.join("predictions.npy")).unwrap();
+    assert_eq!(y.shape, [6]);
+    // eval and train need labels
+    fails_with(
+        app(&["eval", "--backend", "cpu", run.to_str().unwrap(), "--dataset", data.to_str().unwrap()]),
+        "has no labeled nodes",
+    );
+    // --nodes: those rows only, in the file's order (int64 or int32)
+    let ids = dir.join("ids.npy");
+    write(&ids, &[3], &[4i64, 0, 2]).unwrap();
+    let some = tmp("predict-unlabeled-some");
+    let (code, text) = predict(&run, &some, &["--dataset", data.to_str().unwrap(), "--nodes", ids.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("3 nodes of 6, 2 classes"), "{text}");
+    let (sp, se) = (floats(&some.join("probabilities.npy")), floats(&some.join("embeddings.npy")));
+    assert_eq!((sp.0.as_slice(), se.0.as_slice()), (&[3, 2][..], &[3, 16][..]));
+    assert_eq!(sp.1, rows(&p, 2, &[4, 0, 2]));
+    assert_eq!(se.1, rows(&e, 16, &[4, 0, 2]));
+    let sy = train_app::npyio::read_ints(&some.join("predictions.npy")).unwrap();
+    assert_eq!(sy.data, [y.data[4], y.data[0], y.data[2]]);
+    let ids32 = dir.join("ids32.npy");
+    write(&ids32, &[1], &[5i32]).unwrap();
+    let (code, text) = predict(&run, &some, &["--nodes", ids32.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(floats(&some.join("probabilities.npy")).1, rows(&p, 2, &[5]));
+    // bad ids: the file and the id named
+    for (name, values, needle) in [
+        ("past.npy", vec![1i64, 6], "entry 1 is node id 6, outside 0..6"),
+        ("negative.npy", vec![-1], "entry 0 is node id -1, outside 0..6"),
+        ("twice.npy", vec![2, 3, 2], "node id 2 is listed twice (entries 0 and 2)"),
+        ("empty.npy", vec![], "holds no node ids"),
+    ] {
+        let f = dir.join(name);
+        write(&f, &[values.len()], &values).unwrap();
+        let r = predict(&run, &tmp("predict-bad"), &["--nodes", f.to_str().unwrap()]);
+        fails_with(r.clone(), needle);
+        assert!(r.1.contains(f.to_str().unwrap()), "{}", r.1);
+    }
+    let f = dir.join("floats.npy");
+    write(&f, &[2], &[1.0f32, 2.0]).unwrap();
+    fails_with(predict(&run, &tmp("predict-bad"), &["--nodes", f.to_str().unwrap()]), "cannot be read as integers");
+    // a graph of another feature width: both widths named
+    let wide = unlabeled("predict-unlabeled-wide", 4);
+    let r = predict(&run, &tmp("predict-bad"), &["--dataset", wide.to_str().unwrap()]);
+    fails_with(r.clone(), "was trained on 3 features and 2 classes");
+    assert!(r.1.contains("has 4 features and no labels: predict needs 3 features per node"), "{}", r.1);
+}
+
+#[test]
+fn a_two_layer_gat_predicts_embeddings() {
+    let dir = tiny("predict-gat");
+    let (code, text) = train_on(&dir, &["--model", "gat", "--layers", "2", "--heads", "2", "--checkpoints", "false"]);
+    assert_eq!(code, 0, "{text}");
+    let run = dir.join("run");
+    let out = tmp("predict-gat-out");
+    let (code, text) = predict(&run, &out, &["--dataset", unlabeled("predict-gat-data", 3).to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("embeddings 16 wide"), "{text}");
+    let (shape, e) = floats(&out.join("embeddings.npy"));
+    assert_eq!(shape, [6, 16]);
+    assert!(e.iter().all(|v| v.is_finite()));
+    // the graph prepared as training prepared it (self-loops, normalised features): the test
+    // nodes 4 and 5 (labels 0, 1) are predicted as eval scores them
+    let (code, eval) = app(&["eval", "--backend", "cpu", run.to_str().unwrap()]);
+    assert_eq!(code, 0, "{eval}");
+    let test_acc: f64 = eval.split("test ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    let y = train_app::npyio::read_ints(&out.join("predictions.npy")).unwrap();
+    let correct = (y.data[4] == 0) as usize + (y.data[5] == 1) as usize;
+    assert_eq!(correct as f64 / 2.0, test_acc, "{eval}");
 }

@@ -4,9 +4,7 @@
 //! fit; `predict` writes probabilities, predictions and embeddings that agree with `eval`; a new
 //! run into a run folder replaces that run.
 
-mod common;
-
-use common::{app, fails, ok, s, tiny_data, tmp};
+use crate::common::{app, fails, ok, s, tiny_data, tmp};
 use std::path::{Path, PathBuf};
 
 /// The 6-node dataset saved as an npy folder.
@@ -102,7 +100,8 @@ fn a_checkpoint_cut_mid_write_falls_back_to_the_previous_one() {
 fn a_checkpoint_folder_that_cannot_be_written_fails_the_run() {
     let data = dataset("unwritable-data");
     let run = tmp("unwritable-run");
-    // a file where the checkpoint folder should be
+    // a run folder with a file where the checkpoint folder should be
+    std::fs::write(run.join(".train-app-run"), b"a run folder of train-app\n").unwrap();
     std::fs::write(run.join("checkpoint"), b"not a folder").unwrap();
     let text = fails(
         app(&[
@@ -288,4 +287,104 @@ fn a_new_run_replaces_the_run_in_its_folder() {
     );
     assert_eq!(json(&run.join("history.json")).as_array().unwrap().len(), 2);
     assert_eq!(std::fs::read(run.join("partition-2-metis.part")).unwrap(), b"kept", "partition caches stay");
+}
+
+#[test]
+fn a_run_never_replaces_a_folder_of_other_files() {
+    let data = dataset("foreign-data");
+    // a project whose folders have the names a run writes
+    let proj = tmp("foreign-proj");
+    std::fs::create_dir_all(proj.join("train")).unwrap();
+    std::fs::create_dir_all(proj.join("valid")).unwrap();
+    std::fs::write(proj.join("train").join("x.txt"), b"mine").unwrap();
+    let err = fails(
+        app(&["train", "--backend", "cpu", "--dataset", s(&data), "--out", s(&proj), "--epochs", "2"]),
+        "holds files that train-app did not write (train, valid)",
+    );
+    assert!(err.contains("choose another --out"), "{err}");
+    assert_eq!(std::fs::read(proj.join("train").join("x.txt")).unwrap(), b"mine");
+    assert!(!proj.join(".train-app-run").exists(), "nothing is written into the folder");
+    // a web project's config.json and train/ folder
+    let web = tmp("foreign-web");
+    std::fs::write(web.join("config.json"), b"{\"port\": 80}").unwrap();
+    std::fs::create_dir_all(web.join("train")).unwrap();
+    fails(app(&["train", "--backend", "cpu", "--dataset", s(&data), "--out", s(&web)]), "config.json, train");
+    assert_eq!(std::fs::read(web.join("config.json")).unwrap(), b"{\"port\": 80}");
+    // an empty folder, or one with only a partition cache, is free; the run marks it
+    let empty = tmp("foreign-empty");
+    std::fs::write(empty.join("partition-2-metis.part"), b"cache").unwrap();
+    train(&data, &empty, &["--epochs", "2"]);
+    assert!(empty.join(".train-app-run").is_file() && empty.join("results.json").is_file());
+    // the run writes no folder per epoch and split (metrics live in history.json)
+    assert!(!empty.join("train").exists() && !empty.join("valid").exists());
+    assert!(!empty.join(".train-app-lock").exists(), "the lock file goes with the run");
+    // files a user put into a run folder stay when a new run replaces the run
+    std::fs::write(empty.join("notes.txt"), b"keep").unwrap();
+    train(&data, &empty, &["--epochs", "2"]);
+    assert_eq!(std::fs::read(empty.join("notes.txt")).unwrap(), b"keep");
+}
+
+#[test]
+fn a_second_run_into_a_folder_being_written_fails_at_once_naming_the_writer() {
+    let data = dataset("lock-data");
+    let run = tmp("lock-run");
+    train(&data, &run, &["--epochs", "2"]);
+    let before = std::fs::read(run.join("results.json")).unwrap();
+    // another process holds the run folder's lock
+    let mut lock =
+        std::fs::File::options().create(true).truncate(false).write(true).open(run.join(".train-app-lock")).unwrap();
+    lock.try_lock().unwrap();
+    use std::io::Write;
+    lock.write_all(b"4242\n").unwrap();
+    let started = std::time::Instant::now();
+    fails(
+        app(&["train", "--backend", "cpu", "--dataset", s(&data), "--out", s(&run), "--epochs", "3"]),
+        "process 4242 is writing a run in this folder",
+    );
+    assert!(started.elapsed().as_secs() < 30);
+    assert_eq!(std::fs::read(run.join("results.json")).unwrap(), before, "the run there is untouched");
+    fails(app(&["train", "--backend", "cpu", "--out", s(&run), "--resume", "2", "--epochs", "3"]), "process 4242");
+    drop(lock);
+    // once the holder is gone (its lock with it) the folder is free again
+    train(&data, &run, &["--epochs", "2"]);
+}
+
+#[test]
+fn a_run_whose_training_loss_grows_past_twice_its_first_stops_with_a_divergence_error() {
+    let data = dataset("diverge-data");
+    let run = tmp("diverge-run");
+    let err = fails(
+        app(&[
+            "train",
+            "--backend",
+            "cpu",
+            "--dataset",
+            s(&data),
+            "--out",
+            s(&run),
+            "--epochs",
+            "60",
+            "--lr",
+            "50",
+            "--hidden",
+            "64",
+            "--dropout",
+            "0",
+            "--input-dropout",
+            "0",
+            "--weight-decay",
+            "0",
+            "--log-every",
+            "0",
+        ]),
+        "training diverged",
+    );
+    assert!(err.contains("in f32") && err.contains("--lr"), "{err}");
+    // it stopped at the epoch that passed the bound, and its history says so
+    let epochs = json(&run.join("results.json"))["epochs"].as_array().unwrap().clone();
+    assert!(epochs.len() < 60, "stopped early: {} epochs", epochs.len());
+    let first = epochs[0]["train_loss"].as_f64().unwrap();
+    // a loss that is not finite is written as null
+    let last = epochs.last().unwrap()["train_loss"].as_f64().unwrap_or(f64::INFINITY);
+    assert!(last > 2.0 * first, "first {first}, last {last}");
 }

@@ -1,9 +1,7 @@
 //! Every dataset loader, on the shared datasets or on fixtures written here (OGB, GraphSAINT).
 
-mod common;
-
+use crate::common::{datasets, tmp};
 use burn_sparse_gnn::BuildOptions;
-use common::{datasets, tmp};
 use flate2::write::GzEncoder;
 use std::io::Write;
 use train_app::datasets::load;
@@ -257,8 +255,8 @@ fn fortran_order_npz_features_and_edges_are_read_in_c_order() {
 
 // ---- splits, limits and memory bombs -------------------------------------------------------
 
+use crate::common::{i64_bytes, raw_npy, tiny_data, zip, ZipEntry};
 use burn_sparse_gnn::{Features, Split};
-use common::{i64_bytes, raw_npy, tiny_data, zip, ZipEntry};
 use train_app::datasets::npy::save;
 use train_app::AppError;
 
@@ -325,6 +323,39 @@ fn overlapping_or_empty_split_files_are_refused_naming_the_split_and_a_node() {
     std::fs::remove_file(dir.join("val_idx.npy")).unwrap();
     let e = err_of(&dir);
     assert!(e.contains("val_idx.npy: file not found"), "{e}");
+}
+
+#[test]
+fn split_files_saved_as_masks_are_read_as_the_nodes_they_set() {
+    let dir = tiny_dir("split-masks", false);
+    let want = tiny_data(false).split().cloned();
+    let parts = [("train_idx.npy", [0, 1]), ("val_idx.npy", [2, 3]), ("test_idx.npy", [4, 5])];
+    // PyG's masks saved as they are: numpy bools, one per node
+    for (f, ids) in parts {
+        write(&dir.join(f), &[6], &(0..6).map(|i| ids.contains(&i)).collect::<Vec<bool>>()).unwrap();
+    }
+    assert_eq!(load_dir(&dir).unwrap().split().cloned(), want);
+    // the same masks as 0 / 1 integers (node 0 would be listed four times as an id)
+    for (f, ids) in parts {
+        write(&dir.join(f), &[6], &(0..6).map(|i| ids.contains(&i) as i64).collect::<Vec<i64>>()).unwrap();
+    }
+    assert_eq!(load_dir(&dir).unwrap().split().cloned(), want);
+    // a bool mask of another length than the node count
+    write(&dir.join("test_idx.npy"), &[5], &[false, false, false, false, true]).unwrap();
+    let e = err_of(&dir);
+    assert!(e.contains("test_idx.npy: a boolean mask of 5 entries, but the dataset has 6 nodes"), "{e}");
+    // an edge-list folder's CSV masks too
+    let dir = edgelist_dir(
+        "edgelist-masks",
+        &[
+            ("edges.csv", PATH_EDGES),
+            ("labels.csv", LABELS_CSV),
+            ("train_idx.csv", "1\n1\n0\n0\n0\n0\n"),
+            ("val_idx.csv", "0\n0\n1\n1\n0\n0\n"),
+            ("test_idx.csv", "0\n0\n0\n0\n1\n1\n"),
+        ],
+    );
+    assert_eq!(load_dir(&dir).unwrap().split().cloned(), want);
 }
 
 #[test]
@@ -450,7 +481,7 @@ fn a_line_of_more_than_64_mib_in_an_ogb_file_is_refused_naming_file_and_line() {
     let mut text = b"0.1,0.2\n".to_vec();
     text.extend(vec![b'7'; (64 << 20) + 10]);
     text.push(b'\n');
-    common::gz(&dir.join("raw/node-feat.csv.gz"), &text);
+    crate::common::gz(&dir.join("raw/node-feat.csv.gz"), &text);
     let e = err_of(&dir);
     assert!(e.contains("node-feat.csv.gz: line 2 is longer than 67108864 bytes"), "{e}");
 }

@@ -1,11 +1,9 @@
 //! Training, checkpointing and resuming gives the same final model as an uninterrupted run, and
 //! a saved model evaluates to the accuracies its run reported.
 
-mod common;
-
+use crate::common::tmp;
 use burn::backend::Autodiff;
 use burn_sparse_gnn::{BuildOptions, Cpu};
-use common::tmp;
 use train_app::training::{eval, prepare, train, ModelSelection, TrainConfig};
 
 fn config(dir: &std::path::Path, epochs: usize) -> TrainConfig {

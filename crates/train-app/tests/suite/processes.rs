@@ -3,9 +3,7 @@
 //! reads, and refuses what cannot run: ranks of another configuration, a rank whose peers never
 //! come, device lists of the wrong length, CBSR (MaxK) states.
 
-mod common;
-
-use common::{app, fails, ok, s, tmp};
+use crate::common::{app, fails, ok, s, tmp};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

@@ -1,0 +1,16 @@
+//! The integration tests of `train-app` in one test binary (one link, the backends' generic
+//! code generated once): the command line (`cli`), bad input (`inputs`), the loaders, the
+//! memory estimate and its checks, runs over several processes, resume, run folders, and the
+//! layers on wgpu. Most run the `train-app` binary as a user would.
+
+mod common;
+
+mod cli;
+mod inputs;
+#[cfg(feature = "wgpu")]
+mod layers_wgpu;
+mod loaders;
+mod memory;
+mod processes;
+mod resume;
+mod runs;
