@@ -3,7 +3,7 @@
 //! Each rule was chosen from timings of the SpMM at three graph scales on an H200 (R-MAT graphs
 //! of the sizes of Reddit: 232,965 nodes and 129.4M edges; ogbn-proteins: 132,534 nodes and
 //! 79.1M edges; ogbn-products: 2,449,029 nodes and 123.7M edges), recorded by `bench/shapes.sh`
-//! in `bench/results/shapes.jsonl`. A test of `burn-sparse-gnn` reads that file and checks
+//! in `crates/burn-sparse-gnn/tests/suite/shapes.jsonl`. A test of `burn-sparse-gnn` reads that file and checks
 //! that each rule picks the fastest recorded shape (within the run-to-run spread) at every
 //! scale, width and dtype recorded there; change a rule only together with new records.
 

@@ -1,4 +1,4 @@
-//! The launch heuristics against recorded timings: `bench/results/shapes.jsonl` holds SpMM
+//! The launch heuristics against recorded timings: `shapes.jsonl` beside this file holds SpMM
 //! timings of several launch shapes at three graph scales on an H200 (`bench/shapes.sh`). For
 //! every recorded graph, width and dtype, the shape the heuristics pick (hot-column split, edge-group
 //! width, feature tile) must be within the run-to-run spread of the fastest recorded shape that
@@ -32,8 +32,8 @@ struct Key {
 }
 
 fn records() -> BTreeMap<(String, usize, String), Key> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/results/shapes.jsonl");
-    let text = std::fs::read_to_string(path).expect("bench/results/shapes.jsonl");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/suite/shapes.jsonl");
+    let text = std::fs::read_to_string(path).expect("tests/suite/shapes.jsonl");
     let mut keys: BTreeMap<(String, usize, String), Key> = BTreeMap::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let r: Value = serde_json::from_str(line).expect("a JSON record");

@@ -1,0 +1,23 @@
+//! The integration tests of `burn-sparse-gnn` in one test binary (one link, and the backends'
+//! generic code generated once rather than once per file). Each module is one concern: the
+//! conformance suite on the CPU, wgpu and CUDA backends (`cargo test-cuda` runs the ignored CUDA
+//! cases on a GPU machine), the ops' properties and validation, partitioning and the halo
+//! exchange, and the launch heuristics against their recorded timings (`shapes.jsonl`, written by
+//! `bench/shapes.sh`).
+
+mod aggregate_pair;
+mod collective;
+mod conformance_cpu;
+#[cfg(feature = "cuda")]
+mod conformance_cuda;
+#[cfg(feature = "wgpu")]
+mod conformance_wgpu;
+#[cfg(feature = "wgpu")]
+mod half_wgpu;
+mod heuristics;
+mod loss;
+mod partition;
+mod properties;
+mod relu_dropout;
+mod rows;
+mod validation;
