@@ -107,10 +107,11 @@ pub struct TrainArgs {
     /// Backend: auto (CUDA, else wgpu on a GPU, else the CPU), cuda, wgpu or cpu.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendKind,
-    /// Continue the run in --out from the checkpoint of this epoch (the run's config.json gives
-    /// every option; flags that contradict it are an error, --epochs may grow).
+    /// Continue the run in --out from the checkpoint of this epoch, or `last` for the latest
+    /// checkpoint the run keeps (the run's config.json gives every option; flags that
+    /// contradict it are an error, --epochs may grow).
     #[arg(long)]
-    pub resume: Option<usize>,
+    pub resume: Option<ResumeFrom>,
     /// Several devices or parts (the model equals the one-device model unless
     /// --boundary-sampling is given).
     #[command(flatten)]
@@ -522,4 +523,44 @@ pub enum GenKind {
         #[arg(long)]
         out: PathBuf,
     },
+}
+
+/// Where `train --resume` continues a run: a checkpoint's epoch, or the latest one kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResumeFrom {
+    /// The checkpoint of this epoch.
+    Epoch(usize),
+    /// The latest checkpoint the run keeps.
+    Last,
+}
+
+impl std::str::FromStr for ResumeFrom {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "last" => Ok(ResumeFrom::Last),
+            t => t.parse().map(ResumeFrom::Epoch).map_err(|_| format!("`{s}` is neither an epoch number nor `last`")),
+        }
+    }
+}
+
+impl ResumeFrom {
+    /// The epoch to resume from in the run folder `out`: the latest checkpoint it keeps for
+    /// `last` (an error naming the folder when it keeps none).
+    pub fn epoch(self, out: &std::path::Path) -> train_app::error::Result<usize> {
+        match self {
+            ResumeFrom::Epoch(e) => Ok(e),
+            ResumeFrom::Last => {
+                let dir = train_app::training::checkpoints::checkpoint_dir(out);
+                train_app::training::checkpoints::kept_epochs(&dir).last().copied().ok_or_else(|| {
+                    train_app::error::AppError::Missing {
+                        path: dir,
+                        what: "a checkpoint to resume from (--resume last); the run has none (runs with \
+                               --checkpoints false write none)"
+                            .into(),
+                    }
+                })
+            }
+        }
+    }
 }

@@ -341,7 +341,7 @@ fn print_summary(cfg: &TrainConfig, dataset: &str, how: &str, report: &train_app
 
 /// `train --processes N`: starts ranks 0..N of this program with the same arguments (and
 /// `--rank r --world N --rendezvous 127.0.0.1:PORT`, the r-th of --devices), waits for all.
-fn launch(a: &TrainArgs, n: usize, matches: Option<&ArgMatches>) -> Result<()> {
+fn launch(a: &TrainArgs, n: usize, resume: Option<usize>, matches: Option<&ArgMatches>) -> Result<()> {
     if let Some(d) = a.spread.devices.as_ref().filter(|d| d.len() != n) {
         return Err(AppError::Config(format!("--processes {n} needs {n} --devices (one per rank), got {d:?}")));
     }
@@ -356,7 +356,7 @@ fn launch(a: &TrainArgs, n: usize, matches: Option<&ArgMatches>) -> Result<()> {
         });
     }
     train_app::fsutil::make_out_dir(&cfg.out)?;
-    if let Some(epoch) = a.resume {
+    if let Some(epoch) = resume {
         // a checkpoint that is not there at all (the ranks check the rest)
         let dir = train_app::training::checkpoints::checkpoint_dir(&cfg.out);
         train_app::training::checkpoints::resumable_epoch(&dir, epoch, |_| Ok(()))?;
@@ -425,8 +425,9 @@ fn launch(a: &TrainArgs, n: usize, matches: Option<&ArgMatches>) -> Result<()> {
 }
 
 pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
+    let resume = a.resume.map(|r| r.epoch(&a.cfg.out)).transpose()?;
     if let Some(n) = a.processes.processes {
-        return launch(&a, n, matches);
+        return launch(&a, n, resume, matches);
     }
     let cfg = config(&a, matches)?;
     let rank = match (a.processes.rank, a.processes.world, &a.processes.rendezvous) {
@@ -463,7 +464,7 @@ pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
         a.backend,
         TrainJob {
             cfg,
-            resume: a.resume,
+            resume,
             spread,
             memory_budget,
             dry_run: a.dry_run,

@@ -117,7 +117,8 @@ fn ranks_that_do_not_belong_together_are_refused() {
     );
     assert!(text.contains("rank 1 of 2"), "{text}");
     // wrong numbers, caught before anything starts
-    let base = ["train", "--backend", "cpu", "--dataset", s(&data), "--out", s(&run)];
+    let base_run = run.join("base");
+    let base = ["train", "--backend", "cpu", "--dataset", s(&data), "--out", s(&base_run)];
     fails(app(&[&base[..], &["--processes", "2", "--devices", "0"]].concat()), "needs 2 --devices");
     fails(app(&[&base[..], &["--rank", "2", "--world", "2", "--rendezvous", &addr]].concat()), "ranks are 0..world");
     fails(app(&[&base[..], &["--rank", "0", "--world", "2", "--rendezvous", "nowhere"]].concat()), "HOST:PORT");

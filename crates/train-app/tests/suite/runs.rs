@@ -388,3 +388,20 @@ fn a_run_whose_training_loss_grows_past_twice_its_first_stops_with_a_divergence_
     let last = epochs.last().unwrap()["train_loss"].as_f64().unwrap_or(f64::INFINITY);
     assert!(last > 2.0 * first, "first {first}, last {last}");
 }
+
+#[test]
+fn resume_last_continues_from_the_latest_checkpoint() {
+    let data = dataset("resume-last-data");
+    let run = tmp("resume-last-run");
+    train(&data, &run, &["--epochs", "3"]);
+    let text = ok(app(&["train", "--backend", "cpu", "--out", s(&run), "--resume", "last", "--epochs", "4"]));
+    assert!(text.contains("resumed after epoch 3"), "{text}");
+    assert_eq!(epochs_of(&run), [1, 2, 3, 4]);
+    fails(
+        app(&["train", "--backend", "cpu", "--out", s(&run), "--resume", "latest"]),
+        "neither an epoch number nor `last`",
+    );
+    let none = tmp("resume-last-none");
+    train(&data, &none, &["--epochs", "2", "--checkpoints", "false"]);
+    fails(app(&["train", "--backend", "cpu", "--out", s(&none), "--resume", "last"]), "the run has none");
+}
