@@ -152,9 +152,10 @@ pub struct Unsplit {
     pub d_in: usize,
 }
 
-/// [`prepare`] without the split: the self-loops (always for GAT), symmetrisation and
-/// deduplication of the run's options, then the dense features, row-normalised where the run
-/// normalised them (PyG's `NormalizeFeatures`: each row divided by its sum clamped to >= 1).
+/// The host data of a run without the split (`predict`; [`prepare`] splits first): the
+/// self-loops (always for GAT), symmetrisation and deduplication of the run's options, then the
+/// dense features, row-normalised where the run normalised them (PyG's `NormalizeFeatures`:
+/// each row divided by its sum clamped to >= 1).
 /// Labels are neither read nor needed.
 pub fn prepare_unsplit(cfg: &TrainConfig, data: GraphData) -> Result<Unsplit> {
     let needs_loops = cfg.self_loops || cfg.model == ConvKind::Gat;

@@ -21,7 +21,6 @@ use burn::train::metric::{AccuracyMetric, LossMetric};
 use burn::train::renderer::MetricsRenderer;
 use burn::train::{Learner, MetricEarlyStoppingStrategy, StoppingCondition, SupervisedTraining};
 use burn_sparse_gnn::{GraphData, SparseGnnAutodiffBackend};
-use gnn_models::ConvKind;
 use gnn_train::{evaluate, AtomicFileRecorder, FullGraphBatcher, HostGraph, NodeClassifier, SplitKind};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -41,31 +40,12 @@ pub fn safetensors_path(dir: &Path) -> PathBuf {
     dir.join("model.safetensors")
 }
 
-/// Prepares the host data of a run: options applied to the graph, split, dense features.
+/// Prepares the host data of a run: the split, then the options applied to the graph and the
+/// dense features ([`crate::training::eval::prepare_unsplit`], which `predict` uses alone).
 pub fn prepare(cfg: &TrainConfig, data: GraphData) -> Result<HostGraph> {
     let data = apply_split(data, cfg.split.as_deref(), cfg.seed)?;
-    let needs_loops = cfg.self_loops || cfg.model == ConvKind::Gat;
-    let data = if needs_loops || cfg.symmetrize {
-        let opts =
-            burn_sparse_gnn::BuildOptions { symmetrize: cfg.symmetrize, add_self_loops: needs_loops, dedup: true };
-        crate::datasets::rebuild(data, opts)?
-    } else {
-        data
-    };
-    let dense = data.features().dense_bytes();
-    crate::memory::check_fits(dense, || {
-        format!("{}: the dense [{}, {}] f32 feature matrix", data.name, data.num_nodes(), data.features().width())
-    })?;
-    let mut x = data.features().to_dense();
-    let d_in = data.features().width();
-    if cfg.normalize_features && d_in > 0 {
-        for row in x.chunks_mut(d_in) {
-            // as PyG's NormalizeFeatures: divide by the row sum clamped to >= 1
-            let sum = row.iter().sum::<f32>().max(1.0);
-            row.iter_mut().for_each(|v| *v /= sum);
-        }
-    }
-    HostGraph::with_features(data, x, d_in, cfg.graph_options()).map_err(AppError::from)
+    let u = crate::training::eval::prepare_unsplit(cfg, data)?;
+    HostGraph::with_features(u.data, u.x, u.d_in, cfg.graph_options()).map_err(AppError::from)
 }
 
 /// Trains on backend `B`; `resume` continues from a checkpoint epoch of `cfg.out` (the latest
