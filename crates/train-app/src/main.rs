@@ -29,7 +29,7 @@ fn main() {
     }
 }
 
-/// Turns off Mesa's Vulkan device-selection layer where no desktop session is there for it to
+/// Turns off Mesa's Vulkan device-selection layer where no Wayland compositor is there for it to
 /// ask. The layer (an implicit layer of `mesa-vulkan-drivers`) asks a Wayland compositor for the
 /// default GPU while wgpu lists the adapters (`--backend auto` probes wgpu twice), and
 /// libwayland prints `error: XDG_RUNTIME_DIR is invalid or not set in the environment.` each
@@ -38,8 +38,8 @@ fn main() {
 /// `NODEVICE_SELECT=1` (from its manifest) turns it off, unless the caller set that variable.
 /// Runs first in `main`, before any thread starts, as setting a variable requires.
 fn quiet_vulkan_device_selection() {
-    let session = std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| d.to_string_lossy().starts_with('/'));
-    if !session && std::env::var_os("NODEVICE_SELECT").is_none() {
+    let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| d.to_string_lossy().starts_with('/'));
+    if !runtime_dir && std::env::var_os("NODEVICE_SELECT").is_none() {
         std::env::set_var("NODEVICE_SELECT", "1");
     }
 }

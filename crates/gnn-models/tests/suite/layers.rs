@@ -203,41 +203,10 @@ fn gin_matches_its_mlp_of_the_sum_and_the_half_safe_mean() {
     }
 }
 
+/// [`gat_weighted_reference`] with every edge of the dense adjacency `a` weighted 1.
 fn gat_reference(conv: &gnn_models::GatConv<B>, a: &M, x: &M) -> M {
-    let (hd, dd) = (conv.heads, conv.d_head);
-    let xw = matmul(x, &host(conv.lin.weight.val()));
-    let (asrc, adst) = (host(conv.att_src.val()), host(conv.att_dst.val()));
-    let score = |i: usize, j: usize, h: usize| {
-        let s: f64 = (0..dd).map(|d| xw[i][h * dd + d] * adst[h][d] + xw[j][h * dd + d] * asrc[h][d]).sum();
-        if s > 0.0 {
-            s
-        } else {
-            0.2 * s
-        }
-    };
-    let bias = host1(conv.bias.val());
-    (0..N)
-        .map(|i| {
-            let nb: Vec<usize> = (0..N).filter(|&j| a[i][j] > 0.0).collect();
-            let mut out = vec![0.0; hd * dd];
-            for h in 0..hd {
-                let m = nb.iter().map(|&j| score(i, j, h)).fold(f64::NEG_INFINITY, f64::max);
-                let z: f64 = nb.iter().map(|&j| (score(i, j, h) - m).exp()).sum();
-                for &j in &nb {
-                    let alpha = (score(i, j, h) - m).exp() / z;
-                    for d in 0..dd {
-                        out[h * dd + d] += alpha * xw[j][h * dd + d];
-                    }
-                }
-            }
-            let out: Vec<f64> = if conv.concat {
-                out
-            } else {
-                (0..dd).map(|d| (0..hd).map(|h| out[h * dd + d]).sum::<f64>() / hd as f64).collect()
-            };
-            out.iter().zip(&bias).map(|(o, b)| o + b).collect()
-        })
-        .collect()
+    let nb: Rows = (0..N).map(|i| (0..N).filter(|&j| a[i][j] > 0.0).map(|j| (j, 1.0)).collect()).collect();
+    gat_weighted_reference(conv, &nb, x)
 }
 
 #[test]
