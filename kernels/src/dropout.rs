@@ -303,29 +303,40 @@ pub fn reference(
     seed: [f32; 2],
     spec: ReluDropout,
 ) -> (Vec<f32>, Vec<u32>) {
+    use rayon::prelude::*;
     let drop = spec.prob > 0.0;
     let s = [seed_word(seed[0]), seed_word(seed[1])];
     let (threshold, scale) = (keep_threshold(spec.prob), keep_scale(spec.prob));
     let mut y = vec![0.0f32; n * d];
-    let mut mask = vec![0u32; mask_words(n, d)];
-    for r in 0..n {
-        let g = rows.map_or(r as u32, |ids| ids[r] as u32);
-        for c in 0..d {
-            let v = x[r * d + c];
-            let keep = (!spec.relu || v > 0.0) && (!drop || keeps(s, g, c as u32, threshold));
-            if keep {
-                y[r * d + c] = v * scale;
-                let p = r * d + c;
-                mask[p / WORD] |= 1 << (p % WORD);
+    // one flag byte per entry, filled row by row in parallel (the row's hash taken once), then
+    // packed 32 to a word in parallel: the same bits as `keeps` entry by entry
+    let mut kept = vec![0u8; n * d];
+    if d > 0 {
+        y.par_chunks_mut(d).zip(kept.par_chunks_mut(d)).enumerate().for_each(|(r, (yr, kr))| {
+            let g = rows.map_or(r as u32, |ids| ids[r] as u32);
+            let row_hash = mix32(g ^ s[0]);
+            for (c, (yv, kv)) in yr.iter_mut().zip(kr.iter_mut()).enumerate() {
+                let v = x[r * d + c];
+                let pass = (!spec.relu || v > 0.0)
+                    && (!drop || (mix32(row_hash ^ (c as u32).wrapping_mul(0x9E37_79B9) ^ s[1]) >> 8) < threshold);
+                if pass {
+                    *yv = v * scale;
+                    *kv = 1;
+                }
             }
-        }
+        });
     }
+    let mask = kept
+        .par_chunks(WORD)
+        .map(|bits| bits.iter().enumerate().fold(0u32, |w, (i, &b)| w | (u32::from(b) << i)))
+        .collect();
     (y, mask)
 }
 
 /// The CPU reference of the backward pass: `dy * bit * scale`.
 pub fn reference_grad(dy: &[f32], mask: &[u32], n: usize, d: usize, scale: f32) -> Vec<f32> {
-    (0..n * d).map(|p| if (mask[p / WORD] >> (p % WORD)) & 1 == 1 { dy[p] * scale } else { 0.0 }).collect()
+    use rayon::prelude::*;
+    (0..n * d).into_par_iter().map(|p| if (mask[p / WORD] >> (p % WORD)) & 1 == 1 { dy[p] * scale } else { 0.0 }).collect()
 }
 
 #[cfg(test)]
@@ -369,5 +380,23 @@ mod tests {
         let (y3, _) = reference(&x[2 * d..], 1, d, Some(&[2]), [0.1, 0.2], spec);
         assert_eq!(y2, y3);
         assert_eq!(y2, y[2 * d..]);
+    }
+
+    #[test]
+    fn reference_bits_are_keeps_entry_by_entry_at_odd_sizes() {
+        let seed = [0.3f32, 0.7];
+        let s = [seed_word(seed[0]), seed_word(seed[1])];
+        for (n, d) in [(7usize, 37usize), (33, 5), (1, 1), (5, 64)] {
+            let x: Vec<f32> = (0..n * d).map(|i| ((i * 7919) % 11) as f32 - 5.0).collect();
+            for spec in [ReluDropout { relu: true, prob: 0.4 }, ReluDropout { relu: false, prob: 0.4 }] {
+                let (_, mask) = reference(&x, n, d, None, seed, spec);
+                let t = keep_threshold(spec.prob);
+                for p in 0..n * d {
+                    let (r, c) = ((p / d) as u32, (p % d) as u32);
+                    let want = (!spec.relu || x[p] > 0.0) && keeps(s, r, c, t);
+                    assert_eq!((mask[p / WORD] >> (p % WORD)) & 1 == 1, want, "{n}x{d} entry {p}");
+                }
+            }
+        }
     }
 }
