@@ -12,10 +12,11 @@
 //! [`testgen`] generates one `#[test]` per [`OpKind`] and configuration (and plane use on a
 //! device) from it.
 
-use crate::backend::{PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling, SparseGnnAutodiffBackend, SparseGnnBackend};
+use crate::backend::{SparseGnnAutodiffBackend, SparseGnnBackend};
 use crate::data::Csr;
 use crate::graph::{Graph, GraphOptions, KernelPolicy};
 use crate::ops;
+use crate::ops::primitive::{PoolLayout, PoolSpec, Reduce, SampleSpec, Sampling};
 use crate::random::{random_csr, random_tied_values, random_values, RandomGraphSpec};
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::{AutodiffBackend, Backend};
@@ -839,9 +840,9 @@ pub fn half_rows_checks<B: SparseGnnBackend>(
             xv[2 * f..3 * f].iter_mut().for_each(|v| *v *= 1e-20);
             let x = Tensor::<B, 2>::from_data(TensorData::new(xv, [n, f]), device).into_primitive().tensor();
             let (h1, s1) = B::rows_to_half(x.clone(), half, config);
-            let (h0, s0) = crate::backend::half_rows::<B>(x, half);
+            let (h0, s0) = crate::ops::rows::half_rows::<B>(x, half);
             let b1 = B::rows_from_half(h1.clone(), s1.clone(), FloatDType::F32);
-            let b0 = crate::backend::unscale_rows::<B>(h0.clone(), s0.clone(), FloatDType::F32);
+            let b0 = crate::ops::rows::unscale_rows::<B>(h0.clone(), s0.clone(), FloatDType::F32);
             let diff = exact_difference::<B>;
             let d = diff(h1, h0).max(diff(s1, s0)).max(diff(b1, b0));
             out.push((what, Some(d)));
@@ -892,7 +893,7 @@ pub fn inv_degree_checks<B: SparseGnnBackend>(
                     Tensor::<B, 1, Int>::from_data(TensorData::new(rp.clone(), [n + 1]), (device, DType::I32))
                         .into_primitive();
                 let got = B::inv_degree_rows(row_ptr.clone(), x.clone(), dtype);
-                let want = crate::aggregate::inv_degree_rows_composed::<B>(row_ptr, x, dtype);
+                let want = crate::ops::rows::inv_degree_rows_composed::<B>(row_ptr, x, dtype);
                 out.push((what, Some(exact_difference::<B>(got, want))));
             }
         }
@@ -944,7 +945,7 @@ pub fn add_rows_checks<B: SparseGnnBackend>(
                 if m >= 3 && !rows.contains(&(n as u32 - 1)) {
                     rows[1] = n as u32 - 1;
                 }
-                let idx = match crate::rows::RowIndex::<B>::new(&rows, n, device) {
+                let idx = match crate::ops::rows::RowIndex::<B>::new(&rows, n, device) {
                     Ok(i) => i,
                     Err(_) => {
                         out.push((what, Some(f64::INFINITY)));
@@ -966,7 +967,7 @@ pub fn add_rows_checks<B: SparseGnnBackend>(
                 let expected = host(Tensor::<B, 2>::from_data(TensorData::new(expected, [n, f]), device).cast(dtype));
                 let prim = |t: Tensor<B, 2>| t.into_primitive().tensor();
                 let (i, inv) = (idx.indices().into_primitive(), idx.inverse().into_primitive());
-                let composed = crate::exchange::gather_back::<B>(prim(values.clone()), inv.clone());
+                let composed = crate::ops::rows::gather_back::<B>(prim(values.clone()), inv.clone());
                 let composed =
                     host(Tensor::from_primitive(TensorPrimitive::Float(B::float_add(prim(base.clone()), composed))));
                 // `base` is shared (the clone above): the sum goes to a copy
@@ -1031,7 +1032,7 @@ pub fn from_host_checks<B: SparseGnnBackend>(
     out
 }
 
-/// The weighted cross-entropy ([`crate::loss::cross_entropy_rows`]) under autodiff on `B`
+/// The weighted cross-entropy ([`crate::ops::loss::cross_entropy_rows`]) under autodiff on `B`
 /// against the f64 CPU reference of the kernels crate: the terms and the logits' gradient for
 /// `n` = 1,031 random rows (one of equal logits, one shifted by 1e3 so that a naive softmax
 /// overflows, labels at the first and the last class, every fifth weight 0) at each class count
@@ -1071,7 +1072,7 @@ pub fn cross_entropy_checks<B: SparseGnnAutodiffBackend>(
         // the logits held here (the gradient goes to a copy), then logits nothing else holds
         // (an op's output: the gradient goes over them)
         for (how, logits) in [("held", xt.clone()), ("in place", xt.clone().mul_scalar(1.0))] {
-            match crate::loss::cross_entropy_rows(logits, labels_t.clone(), w.clone(), config) {
+            match crate::ops::loss::cross_entropy_rows(logits, labels_t.clone(), w.clone(), config) {
                 Ok(terms) => {
                     let grads = (terms.clone() * r.clone()).sum().backward();
                     let dx = xt.grad(&grads).map(|g| host(g)).unwrap_or_default();
@@ -1091,7 +1092,7 @@ pub fn cross_entropy_checks<B: SparseGnnAutodiffBackend>(
 /// an offset) or not, at each width of `widths`. Returns `(case, largest difference)`; the
 /// arithmetic is the same (one f32 product per entry), so every difference must be 0.
 pub fn relu_dropout_checks<B: SparseGnnAutodiffBackend>(device: &B::Device, widths: &[usize]) -> Vec<(String, f64)> {
-    use crate::dropout::{relu_dropout, DropoutSeed};
+    use crate::ops::dropout::{relu_dropout, DropoutSeed};
     use sparse_gnn_kernels::dropout::{keep_scale, reference, reference_grad, ReluDropout};
     let mut out = Vec::new();
     let n = 517;

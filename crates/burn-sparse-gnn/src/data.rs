@@ -6,6 +6,7 @@
 //! does not matter.
 
 use crate::error::GraphError;
+pub use crate::error::SplitIssue;
 use sparse_gnn_kernels::csr::{transpose, CsrRef};
 
 /// Largest number of nodes a device graph can hold (node ids are signed 32-bit, as Burn's
@@ -383,34 +384,6 @@ pub struct Split {
     pub valid: Vec<u32>,
     /// Test nodes.
     pub test: Vec<u32>,
-}
-
-/// Why a split cannot be trained on (see [`Split::check`]).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SplitIssue {
-    /// A part has no node: nothing to train on, no model selection, or a test accuracy
-    /// computed over nothing.
-    Empty { split: &'static str },
-    /// A part lists a node more than once (it would weigh double in the loss or metric).
-    Repeated { split: &'static str, node: u32, repeats: usize },
-    /// A node is in two parts (e.g. tested on what it was trained on).
-    Overlap { first: &'static str, second: &'static str, node: u32, shared: usize },
-}
-
-impl std::fmt::Display for SplitIssue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Empty { split } => write!(f, "the {split} split is empty (train, valid and test all need nodes)"),
-            Self::Repeated { split, node, repeats } => {
-                write!(f, "the {split} split lists node {node} more than once ({repeats} repeated ids)")
-            }
-            Self::Overlap { first, second, node, shared } => write!(
-                f,
-                "the {first} and {second} splits overlap: node {node} is in both ({shared} shared nodes); \
-                 a node may be in one split only"
-            ),
-        }
-    }
 }
 
 impl Split {

@@ -59,7 +59,7 @@ pub enum GraphError {
     NodeCount { what: &'static str, got: usize, nodes: usize },
     /// The train / valid / test split cannot be trained on (empty, repeated or overlapping).
     #[error("{0}")]
-    Split(crate::data::SplitIssue),
+    Split(SplitIssue),
     /// More classes are declared than the labeled nodes allow.
     #[error(
         "{classes} classes declared, more than the limit {limit} (the number of labeled nodes, \
@@ -97,4 +97,32 @@ pub enum Error {
     /// See [`OpError`].
     #[error(transparent)]
     Op(#[from] OpError),
+}
+
+/// Why a split cannot be trained on (see [`Split::check`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SplitIssue {
+    /// A part has no node: nothing to train on, no model selection, or a test accuracy
+    /// computed over nothing.
+    Empty { split: &'static str },
+    /// A part lists a node more than once (it would weigh double in the loss or metric).
+    Repeated { split: &'static str, node: u32, repeats: usize },
+    /// A node is in two parts (e.g. tested on what it was trained on).
+    Overlap { first: &'static str, second: &'static str, node: u32, shared: usize },
+}
+
+impl std::fmt::Display for SplitIssue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Empty { split } => write!(f, "the {split} split is empty (train, valid and test all need nodes)"),
+            Self::Repeated { split, node, repeats } => {
+                write!(f, "the {split} split lists node {node} more than once ({repeats} repeated ids)")
+            }
+            Self::Overlap { first, second, node, shared } => write!(
+                f,
+                "the {first} and {second} splits overlap: node {node} is in both ({shared} shared nodes); \
+                 a node may be in one split only"
+            ),
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! edge-group partition every kernel uses for load balance.
 
 use crate::data::{Csr, GraphData};
+pub use crate::ops::primitive::{CsrPrim, GraphPrim, GraphPrimitive, GroupsPrim, HotPrim, KernelPolicy, SspmmStrategy};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::IntTensor;
 use burn::tensor::{DType, Int, Tensor, TensorData};
@@ -10,177 +11,6 @@ use sparse_gnn_kernels::config::{Choice, KernelConfig};
 use sparse_gnn_kernels::csr::{transpose, CsrRef, EdgeGroups, HotSplit, HotStats, Transpose};
 use sparse_gnn_kernels::heuristics;
 use std::time::Instant;
-
-/// Edge-group partition on the device (see [`EdgeGroups`]); arrays of length 0 are stored with
-/// one padding entry so that every backend can allocate them, the counts are exact.
-#[derive(Clone, Debug)]
-pub struct GroupsPrim<I> {
-    /// Maximum edges per group.
-    pub width: usize,
-    /// Number of groups.
-    pub len: usize,
-    /// Number of staging slots (groups of split rows).
-    pub n_slots: usize,
-    /// Number of rows of the second pass (split rows and empty rows).
-    pub n_finish: usize,
-    /// `[len + 1]` edge offsets.
-    pub ptr: I,
-    /// `[len]` row of each group.
-    pub row: I,
-    /// `[len]` staging slot or -1.
-    pub slot: I,
-    /// `[n_finish]` rows of the second pass.
-    pub finish_rows: I,
-    /// `[n_finish + 1]` slot offsets of the finish rows.
-    pub finish_ptr: I,
-}
-
-/// The hot-column split of a CSR structure on the device (see [`HotSplit`]).
-#[derive(Clone, Debug)]
-pub struct HotPrim<I> {
-    /// Hot columns.
-    pub len: usize,
-    /// Hot edges.
-    pub nnz: usize,
-    /// `[n_rows + 1]` hot edge offsets.
-    pub hot_ptr: I,
-    /// `[nnz]` rank of the column of each hot edge.
-    pub hot_rank: I,
-    /// `[len]` hot columns.
-    pub cols: I,
-    /// Cold edges.
-    pub cold_nnz: usize,
-    /// `[cold_nnz]` columns of the cold edges (padded to 1 when empty).
-    pub cold_col: I,
-    /// Edge groups of the cold edges.
-    pub cold_groups: GroupsPrim<I>,
-    /// Whether the split was forced ([`GraphOptions::hot_cols`] `Forced`) rather than chosen by
-    /// the heuristic.
-    pub forced: bool,
-}
-
-impl<I> HotPrim<I> {
-    fn map<J>(self, f: &mut impl FnMut(I) -> J) -> HotPrim<J> {
-        HotPrim {
-            len: self.len,
-            nnz: self.nnz,
-            hot_ptr: f(self.hot_ptr),
-            hot_rank: f(self.hot_rank),
-            cols: f(self.cols),
-            cold_nnz: self.cold_nnz,
-            cold_col: f(self.cold_col),
-            cold_groups: self.cold_groups.map(f),
-            forced: self.forced,
-        }
-    }
-}
-
-/// One CSR structure on the device (the adjacency or its transpose): i32 tensors whose values
-/// are unsigned 32-bit (edge offsets past 2^31 - 1 wrap to negative i32s; read them as u32).
-#[derive(Clone, Debug)]
-pub struct CsrPrim<I> {
-    /// Rows.
-    pub n_rows: usize,
-    /// Columns.
-    pub n_cols: usize,
-    /// Edges.
-    pub nnz: usize,
-    /// Longest row.
-    pub max_degree: usize,
-    /// `[n_rows + 1]`.
-    pub row_ptr: I,
-    /// `[nnz]` (padded to 1 when empty).
-    pub col_idx: I,
-    /// Edge groups of this structure (SpMM family).
-    pub groups: GroupsPrim<I>,
-    /// Edge groups of the CBSR kernels (SpGEMM / SSpMM prefer smaller groups).
-    pub cbsr_groups: GroupsPrim<I>,
-    /// Hot-column split of the SpMM sum / mean, if built.
-    pub hot: Option<HotPrim<I>>,
-    /// Launch configuration of the kernels that read this structure.
-    pub kernels: KernelConfig,
-}
-
-/// The primitive form of a device graph: adjacency (`csr`), transpose (`csc`, whose `k`-th
-/// edge is edge `t_perm[k]` of `csr`). Holds only integer primitives, which are the same type
-/// for a backend and its `Autodiff` wrapper.
-#[derive(Clone, Debug)]
-pub struct GraphPrim<I> {
-    /// Adjacency: row = destination.
-    pub csr: CsrPrim<I>,
-    /// Transpose: row = source.
-    pub csc: CsrPrim<I>,
-    /// `[nnz]` CSR edge id of every transposed edge.
-    pub t_perm: I,
-    /// Kernel choices.
-    pub policy: KernelPolicy,
-}
-
-/// [`GraphPrim`] over a backend's integer primitive.
-pub type GraphPrimitive<B> = GraphPrim<IntTensor<B>>;
-
-impl<I> GroupsPrim<I> {
-    fn map<J>(self, f: &mut impl FnMut(I) -> J) -> GroupsPrim<J> {
-        GroupsPrim {
-            width: self.width,
-            len: self.len,
-            n_slots: self.n_slots,
-            n_finish: self.n_finish,
-            ptr: f(self.ptr),
-            row: f(self.row),
-            slot: f(self.slot),
-            finish_rows: f(self.finish_rows),
-            finish_ptr: f(self.finish_ptr),
-        }
-    }
-}
-
-impl<I> CsrPrim<I> {
-    /// Applies `f` to every integer array (e.g. to move between backends).
-    pub fn map<J>(self, f: &mut impl FnMut(I) -> J) -> CsrPrim<J> {
-        CsrPrim {
-            n_rows: self.n_rows,
-            n_cols: self.n_cols,
-            nnz: self.nnz,
-            max_degree: self.max_degree,
-            row_ptr: f(self.row_ptr),
-            col_idx: f(self.col_idx),
-            groups: self.groups.map(f),
-            cbsr_groups: self.cbsr_groups.map(f),
-            hot: self.hot.map(|h| h.map(f)),
-            kernels: self.kernels,
-        }
-    }
-}
-
-impl<I> GraphPrim<I> {
-    /// Applies `f` to every integer array.
-    pub fn map<J>(self, mut f: impl FnMut(I) -> J) -> GraphPrim<J> {
-        GraphPrim { csr: self.csr.map(&mut f), csc: self.csc.map(&mut f), t_perm: f(self.t_perm), policy: self.policy }
-    }
-}
-
-/// How the SSpMM backward of the CBSR SpGEMM accumulates.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum SspmmStrategy {
-    /// Gather over the transpose: deterministic, no atomics.
-    #[default]
-    Gather,
-    /// MaxK-GNN's outer product with atomic accumulation into the CBSR values: not
-    /// deterministic (float addition order varies). Falls back to `Gather` on backends
-    /// without float atomics.
-    OuterAtomic,
-}
-
-/// Kernel choices that trade determinism for speed; the defaults are deterministic.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct KernelPolicy {
-    /// SSpMM accumulation.
-    pub sspmm: SspmmStrategy,
-    /// Combine the split rows of the CBSR SpGEMM with float atomics instead of a staging
-    /// buffer and a second pass (not deterministic).
-    pub spgemm_atomic: bool,
-}
 
 /// Options of a device graph: its kernels' launch configuration and the structures built for
 /// them. `Default` is the measured heuristics of [`sparse_gnn_kernels::heuristics`] and reads
@@ -735,7 +565,7 @@ mod tests {
     fn edge_offsets_past_the_i32_range_read_back_unsigned() {
         let offsets = [0usize, 1, i32::MAX as usize, i32::MAX as usize + 1, 3_900_000_000, crate::data::MAX_EDGES];
         let t = int_tensor::<crate::Cpu>(to_index(&offsets), &Default::default());
-        assert_eq!(crate::host::read_index::<crate::Cpu>(t), offsets);
+        assert_eq!(crate::ops::host_io::read_index::<crate::Cpu>(t), offsets);
     }
 
     /// An index array written in pieces reads back whole: pieces of odd sizes, a last piece
@@ -746,7 +576,7 @@ mod tests {
         let values: Vec<u32> = (0..1_003u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
         for piece in [1, 7, 64, 1_002, 1_003, 5_000] {
             let t = index_in_pieces::<crate::Cpu>(&values, piece, &dev);
-            let back = crate::host::read_index::<crate::Cpu>(t);
+            let back = crate::ops::host_io::read_index::<crate::Cpu>(t);
             assert_eq!(back.len(), values.len(), "piece {piece}");
             assert!(back.iter().zip(&values).all(|(&b, &v)| b == v as usize), "piece {piece}");
         }

@@ -23,32 +23,35 @@
 //! assert_eq!(x.grad(&grads).unwrap().dims(), [3, 2]);
 //! ```
 
-mod aggregate;
+#![warn(missing_docs)]
+
 pub mod autodiff;
 pub mod backend;
-pub mod collective;
 #[cfg(feature = "testing")]
 pub mod conformance;
-mod cube;
-#[cfg(feature = "cuda")]
-pub(crate) mod cublas;
 pub mod data;
-pub mod dense;
-pub mod dropout;
+pub mod dist;
 pub mod error;
-pub mod exchange;
 pub mod fallback;
 pub mod graph;
-pub(crate) mod host;
-pub mod loss;
-pub mod memory;
-#[cfg(feature = "cuda")]
-pub(crate) mod nccl;
-mod ndarray;
 pub mod ops;
 pub mod partition;
 pub mod random;
-pub mod rows;
+
+/// Collectives between processes (the module [`dist::collective`]).
+pub use dist::collective;
+/// The halo exchange of a partitioned graph (the module [`dist::exchange`]).
+pub use dist::exchange;
+/// Dense node-wise products (the module [`ops::dense`]).
+pub use ops::dense;
+/// Peak device-memory sampling (the module [`ops::device::peak`]).
+pub use ops::device::peak as memory;
+/// ReLU and dropout (the module [`ops::dropout`]).
+pub use ops::dropout;
+/// Weighted softmax cross-entropy (the module [`ops::loss`]).
+pub use ops::loss;
+/// Rows picked by distinct ids (the module [`ops::rows`]).
+pub use ops::rows;
 
 pub use backend::{
     CbsrPrim, PoolLayout, PoolSpec, Reduce, ReluDropout, SampleSpec, Sampling, SparseGnnAutodiffBackend,

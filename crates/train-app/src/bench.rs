@@ -5,6 +5,7 @@ use crate::backend::Job;
 use crate::error::{AppError, Result};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Tensor, TensorData};
+use burn_sparse_gnn::dense::DenseOps;
 use burn_sparse_gnn::kernels::maxk::reference as maxk_ref;
 use burn_sparse_gnn::kernels::sample::reference as sample_ref;
 use burn_sparse_gnn::{

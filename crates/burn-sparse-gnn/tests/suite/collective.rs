@@ -322,7 +322,7 @@ fn ranks_without_a_cuda_device_keep_their_rows_on_the_host() {
     // the CPU backend has no CUDA device: every rank agrees on the host transport (auto), or
     // every rank reports why NCCL cannot run (asked for); the handle stays usable after both
     let got = ranks(3, vec![1; 3], |comm| {
-        let none = <Cpu as burn_sparse_gnn::SparseGnnBackend>::nccl_device(&Default::default());
+        let none = <Cpu as burn_sparse_gnn::dist::transfer::TransferOps>::nccl_device(&Default::default());
         let host = comm.setup_rows(none, RowTransportChoice::Host).expect("host");
         let auto = comm.setup_rows(none, RowTransportChoice::Auto).expect("auto");
         let asked = comm.setup_rows(none, RowTransportChoice::Nccl);

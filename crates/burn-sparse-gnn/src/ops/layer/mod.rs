@@ -1,0 +1,234 @@
+//! Linear layers over all nodes (`x @ w + b`, sums of two products) and the mean / sum
+//! aggregation fused with a SAGE layer's two linear maps, as a backend trait and tensor-level
+//! ops.
+
+mod autodiff;
+mod cube;
+mod host;
+pub(crate) mod pair;
+pub(crate) mod terms;
+
+use crate::error::OpError;
+use crate::graph::Graph;
+use crate::ops::aggregation::AggregationOps;
+use crate::ops::args::expect_rows;
+use crate::ops::args::float;
+use crate::ops::args::wrap;
+use crate::ops::dense::DenseOps;
+use crate::ops::primitive::GraphPrimitive;
+use crate::ops::primitive::Reduce;
+use crate::ops::rows::RowOps;
+use burn::tensor::backend::Backend;
+use burn::tensor::ops::FloatTensor;
+use burn::tensor::Tensor;
+use burn::tensor::TensorPrimitive;
+
+/// Linear layers over all nodes and the fused mean / sum aggregation with two linear maps.
+///
+/// Part of [`crate::backend::SparseGnnBackend`] (see its conventions).
+pub trait LayerOps: AggregationOps + DenseOps + RowOps {
+    /// Differentiable `x @ w + b` over all nodes with the arithmetic of `precision` (see
+    /// [`crate::ops::dense::precision::LinearPrecision`]).
+    fn ad_linear(
+        x: FloatTensor<Self>,
+        w: FloatTensor<Self>,
+        b: Option<FloatTensor<Self>>,
+        precision: crate::ops::dense::precision::LinearPrecision,
+    ) -> FloatTensor<Self> {
+        crate::ops::layer::terms::linear_forward::<Self>(vec![crate::ops::layer::terms::Term::new(x, w)], b, precision)
+            .0
+    }
+
+    /// Differentiable `x1 @ w1 + x2 @ w2 + b` over all nodes (see [`crate::ops::linear_pair`]):
+    /// one output buffer for both products where the backend accumulates in place.
+    fn ad_linear_pair(
+        first: crate::ops::layer::terms::Term<Self>,
+        second: crate::ops::layer::terms::Term<Self>,
+        b: Option<FloatTensor<Self>>,
+        precision: crate::ops::dense::precision::LinearPrecision,
+    ) -> FloatTensor<Self> {
+        crate::ops::layer::terms::linear_forward::<Self>(vec![first, second], b, precision).0
+    }
+
+    /// Differentiable `aggr(x) @ w_neigh + x[..n] @ w_root + b` with a mean or sum
+    /// aggregation over `g` (see [`crate::ops::aggregate_pair`]).
+    #[allow(clippy::too_many_arguments)]
+    fn ad_aggregate_pair(
+        g: &GraphPrimitive<Self>,
+        x: FloatTensor<Self>,
+        w_neigh: FloatTensor<Self>,
+        w_root: FloatTensor<Self>,
+        b: Option<FloatTensor<Self>>,
+        reduce: Reduce,
+        precision: crate::ops::dense::precision::LinearPrecision,
+    ) -> FloatTensor<Self> {
+        crate::ops::layer::pair::pair_forward::<Self>(g, x, w_neigh, w_root, b, reduce, precision).0
+    }
+}
+
+/// `x @ w + b` over all nodes (`x`: `[n, d_in]`, `w`: `[d_in, d_out]`, `b`: `[d_out]`),
+/// differentiable in all three, with the arithmetic of `precision` (exact f32, TF32, or a
+/// half-precision forward; see [`crate::dense`]). On CUDA the products run through cuBLAS.
+///
+/// ```
+/// use burn::backend::{Autodiff, NdArray};
+/// use burn::tensor::Tensor;
+/// use burn_sparse_gnn::dense::LinearPrecision;
+/// type B = Autodiff<NdArray>;
+/// let dev = Default::default();
+/// let x = Tensor::<B, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &dev);
+/// let w = Tensor::<B, 2>::from_floats([[1.0], [1.0]], &dev).require_grad();
+/// let b = Tensor::<B, 1>::from_floats([0.5], &dev).require_grad();
+/// let y = burn_sparse_gnn::ops::linear(x, w.clone(), Some(b.clone()), LinearPrecision::F32);
+/// assert_eq!(y.to_data().to_vec::<f32>().unwrap(), vec![3.5, 7.5]);
+/// let grads = y.sum().backward();
+/// assert_eq!(w.grad(&grads).unwrap().to_data().to_vec::<f32>().unwrap(), vec![4.0, 6.0]);
+/// assert_eq!(b.grad(&grads).unwrap().to_data().to_vec::<f32>().unwrap(), vec![2.0]);
+/// ```
+pub fn linear<B: LayerOps>(
+    x: Tensor<B, 2>,
+    w: Tensor<B, 2>,
+    b: Option<Tensor<B, 1>>,
+    precision: crate::ops::dense::precision::LinearPrecision,
+) -> Tensor<B, 2> {
+    Tensor::from_primitive(TensorPrimitive::Float(B::ad_linear(
+        x.into_primitive().tensor(),
+        w.into_primitive().tensor(),
+        b.map(|b| b.into_primitive().tensor()),
+        precision,
+    )))
+}
+
+/// One product of [`linear_pair`]: `x @ w`, with an optional half copy of `x` (not
+/// differentiated) that a half-precision forward multiplies instead of making a row-scaled
+/// copy of its own (see [`crate::ops::layer::terms::Term`]).
+#[derive(Clone, Debug)]
+pub struct LinearTerm<B: Backend> {
+    /// `[n, d_in]` input.
+    pub x: Tensor<B, 2>,
+    /// `[d_in, d_out]` weight.
+    pub w: Tensor<B, 2>,
+    /// A plain half copy of `x` for the half-precision forward.
+    pub x_half: Option<Tensor<B, 2>>,
+}
+
+impl<B: Backend> LinearTerm<B> {
+    /// `x @ w`.
+    pub fn new(x: Tensor<B, 2>, w: Tensor<B, 2>) -> Self {
+        Self { x, w, x_half: None }
+    }
+
+    /// Multiplies `x_half` in a half-precision forward.
+    pub fn with_half(mut self, x_half: Tensor<B, 2>) -> Self {
+        self.x_half = Some(x_half);
+        self
+    }
+
+    fn prim(self) -> crate::ops::layer::terms::Term<B> {
+        crate::ops::layer::terms::Term { x: float(self.x), w: float(self.w), x_half: self.x_half.map(float) }
+    }
+}
+
+/// `x1 @ w1 + x2 @ w2 + b` over all nodes (a SAGE layer's neighbour and root maps), with the
+/// arithmetic of `precision`, differentiable in every input. The second product adds to the
+/// first one's output in place (cuBLAS with `beta = 1` on CUDA), so the sum costs no pass of its
+/// own. In half precision an input that already has the half type is multiplied as it is (its
+/// gradient has that type too).
+///
+/// ```
+/// use burn::backend::{Autodiff, NdArray};
+/// use burn::tensor::Tensor;
+/// use burn_sparse_gnn::dense::LinearPrecision;
+/// use burn_sparse_gnn::ops::{linear_pair, LinearTerm};
+/// type B = Autodiff<NdArray>;
+/// let dev = Default::default();
+/// let x = Tensor::<B, 2>::from_floats([[1.0, 2.0], [3.0, 4.0]], &dev);
+/// let w1 = Tensor::<B, 2>::from_floats([[1.0], [1.0]], &dev).require_grad();
+/// let w2 = Tensor::<B, 2>::from_floats([[2.0], [0.0]], &dev).require_grad();
+/// let y = linear_pair(LinearTerm::new(x.clone(), w1), LinearTerm::new(x, w2.clone()), None, LinearPrecision::F32);
+/// assert_eq!(y.to_data().to_vec::<f32>().unwrap(), vec![5.0, 13.0]);
+/// let grads = y.sum().backward();
+/// assert_eq!(w2.grad(&grads).unwrap().to_data().to_vec::<f32>().unwrap(), vec![4.0, 6.0]);
+/// ```
+pub fn linear_pair<B: LayerOps>(
+    first: LinearTerm<B>,
+    second: LinearTerm<B>,
+    b: Option<Tensor<B, 1>>,
+    precision: crate::ops::dense::precision::LinearPrecision,
+) -> Tensor<B, 2> {
+    wrap(B::ad_linear_pair(first.prim(), second.prim(), b.map(float), precision))
+}
+
+/// `aggr(x) @ w_neigh + x[..n] @ w_root + b`: a mean or sum aggregation over `g` followed by a
+/// GraphSAGE layer's neighbour and root maps, with the arithmetic of `precision`, differentiable
+/// in every input. `x` has one row per column of `g` (on a part of a partitioned graph: its own
+/// rows, then its halo); the root map takes its first `n = g.n_rows()` rows.
+///
+/// Where `x` needs a gradient and `d_out <= d_in`, the backward pass takes the neighbour map's
+/// gradients from `A^T dy` and keeps no copy of the `n x d_in` aggregate (module docs of
+/// `autodiff`); otherwise it runs as [`spmm`] then [`linear_pair`]. In half precision `x` is
+/// rounded to the half type once for the aggregation and the root product.
+///
+/// ```
+/// use burn::backend::{Autodiff, NdArray};
+/// use burn::tensor::Tensor;
+/// use burn_sparse_gnn::dense::LinearPrecision;
+/// use burn_sparse_gnn::{ops, BuildOptions, Csr, Graph, GraphOptions, Reduce};
+/// type B = Autodiff<NdArray>;
+/// let dev = Default::default();
+/// // 0 -> 1, 1 -> 2 and back: node 1 has two neighbours
+/// let adj = Csr::from_edges(3, &[0, 1], &[1, 2], None, BuildOptions::undirected()).unwrap();
+/// let g = Graph::<B>::new(&adj, &dev, GraphOptions::default());
+/// let x = Tensor::<B, 2>::from_floats([[1.0], [2.0], [4.0]], &dev).require_grad();
+/// let wn = Tensor::<B, 2>::from_floats([[1.0]], &dev).require_grad();
+/// let wr = Tensor::<B, 2>::from_floats([[10.0]], &dev).require_grad();
+/// let y = ops::aggregate_pair(&g, x.clone(), wn, wr, None, Reduce::Mean, LinearPrecision::F32);
+/// assert_eq!(y.to_data().to_vec::<f32>().unwrap(), vec![12.0, 22.5, 42.0]);
+/// let grads = y.sum().backward();
+/// // dy = 1: x_j gets 10 from its root map and 1 / deg(i) from each neighbour i
+/// assert_eq!(x.grad(&grads).unwrap().to_data().to_vec::<f32>().unwrap(), vec![10.5, 12.0, 10.5]);
+/// ```
+pub fn try_aggregate_pair<B: LayerOps>(
+    g: &Graph<B>,
+    x: Tensor<B, 2>,
+    w_neigh: Tensor<B, 2>,
+    w_root: Tensor<B, 2>,
+    b: Option<Tensor<B, 1>>,
+    reduce: Reduce,
+    precision: crate::ops::dense::precision::LinearPrecision,
+) -> Result<Tensor<B, 2>, OpError> {
+    const OP: &str = "aggregate_pair";
+    let dims = x.dims();
+    expect_rows(OP, "x", &dims, g.n_cols())?;
+    let d_in = dims[1];
+    let wn = w_neigh.dims();
+    if wn[0] != d_in {
+        return Err(OpError::Shape { op: OP, what: "w_neigh", got: wn.to_vec(), expected: format!("[{d_in}, _]") });
+    }
+    let wr = w_root.dims();
+    if wr != wn {
+        return Err(OpError::Shape { op: OP, what: "w_root", got: wr.to_vec(), expected: format!("{wn:?}") });
+    }
+    if let Some(b) = &b {
+        if b.dims() != [wn[1]] {
+            return Err(OpError::Shape { op: OP, what: "b", got: b.dims().to_vec(), expected: format!("[{}]", wn[1]) });
+        }
+    }
+    if !matches!(reduce, Reduce::Mean | Reduce::Sum) {
+        return Err(OpError::Config { op: OP, msg: format!("the aggregation must be mean or sum, not {reduce:?}") });
+    }
+    Ok(wrap(B::ad_aggregate_pair(g.prim(), float(x), float(w_neigh), float(w_root), b.map(float), reduce, precision)))
+}
+
+/// [`try_aggregate_pair`], panicking on a shape mismatch or a max aggregation.
+pub fn aggregate_pair<B: LayerOps>(
+    g: &Graph<B>,
+    x: Tensor<B, 2>,
+    w_neigh: Tensor<B, 2>,
+    w_root: Tensor<B, 2>,
+    b: Option<Tensor<B, 1>>,
+    reduce: Reduce,
+    precision: crate::ops::dense::precision::LinearPrecision,
+) -> Tensor<B, 2> {
+    try_aggregate_pair(g, x, w_neigh, w_root, b, reduce, precision).unwrap_or_else(|e| panic!("{e}"))
+}

@@ -1,0 +1,47 @@
+//! `Autodiff<B>` implementation of [`super::RowOps`]: hand-written backward passes from `B`'s kernels.
+
+use super::RowOps;
+use crate::backend::SparseGnnBackend;
+use crate::ops::tracking::*;
+use burn::backend::autodiff::checkpoint::base::Checkpointer;
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::autodiff::grads::Gradients;
+use burn::backend::autodiff::ops::Backward;
+use burn::backend::autodiff::ops::Ops;
+use burn::backend::autodiff::ops::OpsKind;
+use burn::backend::Autodiff;
+use burn::tensor::ops::FloatTensor;
+use burn::tensor::ops::IntTensor;
+
+#[derive(Debug)]
+struct TakeRowsBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 1> for TakeRowsBackward {
+    type State = IntTensor<B>;
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        if let Some(node) = node {
+            grads.register::<B>(node.id, crate::ops::rows::gather_back::<B>(dy, ops.state));
+        }
+    }
+}
+
+impl<B: SparseGnnBackend, C: CheckpointStrategy> RowOps for Autodiff<B, C> {
+    fn add_rows(
+        base: FloatTensor<Self>,
+        values: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        inverse: IntTensor<Self>,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::add_rows(base.primitive, values.primitive, indices, inverse))
+    }
+
+    fn ad_take_rows(x: FloatTensor<Self>, indices: IntTensor<Self>, inverse: IntTensor<Self>) -> FloatTensor<Self> {
+        match TakeRowsBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => prep.finish(inverse, B::float_select(x.primitive, 0, indices)),
+            OpsKind::UnTracked(prep) => prep.finish(B::float_select(x.primitive, 0, indices)),
+        }
+    }
+}
