@@ -25,24 +25,29 @@
 //! ```
 
 pub mod activation;
+pub mod aggregate;
 pub mod conv;
-pub mod distributed;
 pub mod hidden;
 pub mod linear;
-pub mod memory;
+pub mod memory_estimate;
 pub mod model;
-pub mod ranks;
+pub mod partitioned;
+pub mod precision;
 
 /// HalfGNN's weight of the neighbour mean in GIN's half-safe aggregation
 /// `(1 + eps) x + lambda * mean` ([`GinConvConfig::half_safe_lambda`]).
 pub const GIN_HALF_SAFE_LAMBDA: f64 = 0.1;
 
 pub use activation::Nonlinearity;
+pub use aggregate::{aggregate, aggregate_weighted};
 pub use conv::gat::{GatConv, GatConvConfig};
 pub use conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
 pub use conv::gin::{GinConv, GinConvConfig};
 pub use conv::sage::{SageAggr, SageConv, SageConvConfig};
-pub use distributed::{partitioned_loss, BoundarySampling, DistError, DistGraph, HaloLayout, PartGraph, SampledHalo};
-pub use hidden::{aggregate, aggregate_weighted, Hidden, Precision};
+pub use hidden::Hidden;
 pub use model::{Conv, ConvKind, GnnModel, GnnModelConfig, ModelError, NormKind};
-pub use ranks::{broadcast_model, rank_loss, sum_gradients, RankGraph, RankInput, StepSeeds};
+pub use partitioned::devices::{
+    partitioned_loss, BoundarySampling, DistError, DistGraph, HaloLayout, PartGraph, SampledHalo,
+};
+pub use partitioned::processes::{broadcast_model, rank_loss, sum_gradients, RankGraph, RankInput, StepSeeds};
+pub use precision::Precision;

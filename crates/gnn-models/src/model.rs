@@ -7,8 +7,9 @@ use crate::conv::gat::{GatConv, GatConvConfig};
 use crate::conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
 use crate::conv::gin::{GinConv, GinConvConfig};
 use crate::conv::sage::{SageAggr, SageConv, SageConvConfig};
-use crate::hidden::{Hidden, Precision};
+use crate::hidden::Hidden;
 use crate::linear::linear;
+use crate::precision::Precision;
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
@@ -18,8 +19,11 @@ use burn_sparse_gnn::dropout::{relu_dropout, DropoutSeed};
 use burn_sparse_gnn::{Graph, SparseGnnBackend};
 use serde::{Deserialize, Serialize};
 
-/// Which convolution the model stacks.
+/// Which convolution the model stacks: the registry of the convolutions. A variant's serde
+/// name (config files, `config.json`, `results.json`), its command-line name (clap's
+/// `ValueEnum`, with the `clap` feature) and [`ConvKind::name`] are its lowercase name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum ConvKind {
     Gcn,
@@ -36,6 +40,31 @@ impl ConvKind {
             ConvKind::Sage => "sage",
             ConvKind::Gin => "gin",
             ConvKind::Gat => "gat",
+        }
+    }
+
+    /// Whether a layer of this kind (GraphSAGE with aggregation `sage_aggr`) can aggregate a
+    /// part's own columns and its halo columns separately on dense states: what the split halo
+    /// layout of a partitioned graph needs
+    /// ([`HaloLayout::Split`](crate::partitioned::devices::HaloLayout::Split)). GraphSAGE mean
+    /// and sum layers can.
+    pub fn supports_split_halo(&self, sage_aggr: SageAggr) -> bool {
+        match self {
+            ConvKind::Sage => matches!(sage_aggr, SageAggr::Mean | SageAggr::Sum),
+            ConvKind::Gcn | ConvKind::Gin | ConvKind::Gat => false,
+        }
+    }
+
+    /// Whether a layer of this kind (GraphSAGE with aggregation `sage_aggr`) aggregates its
+    /// neighbours' rows linearly, so that boundary sampling
+    /// ([`BoundarySampling`](crate::partitioned::devices::BoundarySampling)) may scale the halo
+    /// rows that cross: GCN, GraphSAGE mean / sum and GIN do; GAT's attention and GraphSAGE's
+    /// max-pool do not.
+    pub fn supports_boundary_sampling(&self, sage_aggr: SageAggr) -> bool {
+        match self {
+            ConvKind::Gcn | ConvKind::Gin => true,
+            ConvKind::Sage => sage_aggr != SageAggr::MaxPool,
+            ConvKind::Gat => false,
         }
     }
 }
@@ -112,6 +141,27 @@ pub enum Conv<B: Backend> {
     Sage(SageConv<B>),
     Gin(GinConv<B>),
     Gat(GatConv<B>),
+}
+
+impl<B: Backend> Conv<B> {
+    /// Which convolution this is.
+    pub fn kind(&self) -> ConvKind {
+        match self {
+            Conv::Gcn(_) => ConvKind::Gcn,
+            Conv::Sage(_) => ConvKind::Sage,
+            Conv::Gin(_) => ConvKind::Gin,
+            Conv::Gat(_) => ConvKind::Gat,
+        }
+    }
+
+    /// [`ConvKind::supports_split_halo`] of this layer.
+    pub fn supports_split_halo(&self) -> bool {
+        let aggr = match self {
+            Conv::Sage(s) => s.aggr,
+            _ => SageAggr::default(),
+        };
+        self.kind().supports_split_halo(aggr)
+    }
 }
 
 /// A GNN for node classification.
@@ -315,10 +365,9 @@ impl<B: SparseGnnBackend> GnnModel<B> {
 
     /// Whether every convolution can aggregate a part's own columns and its halo columns
     /// separately (dense ReLU states into GraphSAGE mean / sum layers): what the split halo
-    /// layout of a partitioned graph needs ([`crate::distributed::HaloLayout::Split`]).
+    /// layout of a partitioned graph needs ([`crate::partitioned::devices::HaloLayout::Split`]).
     pub fn splits_halo(&self) -> bool {
-        matches!(self.nonlin, Nonlinearity::Relu)
-            && self.convs.iter().all(|c| matches!(c, Conv::Sage(s) if matches!(s.aggr, SageAggr::Mean | SageAggr::Sum)))
+        matches!(self.nonlin, Nonlinearity::Relu) && self.convs.iter().all(Conv::supports_split_halo)
     }
 
     /// The type a split-layout exchange moves the rows in: the aggregations' half type in

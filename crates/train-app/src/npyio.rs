@@ -8,7 +8,7 @@
 //! `data[i * cols + j]`.
 
 use crate::error::{AppError, Result};
-use crate::memory::host_available_bytes;
+use crate::host_memory::host_available_bytes;
 use npyz::{DType, NpyFile, NpyHeader, Order, TypeChar, WriterBuilder};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek};
@@ -255,7 +255,7 @@ pub fn read_ids(path: &Path) -> Result<Array<u32>> {
             v.into_iter().map(|x| x as u32).collect()
         }
         _ => {
-            crate::memory::check_fits((count as u64).saturating_mul(8), || {
+            crate::host_memory::check_fits((count as u64).saturating_mul(8), || {
                 format!("{}: the {count} ids read as i64", path.display())
             })?;
             let v = convert_ints(path, npy)?;

@@ -44,7 +44,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     eprintln!(
         "graph and features on the device in {:.1} s{}",
         start.elapsed().as_secs_f64(),
-        crate::memory::host_resident_note()
+        crate::host_memory::host_resident_note()
     );
     let mut optim = AdamConfig::new().with_epsilon(ADAM_EPSILON).init();
     let mut times = Vec::new();
@@ -103,14 +103,14 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         eprintln!(
             "epoch {}/{total} ({kind}): {ms:.1} ms, loss {l:.4}{}",
             epoch + 1,
-            crate::memory::host_resident_note()
+            crate::host_memory::host_resident_note()
         );
         if let Some((reserved, _)) = B::device_memory(device) {
             peak = peak.max(reserved);
         }
     }
     let graph_shape = batch.graph.shape();
-    let size = gnn_models::memory::GraphSize {
+    let size = gnn_models::memory_estimate::GraphSize {
         nodes,
         edges,
         features: host.d_in,
@@ -129,7 +129,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     rec.peak_bytes = (peak > 0).then_some(peak);
     rec.peak_in_use_bytes = (peak_in_use > 0).then_some(peak_in_use);
     rec.device_peak_bytes = used_before.filter(|_| device_peak > 0).map(|before| device_peak.saturating_sub(before));
-    rec.estimate = Some(gnn_models::memory::estimate_training(&size, &model_cfg));
+    rec.estimate = Some(gnn_models::memory_estimate::estimate_training(&size, &model_cfg));
     Ok(rec)
 }
 

@@ -10,8 +10,9 @@
 //! then no longer sum to 1 (unless its weights are 1). Zero, tiny and negative weights are
 //! accepted as they are; self-loops added by `train-app` have weight 1.
 
-use crate::hidden::{Hidden, Precision};
+use crate::hidden::Hidden;
 use crate::linear::add_bias;
+use crate::precision::Precision;
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig, Initializer, Linear, LinearConfig};

@@ -9,8 +9,10 @@
 //! power is not a finite float (PyG gives NaN for a negative degree): zero, tiny and negative
 //! weights are accepted as they are.
 
-use crate::hidden::{aggregate, aggregate_weighted, per_edge_products, Hidden, Precision};
+use crate::aggregate::{aggregate, aggregate_weighted, per_edge_products};
+use crate::hidden::Hidden;
 use crate::linear::add_bias;
+use crate::precision::Precision;
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Initializer, Linear, LinearConfig};

@@ -7,8 +7,10 @@
 //! tiny and negative weights are accepted as they are.
 
 use crate::activation::relu;
-use crate::hidden::{aggregate, Hidden, Precision};
+use crate::aggregate::aggregate;
+use crate::hidden::Hidden;
 use crate::linear::add_bias;
+use crate::precision::Precision;
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};

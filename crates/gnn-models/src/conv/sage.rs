@@ -8,8 +8,10 @@
 //! still count in the mean's `deg(i)` and compete in the max).
 
 use crate::activation::relu;
-use crate::hidden::{aggregate, Hidden, Precision};
+use crate::aggregate::aggregate;
+use crate::hidden::Hidden;
 use crate::linear::add_bias;
+use crate::precision::Precision;
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};

@@ -5,8 +5,8 @@ use burn_sparse_gnn::{BuildOptions, SparseGnnAutodiffBackend};
 use std::collections::HashMap;
 use std::sync::Arc;
 use train_app::backend::{dispatch, Job};
-use train_app::device_memory::catch_out_of_memory;
 use train_app::error::{AppError, Result};
+use train_app::out_of_memory::catch_out_of_memory;
 use train_app::training::{Architecture, FullGraphBatcher, TrainConfig};
 use train_app::{bench, datasets, gen};
 
@@ -37,7 +37,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let rows = adj.n_rows().max(adj.n_cols()) as u64;
     for &w in &a.widths {
         let need = rows.saturating_mul(w as u64).saturating_mul(4 * 4);
-        train_app::memory::check_fits(need, || format!("--widths {w}: the [{rows}, {w}] f32 feature matrices"))?;
+        train_app::host_memory::check_fits(need, || format!("--widths {w}: the [{rows}, {w}] f32 feature matrices"))?;
     }
     let job = bench::Bench {
         graph_name,
@@ -105,7 +105,7 @@ impl Job for BenchTrainJob {
             data.num_nodes(),
             data.adjacency().nnz(),
             start.elapsed().as_secs_f64(),
-            train_app::memory::host_resident_note()
+            train_app::host_memory::host_resident_note()
         );
         let name = a.device_name.clone().unwrap_or_else(|| backend.to_string());
         let mut file = match &a.out {
@@ -125,7 +125,7 @@ impl Job for BenchTrainJob {
                 }
                 let tb = train_app::trainbench::TrainBench { cfg, epochs: a.epochs, warmup: a.warmup };
                 let run = catch_out_of_memory(|| {
-                    train_app::partitioned::bench::<B>(
+                    train_app::partitioned::devices::bench::<B>(
                         &tb,
                         &host,
                         &spread,
@@ -178,7 +178,7 @@ impl Job for BenchTrainJob {
                 eprintln!(
                     "prepared the graph for {m} {p} in {:.1} s{}",
                     start.elapsed().as_secs_f64(),
-                    train_app::memory::host_resident_note()
+                    train_app::host_memory::host_resident_note()
                 );
                 if backend != "cuda" {
                     // activations live in host memory on the CPU and lavapipe backends

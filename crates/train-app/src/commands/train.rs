@@ -89,7 +89,7 @@ pub struct TrainJob {
     pub dry_run: bool,
     pub partition_cache: Option<std::path::PathBuf>,
     /// One process of a multi-process run, and the index of its device (`None`: the default).
-    pub rank: Option<(train_app::ranks::RankRun, Option<usize>)>,
+    pub rank: Option<(train_app::partitioned::processes::RankRun, Option<usize>)>,
 }
 
 /// Parses a byte size: a number with an optional unit (B, KB, MB, GB, KiB, MiB, GiB, TiB).
@@ -124,8 +124,8 @@ fn estimate(
     cfg: &TrainConfig,
     host: &train_app::training::HostGraph,
     spread: Option<(&burn_sparse_gnn::partition::PartitionedGraph, &train_app::partitioned::Spread)>,
-) -> Result<gnn_models::memory::MemoryEstimate> {
-    use gnn_models::memory::{estimate_training, GraphSize};
+) -> Result<gnn_models::memory_estimate::MemoryEstimate> {
+    use gnn_models::memory_estimate::{estimate_training, GraphSize};
     let Some((pg, spread)) = spread else {
         let model = cfg.model_config(host.d_in, host.data.num_classes())?;
         return Ok(estimate_training(
@@ -182,8 +182,8 @@ impl Job for TrainJob {
             // rank 0 writes the run folder: a new run replaces the one there
             new_run(&folder)?;
             let resume = self.resume;
-            let report = train_app::device_memory::catch_out_of_memory(|| {
-                train_app::ranks::train::<B>(&self.cfg, &host, run, &cache, &device, backend, resume)
+            let report = train_app::out_of_memory::catch_out_of_memory(|| {
+                train_app::partitioned::processes::train::<B>(&self.cfg, &host, run, &cache, &device, backend, resume)
             })
             .map_err(|m| AppError::Ranks(format!("rank {rank} ran out of device memory: {m}")))??;
             if let Some(report) = report {
@@ -248,7 +248,9 @@ impl Job for TrainJob {
             message,
             estimate: est.to_string(),
             need_bytes: est.total,
-            budget: budget.map(|b| format!(" with {budget_name} {}", train_app::memory::gib(b))).unwrap_or_default(),
+            budget: budget
+                .map(|b| format!(" with {budget_name} {}", train_app::host_memory::gib(b)))
+                .unwrap_or_default(),
             advice: advice.clone(),
             out: self.cfg.out.display().to_string(),
         };
@@ -265,8 +267,10 @@ impl Job for TrainJob {
         new_run(&folder)?;
         if let Some(spread) = &self.spread {
             let resume = self.resume;
-            let report = train_app::device_memory::catch_out_of_memory(|| {
-                train_app::partitioned::train::<B>(&self.cfg, &host, spread, &cache, known, &device, backend, resume)
+            let report = train_app::out_of_memory::catch_out_of_memory(|| {
+                train_app::partitioned::devices::train::<B>(
+                    &self.cfg, &host, spread, &cache, known, &device, backend, resume,
+                )
             })
             .map_err(out_of_memory)??;
             let how = format!("{backend}, {} parts on {} device(s)", spread.parts, spread.devices.len());
@@ -277,7 +281,7 @@ impl Job for TrainJob {
         // is set (the command line is where the environment is read)
         let tui = std::io::IsTerminal::is_terminal(&std::io::stdout()) && std::env::var_os("SGNN_PLAIN_LOG").is_none();
         let resume = self.resume;
-        let report = train_app::device_memory::catch_out_of_memory(|| {
+        let report = train_app::out_of_memory::catch_out_of_memory(|| {
             train_app::training::train::<B>(&self.cfg, host, &device, backend, resume, tui)
         })
         .map_err(out_of_memory)??;
@@ -441,7 +445,7 @@ pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
                     )))
                 }
             };
-            let run = train_app::ranks::RankRun {
+            let run = train_app::partitioned::processes::RankRun {
                 rank,
                 world,
                 rendezvous: addr.clone(),

@@ -14,7 +14,7 @@ use super::npy::read_edge_index;
 use super::text::{self, delimiter_of, for_each_record, is_header, open_text, Blank};
 use super::{check_graph_memory, check_split, class_count, folder_name, split_ids};
 use crate::error::{AppError, Result};
-use crate::memory::push_checked;
+use crate::host_memory::push_checked;
 use crate::npyio::{expect_shape, read_floats, read_ints, read_ints_or_bools};
 use burn_sparse_gnn::data::MAX_INDEX;
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};

@@ -16,7 +16,7 @@ pub mod text;
 
 use crate::error::{AppError, Result};
 use crate::gen::{sbm, SbmSpec};
-use crate::memory::check_fits;
+use crate::host_memory::check_fits;
 use burn_sparse_gnn::data::{class_limit, FREE_CLASSES, MAX_CLASSES};
 use burn_sparse_gnn::{BuildOptions, GraphData, Split};
 use std::path::Path;

@@ -9,7 +9,7 @@
 
 use super::{check_declared_width, check_graph_memory, check_split, class_count, folder_name, split_ids};
 use crate::error::{AppError, Result};
-use crate::memory::check_fits;
+use crate::host_memory::check_fits;
 use crate::npyio::{expect_shape, peek_int_shape, read_floats, read_ids, read_ints, read_ints_or_bools, write};
 use burn_sparse_gnn::data::MAX_INDEX;
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};

@@ -10,7 +10,7 @@
 use super::text::{self, for_each_record, Blank};
 use super::{check_graph_memory, check_split, class_count, folder_name};
 use crate::error::{AppError, Result};
-use crate::memory::push_checked;
+use crate::host_memory::push_checked;
 use crate::npyio::open_regular;
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData};
 use flate2::read::GzDecoder;

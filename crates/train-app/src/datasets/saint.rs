@@ -3,7 +3,7 @@
 
 use super::{check_graph_memory, check_split, class_count, folder_name, npz};
 use crate::error::{AppError, Result};
-use crate::memory::check_fits;
+use crate::host_memory::check_fits;
 use crate::npyio::{expect_shape, open_regular, read_floats};
 use burn_sparse_gnn::data::MAX_INDEX;
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData};

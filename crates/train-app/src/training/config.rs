@@ -3,7 +3,7 @@
 //! per option.
 
 pub mod file;
-pub mod host_memory;
+pub mod host_estimate;
 mod nonlin;
 pub mod split;
 
@@ -77,7 +77,7 @@ pub struct TrainConfig {
     #[arg(long)]
     pub split: Option<String>,
     /// Convolution.
-    #[arg(long, value_parser = named::<ConvKind>(&["gcn", "sage", "gin", "gat"]), default_value = "gcn")]
+    #[arg(long, value_enum, default_value = "gcn")]
     #[serde(alias = "conv")]
     pub model: ConvKind,
     /// How the convolutions are stacked.
@@ -384,12 +384,12 @@ impl TrainConfig {
         parse_nonlin(&self.nonlin).map(|_| ())
     }
 
-    /// Refuses a run whose host estimate ([`host_memory`]: the tensors, the copies of the
+    /// Refuses a run whose host estimate ([`host_estimate`]: the tensors, the copies of the
     /// features and of the parameters) cannot fit in what the host can still give (its
     /// available memory, or less under a cgroup limit), before the model is built: for the
     /// backends whose tensors live in host memory.
     pub fn check_size(&self, nodes: usize, d_in: usize, classes: usize) -> Result<()> {
-        self.check_host_memory(nodes, d_in, classes, crate::memory::host_available_bytes()).map(|_| ())
+        self.check_host_memory(nodes, d_in, classes, crate::host_memory::host_available_bytes()).map(|_| ())
     }
 
     /// Checks that the device stores the precision's half type (the CPU backend has no f16 /
@@ -439,6 +439,16 @@ mod tests {
         assert_eq!((c.dropout, c.lr, c.weight_decay, c.epochs), (0.5, 0.01, 5e-4, 200));
         assert_eq!(c.gcn_norm, GcnNorm::Symmetric);
         assert!(!c.linear_io());
+    }
+
+    #[test]
+    fn every_convolution_has_one_name_on_the_command_line_and_in_files() {
+        use clap::ValueEnum;
+        for kind in ConvKind::value_variants() {
+            let flag = kind.to_possible_value().expect("every convolution is listed");
+            assert_eq!((flag.get_name(), name_of(kind).as_str()), (kind.name(), kind.name()));
+            assert_eq!(ConvKind::from_str(kind.name(), false), Ok(*kind));
+        }
     }
 
     #[test]

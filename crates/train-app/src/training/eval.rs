@@ -166,7 +166,7 @@ pub fn prepare_unsplit(cfg: &TrainConfig, data: GraphData) -> Result<Unsplit> {
     } else {
         data
     };
-    crate::memory::check_fits(data.features().dense_bytes(), || {
+    crate::host_memory::check_fits(data.features().dense_bytes(), || {
         format!("{}: the dense [{}, {}] f32 feature matrix", data.name, data.num_nodes(), data.features().width())
     })?;
     let mut x = data.features().to_dense();

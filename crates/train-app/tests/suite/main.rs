@@ -10,7 +10,7 @@ mod inputs;
 #[cfg(feature = "wgpu")]
 mod layers_wgpu;
 mod loaders;
-mod memory;
+mod memory_estimate;
 mod processes;
 mod resume;
 mod runs;

@@ -47,7 +47,7 @@ fn a_run_over_the_budget_stops_before_training_and_says_what_to_change() {
 
 #[test]
 fn a_cpu_run_beyond_the_hosts_memory_stops_before_training() {
-    if train_app::memory::host_available_bytes().is_none() {
+    if train_app::host_memory::host_available_bytes().is_none() {
         return;
     }
     // 8 layers of width 65,536: 16 GiB of weights alone, a terabyte with gradients, Adam's

@@ -15,7 +15,7 @@ use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, P
 use burn_sparse_gnn::random::random_values;
 use burn_sparse_gnn::{Csr, GraphOptions};
 use gnn_models::activation::Nonlinearity;
-use gnn_models::distributed::DistError;
+use gnn_models::partitioned::devices::DistError;
 use gnn_models::{
     broadcast_model, rank_loss, sum_gradients, ConvKind, GnnModel, GnnModelConfig, NormKind, RankGraph, SageAggr,
     StepSeeds,

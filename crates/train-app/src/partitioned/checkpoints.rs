@@ -1,5 +1,5 @@
 //! Checkpoints, resume, early stopping and best-validation selection of the runs that train
-//! over parts or processes (`partitioned::train` and `ranks::train`, which run their own epoch
+//! over parts or processes (`partitioned::devices::train` and `partitioned::processes::train`, which run their own epoch
 //! loop instead of burn-train's `Learner`).
 //!
 //! They write the files a whole-graph run writes, in the same formats: in `<out>/checkpoint`

@@ -11,7 +11,7 @@ use burn_sparse_gnn::partition::{partition, PartitionMethod, PartitionOptions, P
 use burn_sparse_gnn::random::random_values;
 use burn_sparse_gnn::{Csr, Graph, GraphOptions};
 use gnn_models::activation::Nonlinearity;
-use gnn_models::distributed::{partitioned_loss, DistGraph, HaloLayout};
+use gnn_models::partitioned::devices::{partitioned_loss, DistGraph, HaloLayout};
 use gnn_models::{ConvKind, GnnModel, GnnModelConfig, NormKind, SageAggr};
 
 fn inputs(dev: &burn::tensor::Device<B>) -> (Tensor<B, 2>, Tensor<B, 1, Int>, Tensor<B, 1>) {
@@ -158,7 +158,7 @@ fn inference_is_exact() {
 /// states.
 #[test]
 fn split_layout_refuses_other_models() {
-    use gnn_models::distributed::DistError;
+    use gnn_models::partitioned::devices::DistError;
     type I = NdArray<f64, i64>;
     let adj = graph(2);
     let dev = Default::default();
@@ -184,7 +184,7 @@ fn split_layout_refuses_other_models() {
 /// loss, logits and gradients for the same draws (at rate 1 the exact model's), on 3 parts.
 #[test]
 fn boundary_sampling_on_the_split_layout_equals_the_joined_layout() {
-    use gnn_models::distributed::BoundarySampling;
+    use gnn_models::partitioned::devices::BoundarySampling;
     let _turn = RNG.lock().unwrap_or_else(|e| e.into_inner());
     let adj = graph(2);
     let dev: burn::tensor::Device<B> = Default::default();
@@ -230,7 +230,7 @@ fn boundary_sampling_on_the_split_layout_equals_the_joined_layout() {
 /// outside (0, 1] is an error.
 #[test]
 fn boundary_sampling_keeps_a_scaled_sample_of_the_halo() {
-    use gnn_models::distributed::BoundarySampling;
+    use gnn_models::partitioned::devices::BoundarySampling;
     use gnn_models::Hidden;
     let _turn = RNG.lock().unwrap_or_else(|e| e.into_inner());
     let adj = graph(2);

@@ -1,7 +1,7 @@
 //! The host memory of a run whose tensors live in host memory (the CPU backend, and wgpu on a
-//! CPU adapter such as lavapipe): the device estimate of `gnn_models::memory` plus the copies
+//! CPU adapter such as lavapipe): the device estimate of `gnn_models::memory_estimate` plus the copies
 //! the host makes around it, checked against what the host can still give
-//! ([`crate::memory::host_available_bytes`]: `MemAvailable`, or less where a cgroup limit
+//! ([`crate::host_memory::host_available_bytes`]: `MemAvailable`, or less where a cgroup limit
 //! leaves less) before training, so that a run that cannot fit ends in an error naming what to
 //! change instead of an aborted allocation.
 //!
@@ -20,8 +20,8 @@
 
 use super::TrainConfig;
 use crate::error::{AppError, Result};
-use crate::memory::gib;
-use gnn_models::memory::{estimate_training, parameter_count, GraphSize};
+use crate::host_memory::gib;
+use gnn_models::memory_estimate::{estimate_training, parameter_count, GraphSize};
 
 /// Host bytes of a run on a backend whose tensors live in host memory, per component.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,24 +1,26 @@
 //! Full-graph training over several processes (`train --world N --rank R --rendezvous ADDR`,
 //! or `train --processes N`, which starts the N ranks on this host): each process trains one
-//! part of the partitioned graph on its device, the exact model of `gnn_models::ranks`, with
-//! the halo rows and the gradients moving between the processes through NCCL (GPU to GPU) or
-//! over TCP (`burn_sparse_gnn::collective`). Rank 0 shows the progress and writes the run folder.
+//! part of the partitioned graph on its device, the exact model of
+//! `gnn_models::partitioned::processes`, with the halo rows and the gradients moving between
+//! the processes through NCCL (GPU to GPU) or over TCP (`burn_sparse_gnn::collective`). Rank 0
+//! shows the progress and writes the run folder.
 
 use crate::error::{AppError, Result};
-use crate::keeper::RunKeeper;
+use crate::partitioned::checkpoints::RunKeeper;
+use crate::partitioned::run::{finish, train_epochs, Epoch, Measured, Start};
 use crate::partitioned::{
-    adam, exchanged_bytes_per_epoch, load_or_partition, show_epoch, split_weights, write_outputs, PartitionReport,
-    PartitionedEpoch, PartitionedReport, RunOutcome, Spread,
+    adam, exchanged_bytes_per_epoch, load_or_partition, split_weights, PartitionReport, PartitionedEpoch,
+    PartitionedReport, Spread,
 };
 use crate::training::{HostGraph, TrainConfig};
 use burn::module::AutodiffModule;
 use burn::optim::{GradientsParams, Optimizer};
 use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
-use burn_sparse_gnn::collective::{Comm, RowTransport, RowTransportChoice, TcpComm, TcpCommConfig};
+use burn_sparse_gnn::collective::{Comm, CommStats, RowTransport, RowTransportChoice, TcpComm, TcpCommConfig};
 use burn_sparse_gnn::partition::{GraphFingerprint, PartitionMethod, PartitionedGraph};
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
 use gnn_models::GnnModel;
-use gnn_models::{broadcast_model, rank_loss, sum_gradients, HaloLayout, RankGraph, StepSeeds};
+use gnn_models::{broadcast_model, rank_loss, sum_gradients, HaloLayout, RankGraph, RankInput, StepSeeds};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -91,7 +93,6 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     backend: &str,
     resume: Option<usize>,
 ) -> Result<Option<PartitionedReport>> {
-    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     run.check()?;
     let leader = run.rank == 0;
     let adj = host.data.adjacency();
@@ -225,86 +226,100 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     }
     // the part and its rows without autodiff, for the evaluation after every step
     let (rg_eval, x_eval) = (rg.inner(), x.inner());
-    let first = resumed_from.map_or(1, |e| e + 1);
-    let bar = ProgressBar::new(cfg.epochs as u64);
-    bar.set_position(first as u64 - 1);
-    if !leader {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    }
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let abandon = |e: AppError| {
-        bar.abandon();
-        e
+    let mut run = RankEpoch {
+        cfg,
+        comm: &comm,
+        device,
+        rg: &rg,
+        x: &x,
+        y,
+        w_train,
+        rg_eval,
+        x_eval,
+        y_eval,
+        w_valid,
+        own_labels,
+        eval_rows,
+        split_sizes,
     };
     comm.take_stats();
-    let start = Instant::now();
-    let mut first_loss: Option<f64> = None;
-    for epoch in first..=cfg.epochs {
-        let t = Instant::now();
-        // rank 0's dropout seeds, drawn as the one-process run draws them
-        B::seed(device, cfg.seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64));
-        let seeds = StepSeeds::draw(&model, device).broadcast(&comm, device).map_err(|e| abandon(comm_err(e)))?;
-        let logits = model.forward_rank(&rg, &x, &seeds).map_err(|e| abandon(comm_err(e)))?;
-        let loss = rank_loss(&rg, logits, y.clone(), w_train.clone()).map_err(|e| abandon(comm_err(e)))?;
-        let grads = loss.backward();
-        comm.check().map_err(|e| abandon(comm_err(e)))?;
-        let local: f64 = loss.into_scalar().elem();
-        let grads = GradientsParams::from_grads(grads, &model);
-        let grads = sum_gradients(&model, grads, &comm).map_err(|e| abandon(comm_err(e)))?;
-        model = optim.step(cfg.lr, model, grads);
-        // the loss and the accuracies over all ranks
-        let valid_model = model.valid();
-        let eval = valid_model
-            .forward_rank(&rg_eval, &x_eval, &StepSeeds::none(&valid_model))
-            .map_err(|e| abandon(comm_err(e)))?;
-        let local_valid: f64 = rank_loss(&rg_eval, eval.clone(), y_eval.clone(), w_valid.clone())
-            .map_err(|e| abandon(comm_err(e)))?
-            .into_scalar()
-            .elem();
-        let pred: Vec<i64> = eval.argmax(1).into_data().convert::<i64>().to_vec().unwrap_or_default();
-        let hits =
-            eval_rows.clone().map(|rows| rows.iter().filter(|&&i| pred.get(i) == own_labels.get(i)).count() as f64);
-        let sums =
-            comm.all_reduce_sum(&[local, hits[0], hits[1], hits[2], local_valid]).map_err(|e| abandon(comm_err(e)))?;
-        let (loss, valid_loss) = (sums[0], sums[4]);
-        let [train, valid, test] = [1, 2, 3].map(|k| sums[k] / split_sizes[k - 1].max(1) as f64);
-        let first = *first_loss.get_or_insert(loss);
-        if let Some(reason) = crate::training::renderer::diverged(Some(first).filter(|_| epoch > 1), epoch, loss) {
-            bar.abandon();
-            return Err(AppError::Diverged(format!(
-                "{reason} in {}; the run stopped there{}",
-                crate::training::config::name_of(&cfg.precision),
-                cfg.divergence_hint()
-            )));
-        }
-        let exchange = Some(comm.take_stats());
-        let seconds = t.elapsed().as_secs_f64();
-        let e = PartitionedEpoch { epoch, loss, train, valid, valid_loss, test, seconds, exchange };
-        show_epoch(&bar, cfg, &e, exchanged_mb, leader);
-        epochs.push(e);
-        // rank 0 writes the checkpoint; every rank stops on the same (summed) validation loss
-        keeper.after_epoch(&model, &optim, &epochs).map_err(abandon)?;
-        if keeper.should_stop(&epochs) {
-            break;
-        }
-    }
-    bar.finish();
-    let train_seconds = start.elapsed().as_secs_f64();
+    let start = Start { epochs, resumed_from, exchanged_mb, shows: leader };
+    let (model, _, epochs, train_seconds) = train_epochs(cfg, &mut run, model, optim, &mut keeper, start)?;
     // every rank holds the same parameters; rank 0 writes them
     let out = match leader {
-        true => {
-            let selected_epoch = keeper.selected_epoch(&epochs);
-            let trained = keeper.finish(model.valid(), &epochs, device)?;
-            let run = RunOutcome { selected_epoch, resumed_from, train_seconds };
-            Some(write_outputs(cfg, trained, epochs, report, backend, run)?)
-        }
+        true => Some(finish(cfg, &mut keeper, model, epochs, report, backend, resumed_from, train_seconds, device)?),
         false => None,
     };
     comm.barrier().map_err(comm_err)?;
     Ok(out)
+}
+
+/// An epoch on a rank's part: the training step with rank 0's dropout seeds, the gradients
+/// summed over the ranks, then the evaluation of the updated model; the loss, the valid loss
+/// and the accuracies' hits are summed over the ranks in one collective.
+struct RankEpoch<'a, B: SparseGnnAutodiffBackend> {
+    cfg: &'a TrainConfig,
+    comm: &'a Comm,
+    device: &'a B::Device,
+    rg: &'a RankGraph<B>,
+    x: &'a RankInput<B>,
+    y: Tensor<B, 1, Int>,
+    w_train: Tensor<B, 1>,
+    /// The part, its input rows, labels and valid weights without autodiff (evaluation).
+    rg_eval: RankGraph<B::InnerBackend>,
+    x_eval: RankInput<B::InnerBackend>,
+    y_eval: Tensor<B::InnerBackend, 1, Int>,
+    w_valid: Tensor<B::InnerBackend, 1>,
+    /// The labels of the rank's rows, and per split its rows on the split.
+    own_labels: Vec<i64>,
+    eval_rows: [Vec<usize>; 3],
+    /// The nodes of each split over the whole graph.
+    split_sizes: [usize; 3],
+}
+
+impl<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>> Epoch<B, O> for RankEpoch<'_, B> {
+    fn train_and_evaluate(
+        &mut self,
+        model: GnnModel<B>,
+        optim: &mut O,
+        _epoch: usize,
+    ) -> Result<(GnnModel<B>, Measured)> {
+        let (comm, device) = (self.comm, self.device);
+        // rank 0's dropout seeds, drawn as the one-process run draws them
+        let seeds = StepSeeds::draw(&model, device).broadcast(comm, device).map_err(comm_err)?;
+        let logits = model.forward_rank(self.rg, self.x, &seeds).map_err(comm_err)?;
+        let loss = rank_loss(self.rg, logits, self.y.clone(), self.w_train.clone()).map_err(comm_err)?;
+        let grads = loss.backward();
+        comm.check().map_err(comm_err)?;
+        let local: f64 = loss.into_scalar().elem();
+        let grads = GradientsParams::from_grads(grads, &model);
+        let grads = sum_gradients(&model, grads, comm).map_err(comm_err)?;
+        let model = optim.step(self.cfg.lr, model, grads);
+        // the loss and the accuracies over all ranks
+        let valid_model = model.valid();
+        let eval =
+            valid_model.forward_rank(&self.rg_eval, &self.x_eval, &StepSeeds::none(&valid_model)).map_err(comm_err)?;
+        let local_valid: f64 = rank_loss(&self.rg_eval, eval.clone(), self.y_eval.clone(), self.w_valid.clone())
+            .map_err(comm_err)?
+            .into_scalar()
+            .elem();
+        let pred: Vec<i64> = eval.argmax(1).into_data().convert::<i64>().to_vec().unwrap_or_default();
+        let labels = &self.own_labels;
+        let hits =
+            self.eval_rows.each_ref().map(|rows| rows.iter().filter(|&&i| pred.get(i) == labels.get(i)).count() as f64);
+        let sums = comm.all_reduce_sum(&[local, hits[0], hits[1], hits[2], local_valid]).map_err(comm_err)?;
+        let (loss, valid_loss) = (sums[0], sums[4]);
+        let accuracies = [1, 2, 3].map(|k| sums[k] / self.split_sizes[k - 1].max(1) as f64);
+        Ok((model, Measured { loss, accuracies, valid_loss }))
+    }
+
+    fn exchange(&mut self) -> Option<CommStats> {
+        Some(self.comm.take_stats())
+    }
+
+    fn device(&self) -> &B::Device {
+        self.device
+    }
 }
 
 /// The checkpoint a multi-process run resumes from: rank 0 picks it (the latest complete one at
@@ -317,7 +332,7 @@ fn resume_ranks<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B> + Clon
     optim: O,
     comm: &Comm,
     device: &B::Device,
-) -> Result<crate::keeper::Resumed<B, O>> {
+) -> Result<crate::partitioned::checkpoints::Resumed<B, O>> {
     let mine = match comm.rank() {
         0 => keeper.resume(requested, model.clone(), optim.clone(), device).map(Some),
         _ => Ok(None),

@@ -25,8 +25,8 @@
 //! R-MAT graphs); `docs/PERFORMANCE.md` lists the comparison.
 
 use crate::activation::Nonlinearity;
-use crate::hidden::Precision;
 use crate::model::{ConvKind, GnnModelConfig};
+use crate::precision::Precision;
 use serde::Serialize;
 
 /// The size of a graph and its node data.
