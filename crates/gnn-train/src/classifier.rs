@@ -1,14 +1,16 @@
 //! Node classification as burn-train's `TrainStep` / `InferenceStep`.
 
 use crate::batch::GraphBatch;
+use crate::loss_scale::{LossScaleConfig, LossScaler};
 use burn::module::Module;
+use burn::optim::GradientsParams;
 use burn::prelude::Backend;
 use burn::tensor::Tensor;
 use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
 use burn_sparse_gnn::loss::cross_entropy_rows;
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
 use gnn_models::GnnModel;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Scores logits `[n, classes]` of every node on the batch's split: the mean cross-entropy
 /// over the split's nodes, and the split's logits and labels for burn-train's accuracy metric.
@@ -37,12 +39,26 @@ pub fn classification_output<B: SparseGnnBackend>(
 pub struct NodeClassifier<B: Backend> {
     pub model: GnnModel<B>,
     seed: u64,
+    /// Dynamic loss scaling ([`crate::loss_scale`]), shared by the clones burn-train makes.
+    #[module(skip)]
+    loss_scale: Option<Arc<Mutex<LossScaler>>>,
 }
 
 impl<B: SparseGnnBackend> NodeClassifier<B> {
     /// Wraps a model; `seed` seeds each epoch's dropout draws together with the epoch number.
     pub fn new(model: GnnModel<B>, seed: u64) -> Self {
-        Self { model, seed }
+        Self { model, seed, loss_scale: None }
+    }
+
+    /// Trains with dynamic loss scaling ([`crate::loss_scale`]; `None`: without).
+    pub fn with_loss_scale(mut self, config: Option<LossScaleConfig>) -> Self {
+        self.loss_scale = config.map(|c| Arc::new(Mutex::new(LossScaler::new(c))));
+        self
+    }
+
+    /// The loss scaler's state (scale, skipped steps), where the model trains with one.
+    pub fn loss_scaler(&self) -> Option<LossScaler> {
+        self.loss_scale.as_ref().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).clone())
     }
 
     /// Loss and logits on the batch's split (see [`classification_output`]).
@@ -65,6 +81,12 @@ pub fn reset_device_memory() {
     *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
+fn record_memory<B: SparseGnnBackend>(device: &B::Device) {
+    if let Some(m) = B::device_memory(device) {
+        *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner()) = Some(m);
+    }
+}
+
 impl<B: SparseGnnAutodiffBackend> TrainStep for NodeClassifier<B> {
     type Input = GraphBatch<B>;
     type Output = ClassificationOutput<B>;
@@ -74,11 +96,17 @@ impl<B: SparseGnnAutodiffBackend> TrainStep for NodeClassifier<B> {
         // dropout draws depend on (seed, epoch) only: a resumed run repeats them
         B::seed(&device, self.seed.wrapping_mul(1_000_003).wrapping_add(batch.epoch as u64));
         let item = self.classify(&batch);
-        let grads = item.loss.backward();
-        if let Some(m) = B::device_memory(&device) {
-            *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner()) = Some(m);
-        }
-        TrainOutput::new(self, grads, item)
+        let Some(scaler) = &self.loss_scale else {
+            let grads = item.loss.backward();
+            record_memory::<B>(&device);
+            return TrainOutput::new(self, grads, item);
+        };
+        let mut scaler = scaler.lock().unwrap_or_else(|e| e.into_inner());
+        let grads = item.loss.clone().mul_scalar(scaler.scale()).backward();
+        record_memory::<B>(&device);
+        let mut grads = GradientsParams::from_grads(grads, self);
+        scaler.unscale::<B, Self>(&mut grads, self);
+        TrainOutput { grads, item }
     }
 }
 

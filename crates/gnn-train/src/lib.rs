@@ -51,6 +51,7 @@ pub mod classifier;
 pub mod error;
 pub mod evaluate;
 pub mod export;
+pub mod loss_scale;
 pub mod record;
 
 pub use batch::{FullGraphBatcher, GraphBatch, HostGraph, SplitKind};
@@ -58,4 +59,5 @@ pub use classifier::{classification_output, last_device_memory, reset_device_mem
 pub use error::TrainError;
 pub use evaluate::{embeddings, evaluate, predict, Accuracies, Predictions};
 pub use export::{param_shapes, write_safetensors, ParamShape};
+pub use loss_scale::{LossScaleConfig, LossScaler};
 pub use record::{load_checked, AtomicFileRecorder};

@@ -38,6 +38,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     // drawn now, as `train` draws them
     init.initialise_parameters();
     let mut model = NodeClassifier::new(init, cfg.seed);
+    let mut scaler = cfg.loss_scale.config(cfg.precision).map(gnn_train::LossScaler::new);
     let start = Instant::now();
     let batch: GraphBatch<B> = batcher.batch(vec![SplitKind::Train], device);
     B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
@@ -71,9 +72,15 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         };
         sample();
         let loss = out.loss.clone();
-        let raw = loss.backward();
+        let raw = match &scaler {
+            Some(s) => loss.mul_scalar(s.scale()).backward(),
+            None => loss.backward(),
+        };
         sample();
-        let grads = GradientsParams::from_grads(raw, &model);
+        let mut grads = GradientsParams::from_grads(raw, &model);
+        if let Some(s) = &mut scaler {
+            s.unscale::<B, NodeClassifier<B>>(&mut grads, &model);
+        }
         model = optim.step(cfg.lr, model, grads);
         B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
         let ms = start.elapsed().as_secs_f64() * 1e3;

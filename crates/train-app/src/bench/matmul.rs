@@ -4,7 +4,7 @@ use crate::error::Result;
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::Tensor;
 use burn_sparse_gnn::dense::DenseOps;
-use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
+use burn_sparse_gnn::SparseGnnAutodiffBackend;
 
 use super::timing::host;
 use super::timing::{random_matrix, rel_err, time, time_batched};
@@ -14,7 +14,7 @@ use super::{Bench, Record};
 const MATMUL_BATCH: usize = 10;
 
 impl Bench {
-    /// Dense products of a GNN's linear layers over all nodes ([`SparseGnnBackend::dense_product`]:
+    /// Dense products of a GNN's linear layers over all nodes ([`DenseOps::dense_product`]:
     /// cuBLAS on CUDA): forward `x w`, the input gradient `dy w^T` and the weight gradient
     /// `x^T dy`, in exact f32 and TF32 on f32 inputs and with f16 / bf16 inputs (f32
     /// accumulation; the output in the half type, and in f32 as the layers use it), each checked

@@ -21,6 +21,7 @@ use burn_sparse_gnn::partition::{GraphFingerprint, PartitionMethod, PartitionedG
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
 use gnn_models::GnnModel;
 use gnn_models::{broadcast_model, rank_loss, sum_gradients, HaloLayout, RankGraph, RankInput, StepSeeds};
+use gnn_train::LossScaler;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -241,13 +242,26 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         own_labels,
         eval_rows,
         split_sizes,
+        scaler: cfg.loss_scale.config(cfg.precision).map(LossScaler::new),
     };
     comm.take_stats();
     let start = Start { epochs, resumed_from, exchanged_mb, shows: leader };
     let (model, _, epochs, train_seconds) = train_epochs(cfg, &mut run, model, optim, &mut keeper, start)?;
     // every rank holds the same parameters; rank 0 writes them
     let out = match leader {
-        true => Some(finish(cfg, &mut keeper, model, epochs, report, backend, resumed_from, train_seconds, device)?),
+        true => {
+            let loss_scale = run.scaler.as_ref().map(Into::into);
+            Some(finish(
+                cfg,
+                &mut keeper,
+                model,
+                epochs,
+                report,
+                backend,
+                (resumed_from, train_seconds, loss_scale),
+                device,
+            )?)
+        }
         false => None,
     };
     comm.barrier().map_err(comm_err)?;
@@ -275,6 +289,8 @@ struct RankEpoch<'a, B: SparseGnnAutodiffBackend> {
     eval_rows: [Vec<usize>; 3],
     /// The nodes of each split over the whole graph.
     split_sizes: [usize; 3],
+    /// Loss scaling (mixed f16): every rank decides alike, from the same summed gradients.
+    scaler: Option<LossScaler>,
 }
 
 impl<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>> Epoch<B, O> for RankEpoch<'_, B> {
@@ -289,11 +305,17 @@ impl<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>> Epoch<B, O> for 
         let seeds = StepSeeds::draw(&model, device).broadcast(comm, device).map_err(comm_err)?;
         let logits = model.forward_rank(self.rg, self.x, &seeds).map_err(comm_err)?;
         let loss = rank_loss(self.rg, logits, self.y.clone(), self.w_train.clone()).map_err(comm_err)?;
-        let grads = loss.backward();
+        let grads = match &self.scaler {
+            Some(scaler) => loss.clone().mul_scalar(scaler.scale()).backward(),
+            None => loss.backward(),
+        };
         comm.check().map_err(comm_err)?;
         let local: f64 = loss.into_scalar().elem();
         let grads = GradientsParams::from_grads(grads, &model);
-        let grads = sum_gradients(&model, grads, comm).map_err(comm_err)?;
+        let mut grads = sum_gradients(&model, grads, comm).map_err(comm_err)?;
+        if let Some(scaler) = &mut self.scaler {
+            scaler.unscale::<B, GnnModel<B>>(&mut grads, &model);
+        }
         let model = optim.step(self.cfg.lr, model, grads);
         // the loss and the accuracies over all ranks
         let valid_model = model.valid();

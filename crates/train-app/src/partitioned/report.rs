@@ -57,6 +57,8 @@ pub struct PartitionedReport {
     pub selected_epoch: Option<usize>,
     /// The checkpoint epoch the run resumed from, if it did.
     pub resumed_from: Option<usize>,
+    /// Dynamic loss scaling (mixed f16; `None`: the run did not scale its loss).
+    pub loss_scale: Option<crate::training::report::LossScaleSummary>,
 }
 
 /// Accuracy on the train, valid and test splits.
@@ -130,6 +132,7 @@ pub(crate) fn write_outputs<B: SparseGnnBackend>(
         final_accuracy,
         selected_epoch: run.selected_epoch,
         resumed_from: run.resumed_from,
+        loss_scale: run.loss_scale,
     };
     let text = serde_json::to_string_pretty(&report).map_err(|e| AppError::Config(e.to_string()))?;
     crate::fsutil::write_atomic(&cfg.out.join("results.json"), text.as_bytes())?;

@@ -9,6 +9,7 @@
 use crate::error::{AppError, Result};
 use crate::partitioned::checkpoints::RunKeeper;
 use crate::partitioned::{write_outputs, PartitionReport, PartitionedEpoch, PartitionedReport};
+use crate::training::report::LossScaleSummary;
 use crate::training::{TrainConfig, ADAM_EPSILON};
 use burn::module::AutodiffModule;
 use burn::optim::decay::WeightDecayConfig;
@@ -139,7 +140,8 @@ where
     Ok((model, optim, epochs, started.elapsed().as_secs_f64()))
 }
 
-/// Ends a run that trained `epochs` (rank 0's part of a multi-process run): the model of the
+/// Ends a run that trained `epochs` (rank 0's part of a multi-process run; the third argument:
+/// the epoch it resumed from, its training seconds, its loss scaling): the model of the
 /// selected epoch ([`RunKeeper::finish`]) and the files a partitioned run leaves in `cfg.out`
 /// ([`write_outputs`]).
 #[allow(clippy::too_many_arguments)]
@@ -150,22 +152,22 @@ pub(crate) fn finish<B: SparseGnnAutodiffBackend>(
     epochs: Vec<PartitionedEpoch>,
     partition: PartitionReport,
     backend: &str,
-    resumed_from: Option<usize>,
-    train_seconds: f64,
+    (resumed_from, train_seconds, loss_scale): (Option<usize>, f64, Option<LossScaleSummary>),
     device: &B::Device,
 ) -> Result<PartitionedReport> {
     let selected_epoch = keeper.selected_epoch(&epochs);
     let trained = keeper.finish(model.valid(), &epochs, device)?;
-    let run = RunOutcome { selected_epoch, resumed_from, train_seconds };
+    let run = RunOutcome { selected_epoch, resumed_from, train_seconds, loss_scale };
     write_outputs(cfg, trained, epochs, partition, backend, run)
 }
 
 /// How a run ended: the epoch whose model it keeps, the epoch it resumed from, its training
-/// time.
+/// time, what its loss scaling did.
 pub(crate) struct RunOutcome {
     pub selected_epoch: Option<usize>,
     pub resumed_from: Option<usize>,
     pub train_seconds: f64,
+    pub loss_scale: Option<LossScaleSummary>,
 }
 
 /// Shows epoch `e` on the progress bar and, every `cfg.log_every` epochs and at the last, as a

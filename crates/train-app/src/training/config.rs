@@ -4,9 +4,11 @@
 
 pub mod file;
 pub mod host_estimate;
+mod loss_scale;
 mod nonlin;
 pub mod split;
 
+pub use loss_scale::LossScaling;
 pub use nonlin::parse_nonlin;
 pub use split::{apply_split, DEFAULT_SPLIT};
 
@@ -105,6 +107,13 @@ pub struct TrainConfig {
     /// Storage precision of the sparse aggregations (mixed precision needs CUDA or wgpu; bf16 CUDA).
     #[arg(long, value_parser = named::<Precision>(&["f32", "tf32", "mixedf16", "mixedbf16"]), default_value = "f32")]
     pub precision: Precision,
+    /// Loss scaling: `auto` scales in mixed f16 as `torch.amp.GradScaler` does (the loss times
+    /// 65,536 before the backward pass, so that the gradients passing through f16 stay out of
+    /// its subnormal range; the parameters' gradients divided back; a step with gradients that
+    /// are not finite skipped and the scale halved, counted in results.json; the scale doubled
+    /// after 2,000 finite steps in a row), `off` never.
+    #[arg(long, value_enum, default_value_t = LossScaling::Auto)]
+    pub loss_scale: LossScaling,
     /// GCN normalisation of the adjacency.
     #[arg(long, value_parser = named::<GcnNorm>(&["symmetric", "left", "right", "none"]), default_value = "symmetric")]
     pub gcn_norm: GcnNorm,

@@ -43,6 +43,24 @@ pub struct TrainReport {
     pub train_seconds: f64,
     pub graph_setup_seconds: f64,
     pub parameters: usize,
+    /// Dynamic loss scaling (mixed f16; `None`: the run did not scale its loss).
+    #[serde(default)]
+    pub loss_scale: Option<LossScaleSummary>,
+}
+
+/// What a run's loss scaling did ([`gnn_train::loss_scale`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LossScaleSummary {
+    /// The scale after the last step.
+    pub scale: f32,
+    /// Training steps skipped because their gradients were not finite (each halved the scale).
+    pub skipped_steps: u64,
+}
+
+impl From<&gnn_train::LossScaler> for LossScaleSummary {
+    fn from(s: &gnn_train::LossScaler) -> Self {
+        Self { scale: s.scale(), skipped_steps: s.skipped_steps() }
+    }
 }
 
 /// Dataset statistics for the results file.

@@ -9,7 +9,9 @@ use crate::training::checkpoints::{
 };
 use crate::training::config::{apply_split, ModelSelection, TrainConfig};
 use crate::training::renderer::{DivergenceGuard, RecordingRenderer};
-use crate::training::report::{earlier_epochs, history_path, results_path, write_json, DatasetSummary, TrainReport};
+use crate::training::report::{
+    earlier_epochs, history_path, results_path, write_json, DatasetSummary, LossScaleSummary, TrainReport,
+};
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::data::dataset::InMemDataset;
 use burn::module::Module;
@@ -75,7 +77,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     // every parameter drawn now, from `cfg.seed` alone (not on first use, between the first
     // epoch's dropout draws): a run on a partitioned graph starts from the same parameters
     model.initialise_parameters();
-    let model = NodeClassifier::new(model, cfg.seed);
+    let model = NodeClassifier::new(model, cfg.seed).with_loss_scale(cfg.loss_scale.config(cfg.precision));
     let parameters = model.num_params();
     let optim = AdamConfig::new()
         .with_epsilon(ADAM_EPSILON)
@@ -175,6 +177,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let mut epochs = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
     epochs.sort_by_key(|e| e.epoch);
     let mut trained = result.model;
+    let loss_scale = trained.loss_scaler().as_ref().map(LossScaleSummary::from);
     let mut selected_epoch = epochs.last().map(|e| e.epoch);
     if keep_best {
         if let Some(best) = best_checkpoint(&epochs, &checkpoints) {
@@ -217,6 +220,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         train_seconds,
         graph_setup_seconds,
         parameters,
+        loss_scale,
     };
     let path = results_path(out);
     write_json(&path, &report)?;

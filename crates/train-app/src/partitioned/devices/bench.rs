@@ -68,6 +68,7 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
         spread.boundary_sampling,
     );
     let mut optim = part::adam(cfg).init();
+    let mut scaler = cfg.loss_scale.config(cfg.precision).map(gnn_train::LossScaler::new);
     let mut times = Vec::new();
     let (mut peak, mut peak_in_use) = (0u64, 0u64);
     // the largest reserved bytes after an epoch, per device
@@ -77,7 +78,7 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
         sync_all(&data.dg)?;
         let start = Instant::now();
         B::seed(&leader, cfg.seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64 + 1));
-        let (next, loss) = train_step(model, &mut optim, &data, cfg.lr, cfg.seed, epoch as u64)?;
+        let (next, loss) = train_step(model, &mut optim, &data, cfg.lr, cfg.seed, epoch as u64, scaler.as_mut())?;
         model = next;
         sync_all(&data.dg)?;
         let ms = start.elapsed().as_secs_f64() * 1e3;

@@ -7,12 +7,15 @@ use burn::tensor::Tensor;
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
 use gnn_models::partitioned::devices::partitioned_loss;
 use gnn_models::GnnModel;
+use gnn_train::LossScaler;
 
 use crate::partitioned::scalar;
 
 use super::PartitionedData;
 
-/// One training step on the parts; returns the loss.
+/// One training step on the parts; returns the loss. With `scaler`, the backward pass starts
+/// from the loss times its scale and the step is skipped when the gradients are not finite
+/// ([`gnn_train::loss_scale`]).
 /// With boundary sampling (`data.report.boundary_sampling`), the halo rows that cross are
 /// drawn from `seed` and `step`.
 pub fn train_step<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>>(
@@ -22,6 +25,7 @@ pub fn train_step<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>>(
     lr: f64,
     seed: u64,
     step: u64,
+    scaler: Option<&mut LossScaler>,
 ) -> Result<(GnnModel<B>, Tensor<B, 1>)> {
     let halo = match data.report.boundary_sampling {
         Some(rate) => Some(
@@ -35,7 +39,14 @@ pub fn train_step<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>>(
         .forward_partitioned_sampled(&data.dg, data.xs.clone(), halo.as_ref())
         .map_err(|e| AppError::Config(e.to_string()))?;
     let loss = partitioned_loss(&data.dg, &logits, &data.labels, &data.weights[0]);
-    let grads = GradientsParams::from_grads(loss.backward(), &model);
+    let grads = match scaler {
+        Some(scaler) => {
+            let mut grads = GradientsParams::from_grads(loss.clone().mul_scalar(scaler.scale()).backward(), &model);
+            scaler.unscale::<B, GnnModel<B>>(&mut grads, &model);
+            grads
+        }
+        None => GradientsParams::from_grads(loss.backward(), &model),
+    };
     Ok((optim.step(lr, model, grads), loss.detach()))
 }
 

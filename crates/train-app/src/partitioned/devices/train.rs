@@ -15,6 +15,7 @@ use burn::optim::Optimizer;
 use burn_sparse_gnn::collective::CommStats;
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
 use gnn_models::GnnModel;
+use gnn_train::LossScaler;
 use std::path::Path;
 
 /// Trains `cfg` on the partitioned graph (`spread`), evaluating every epoch, with a progress
@@ -75,10 +76,21 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let exchanged_mb = data.report.exchanged_bytes_per_epoch as f64 / 1e6;
     // the parts and their rows without autodiff, for the evaluation after every step
     let eval_data = inner(&data);
-    let mut run = PartsEpoch { cfg, host, data: &data, eval_data };
+    let scaler = cfg.loss_scale.config(cfg.precision).map(LossScaler::new);
+    let mut run = PartsEpoch { cfg, host, data: &data, eval_data, scaler };
     let start = Start { epochs, resumed_from, exchanged_mb, shows: true };
     let (model, _, epochs, train_seconds) = train_epochs(cfg, &mut run, model, optim, &mut keeper, start)?;
-    finish(cfg, &mut keeper, model, epochs, data.report.clone(), backend, resumed_from, train_seconds, &leader)
+    let loss_scale = run.scaler.as_ref().map(Into::into);
+    finish(
+        cfg,
+        &mut keeper,
+        model,
+        epochs,
+        data.report.clone(),
+        backend,
+        (resumed_from, train_seconds, loss_scale),
+        &leader,
+    )
 }
 
 /// An epoch on the parts: the training step ([`train_step`]), then the accuracies and the
@@ -88,6 +100,8 @@ struct PartsEpoch<'a, B: SparseGnnAutodiffBackend> {
     host: &'a HostGraph,
     data: &'a PartitionedData<B>,
     eval_data: PartitionedData<B::InnerBackend>,
+    /// Loss scaling (mixed f16).
+    scaler: Option<LossScaler>,
 }
 
 impl<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>> Epoch<B, O> for PartsEpoch<'_, B> {
@@ -97,7 +111,8 @@ impl<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>> Epoch<B, O> for 
         optim: &mut O,
         epoch: usize,
     ) -> Result<(GnnModel<B>, Measured)> {
-        let (model, loss) = train_step(model, optim, self.data, self.cfg.lr, self.cfg.seed, epoch as u64)?;
+        let (model, loss) =
+            train_step(model, optim, self.data, self.cfg.lr, self.cfg.seed, epoch as u64, self.scaler.as_mut())?;
         let loss = scalar(loss);
         let (accuracies, valid_loss) = accuracies(&model.valid(), &self.eval_data, self.host)?;
         Ok((model, Measured { loss, accuracies, valid_loss }))
