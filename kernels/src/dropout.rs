@@ -336,7 +336,10 @@ pub fn reference(
 /// The CPU reference of the backward pass: `dy * bit * scale`.
 pub fn reference_grad(dy: &[f32], mask: &[u32], n: usize, d: usize, scale: f32) -> Vec<f32> {
     use rayon::prelude::*;
-    (0..n * d).into_par_iter().map(|p| if (mask[p / WORD] >> (p % WORD)) & 1 == 1 { dy[p] * scale } else { 0.0 }).collect()
+    (0..n * d)
+        .into_par_iter()
+        .map(|p| if (mask[p / WORD] >> (p % WORD)) & 1 == 1 { dy[p] * scale } else { 0.0 })
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,55 +8,146 @@ use thiserror::Error;
 pub enum GraphError {
     /// The row pointer does not have `rows + 1` entries.
     #[error("row pointer has {got} entries, expected rows + 1 = {expected}")]
-    RowPtrLength { got: usize, expected: usize },
+    RowPtrLength {
+        /// Entries of the row pointer.
+        got: usize,
+        /// Entries it needs: rows + 1.
+        expected: usize,
+    },
     /// The row pointer does not start at 0.
     #[error("row pointer starts at {0}, expected 0")]
     RowPtrStart(i64),
     /// The row pointer decreases.
     #[error("row pointer is not monotone: row {row} starts at {start} but ends at {end}")]
-    RowPtrNotMonotone { row: usize, start: i64, end: i64 },
+    RowPtrNotMonotone {
+        /// The row.
+        row: usize,
+        /// Its start offset.
+        start: i64,
+        /// Its end offset, below the start.
+        end: i64,
+    },
     /// The last row pointer entry differs from the number of column indices.
     #[error("row pointer ends at {end} but there are {nnz} column indices")]
-    RowPtrEnd { end: i64, nnz: usize },
+    RowPtrEnd {
+        /// The last row pointer entry.
+        end: i64,
+        /// Number of column indices.
+        nnz: usize,
+    },
     /// A column index is negative or not below the number of columns.
     #[error("edge {edge} has column {col}, outside 0..{n_cols}")]
-    ColumnOutOfRange { edge: usize, col: i64, n_cols: usize },
+    ColumnOutOfRange {
+        /// The edge (index into the column indices).
+        edge: usize,
+        /// Its column.
+        col: i64,
+        /// Number of columns.
+        n_cols: usize,
+    },
     /// Edge weights do not match the number of edges.
     #[error("{got} edge weights for {nnz} edges")]
-    WeightsLength { got: usize, nnz: usize },
+    WeightsLength {
+        /// Number of weights given.
+        got: usize,
+        /// Number of edges.
+        nnz: usize,
+    },
     /// An edge weight is NaN or infinite.
     #[error("edge {edge} has a non-finite weight {value}")]
-    NonFiniteWeight { edge: usize, value: f32 },
+    NonFiniteWeight {
+        /// The edge.
+        edge: usize,
+        /// Its weight.
+        value: f32,
+    },
     /// Source and destination lists of an edge list have different lengths.
     #[error("edge list has {src} sources but {dst} destinations")]
-    EdgeListLength { src: usize, dst: usize },
+    EdgeListLength {
+        /// Number of sources.
+        src: usize,
+        /// Number of destinations.
+        dst: usize,
+    },
     /// An edge endpoint is negative or not below the number of nodes.
     #[error("edge {edge} has endpoint {node}, outside 0..{n_nodes}")]
-    NodeOutOfRange { edge: usize, node: i64, n_nodes: usize },
+    NodeOutOfRange {
+        /// The edge (index into the edge list).
+        edge: usize,
+        /// The endpoint.
+        node: i64,
+        /// Number of nodes.
+        n_nodes: usize,
+    },
     /// The graph has more edges or nodes than 32-bit device indices can address.
     #[error("{what} = {count} exceeds the 32-bit index limit {limit}")]
-    TooLarge { what: &'static str, count: usize, limit: usize },
+    TooLarge {
+        /// What is counted (`nodes` or `edges`).
+        what: &'static str,
+        /// The count.
+        count: usize,
+        /// The largest count allowed.
+        limit: usize,
+    },
     /// The feature matrix does not have the announced shape.
     #[error("features: {0}")]
     FeatureShape(String),
     /// A feature is NaN or infinite.
     #[error("feature ({node}, {feature}) is not finite ({value})")]
-    NonFiniteFeature { node: usize, feature: usize, value: f32 },
+    NonFiniteFeature {
+        /// The node (row).
+        node: usize,
+        /// The feature (column).
+        feature: usize,
+        /// The value.
+        value: f32,
+    },
     /// The number of labels differs from the number of nodes.
     #[error("{got} labels for {nodes} nodes")]
-    LabelCount { got: usize, nodes: usize },
+    LabelCount {
+        /// Number of labels.
+        got: usize,
+        /// Number of nodes.
+        nodes: usize,
+    },
     /// A label is not below the number of classes (or negative other than -1 = unlabeled).
     #[error("node {node} has label {label}, outside 0..{classes} (-1 marks unlabeled)")]
-    LabelOutOfRange { node: usize, label: i64, classes: usize },
+    LabelOutOfRange {
+        /// The node.
+        node: usize,
+        /// Its label.
+        label: i64,
+        /// The class count labels must stay below.
+        classes: usize,
+    },
     /// A split index is out of range.
     #[error("{split} split: node {node} outside 0..{n_nodes}")]
-    SplitOutOfRange { split: &'static str, node: i64, n_nodes: usize },
+    SplitOutOfRange {
+        /// The split (`train`, `valid` or `test`).
+        split: &'static str,
+        /// The node id.
+        node: i64,
+        /// Number of nodes.
+        n_nodes: usize,
+    },
     /// A split contains an unlabeled node.
     #[error("{split} split contains node {node}, which has no label")]
-    UnlabeledSplitNode { split: &'static str, node: usize },
+    UnlabeledSplitNode {
+        /// The split (`train`, `valid` or `test`).
+        split: &'static str,
+        /// The unlabeled node.
+        node: usize,
+    },
     /// The features / labels / graph disagree on the number of nodes.
     #[error("{what}: {got} nodes, the graph has {nodes}")]
-    NodeCount { what: &'static str, got: usize, nodes: usize },
+    NodeCount {
+        /// What disagrees with the graph (features, labels, a new adjacency).
+        what: &'static str,
+        /// Nodes it has.
+        got: usize,
+        /// Nodes of the graph.
+        nodes: usize,
+    },
     /// The train / valid / test split cannot be trained on (empty, repeated or overlapping).
     #[error("{0}")]
     Split(SplitIssue),
@@ -65,10 +156,28 @@ pub enum GraphError {
         "{classes} classes declared, more than the limit {limit} (the number of labeled nodes, \
          {labeled}, clamped to 1000..={max})"
     )]
-    TooManyClasses { classes: usize, limit: usize, max: usize, labeled: usize },
+    TooManyClasses {
+        /// Classes declared.
+        classes: usize,
+        /// The limit for this dataset ([`crate::data::class_limit`]).
+        limit: usize,
+        /// The limit for any dataset ([`crate::data::MAX_CLASSES`]).
+        max: usize,
+        /// Labeled nodes.
+        labeled: usize,
+    },
     /// A row selection names a row outside its source or names a row twice.
     #[error("row selection: entry {entry} is row {row}, {issue} (the source has {rows} rows)")]
-    RowSelection { entry: usize, row: usize, rows: usize, issue: &'static str },
+    RowSelection {
+        /// The entry of the selection.
+        entry: usize,
+        /// The row it names.
+        row: usize,
+        /// Rows of the source.
+        rows: usize,
+        /// What is wrong with the row (outside the source, or named twice).
+        issue: &'static str,
+    },
 }
 
 /// An operation was called with arguments it cannot accept.
@@ -76,16 +185,44 @@ pub enum GraphError {
 pub enum OpError {
     /// A tensor has the wrong shape.
     #[error("{op}: {what} has shape {got:?}, expected {expected}")]
-    Shape { op: &'static str, what: &'static str, got: Vec<usize>, expected: String },
+    Shape {
+        /// The operation.
+        op: &'static str,
+        /// The argument.
+        what: &'static str,
+        /// Its shape.
+        got: Vec<usize>,
+        /// The shape it needs.
+        expected: String,
+    },
     /// `k` is not in `1..=dim`.
     #[error("{op}: k = {k} must be in 1..={dim}")]
-    K { op: &'static str, k: usize, dim: usize },
+    K {
+        /// The operation.
+        op: &'static str,
+        /// The `k` given.
+        k: usize,
+        /// The width the values are selected from.
+        dim: usize,
+    },
     /// The number of heads does not divide the feature width.
     #[error("{op}: {heads} heads do not divide the width {width}")]
-    Heads { op: &'static str, heads: usize, width: usize },
+    Heads {
+        /// The operation.
+        op: &'static str,
+        /// Number of heads.
+        heads: usize,
+        /// The feature width.
+        width: usize,
+    },
     /// An invalid configuration (pooling windows, sample width, reduction).
     #[error("{op}: {msg}")]
-    Config { op: &'static str, msg: String },
+    Config {
+        /// The operation.
+        op: &'static str,
+        /// What is wrong.
+        msg: String,
+    },
 }
 
 /// Any error of this crate.
@@ -104,11 +241,30 @@ pub enum Error {
 pub enum SplitIssue {
     /// A part has no node: nothing to train on, no model selection, or a test accuracy
     /// computed over nothing.
-    Empty { split: &'static str },
+    Empty {
+        /// The empty split (`train`, `valid` or `test`).
+        split: &'static str,
+    },
     /// A part lists a node more than once (it would weigh double in the loss or metric).
-    Repeated { split: &'static str, node: u32, repeats: usize },
+    Repeated {
+        /// The split.
+        split: &'static str,
+        /// The first node listed again.
+        node: u32,
+        /// How many ids of the split repeat an earlier one.
+        repeats: usize,
+    },
     /// A node is in two parts (e.g. tested on what it was trained on).
-    Overlap { first: &'static str, second: &'static str, node: u32, shared: usize },
+    Overlap {
+        /// The split that holds the node first (in the order train, valid, test).
+        first: &'static str,
+        /// The split that lists it again.
+        second: &'static str,
+        /// The first shared node of the second split.
+        node: u32,
+        /// Nodes of the second split that are also in another split.
+        shared: usize,
+    },
 }
 
 impl std::fmt::Display for SplitIssue {

@@ -29,19 +29,26 @@ pub mod autodiff;
 pub mod backend;
 #[cfg(feature = "testing")]
 pub mod conformance;
-pub mod data;
+/// Host graph data in one module: the adjacency ([`graph::csr`]), datasets ([`graph::dataset`])
+/// and their statistics ([`graph::dataset_stats`]).
+pub mod data {
+    pub use crate::graph::csr::{BuildOptions, Csr, MAX_EDGES, MAX_INDEX};
+    pub use crate::graph::dataset::{class_limit, Features, GraphData, Split, SplitIssue, FREE_CLASSES, MAX_CLASSES};
+    pub use crate::graph::dataset_stats::{DatasetStats, SHOWN_CLASSES};
+}
 pub mod dist;
 pub mod error;
 pub mod fallback;
 pub mod graph;
 pub mod ops;
-pub mod partition;
 pub mod random;
 
 /// Collectives between processes (the module [`dist::collective`]).
 pub use dist::collective;
 /// The halo exchange of a partitioned graph (the module [`dist::exchange`]).
 pub use dist::exchange;
+/// Node partitioning (the module [`graph::partition`]).
+pub use graph::partition;
 /// Dense node-wise products (the module [`ops::dense`]).
 pub use ops::dense;
 /// Peak device-memory sampling (the module [`ops::device::peak`]).

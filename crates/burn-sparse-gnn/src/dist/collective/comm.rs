@@ -12,16 +12,44 @@ pub enum CommError {
     Config(String),
     /// The ranks did not all meet in time.
     #[error("rendezvous at {addr}: {msg}")]
-    Rendezvous { addr: String, msg: String },
+    Rendezvous {
+        /// The rendezvous address.
+        addr: String,
+        /// What went wrong.
+        msg: String,
+    },
     /// Reading from or writing to a peer failed (the peer stopped, or the link broke).
     #[error("rank {rank}: exchange with rank {peer} failed: {msg}")]
-    Io { rank: usize, peer: usize, msg: String },
+    Io {
+        /// This rank.
+        rank: usize,
+        /// The peer rank.
+        peer: usize,
+        /// The I/O error.
+        msg: String,
+    },
     /// A peer sent what the protocol does not allow (another program, or a bug).
     #[error("rank {rank}: rank {peer} sent {msg}")]
-    Protocol { rank: usize, peer: usize, msg: String },
+    Protocol {
+        /// This rank.
+        rank: usize,
+        /// The peer rank.
+        peer: usize,
+        /// What the peer sent.
+        msg: String,
+    },
     /// Rows that do not match their routes (the ranks run different partitions or models).
     #[error("rank {rank}: rank {peer} sent {got} bytes where {expected} were due")]
-    Size { rank: usize, peer: usize, got: usize, expected: usize },
+    Size {
+        /// This rank.
+        rank: usize,
+        /// The peer rank.
+        peer: usize,
+        /// Bytes received.
+        got: usize,
+        /// Bytes due.
+        expected: usize,
+    },
 }
 
 /// A transport between the ranks of a run: `rank()` of `world()`.
@@ -181,14 +209,14 @@ impl Comm {
 
     /// Picks what moves the halo rows, the same on every rank (a collective: every rank calls
     /// it, with the same `choice`). `device` is this rank's CUDA device index
-    /// ([`crate::backend::SparseGnnBackend::nccl_device`]; `None` on other backends). NCCL is
-    /// used when every rank has a CUDA device, NCCL loads everywhere and, for
-    /// [`RowTransportChoice::Auto`], no two ranks share a GPU (NCCL refuses that); rank 0 then
+    /// ([`TransferOps::nccl_device`](crate::dist::transfer::TransferOps::nccl_device); `None` on
+    /// other backends). NCCL is used when every rank has a CUDA device, NCCL loads everywhere and,
+    /// for [`RowTransportChoice::Auto`], no two ranks share a GPU (NCCL refuses that); rank 0 then
     /// makes a unique id, sends it through the host transport and every rank joins the
-    /// communicator. With [`RowTransportChoice::Nccl`] a rank that cannot gives an error on
-    /// every rank; with `Auto` every rank falls back to the host transport. A rank that fails
-    /// inside NCCL's own set-up may leave the others waiting there: stop them (`train
-    /// --processes` stops the other ranks when one fails).
+    /// communicator. With [`RowTransportChoice::Nccl`] a rank that cannot gives an error on every
+    /// rank; with `Auto` every rank falls back to the host transport. A rank that fails inside
+    /// NCCL's own set-up may leave the others waiting there: stop them (`train --processes` stops
+    /// the other ranks when one fails).
     pub fn setup_rows(&self, device: Option<usize>, choice: RowTransportChoice) -> Result<RowTransport, CommError> {
         if choice == RowTransportChoice::Host || self.row_transport() == RowTransport::Nccl {
             return Ok(self.row_transport());

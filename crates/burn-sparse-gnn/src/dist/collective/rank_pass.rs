@@ -65,9 +65,9 @@ pub(crate) fn rows_from<B: TransferOps + RowOps>(
     Ok(t)
 }
 
-/// [`SparseGnnBackend::rank_transfer`] of rows `send[q]` to rank `q` and `recv[q]` rows from
-/// each: the received rows in rank order (`None`: none), counted in the stats. A failure
-/// poisons the handle.
+/// [`TransferOps::rank_transfer`](crate::dist::transfer::TransferOps::rank_transfer) of rows
+/// `send[q]` to rank `q` and `recv[q]` rows from each: the received rows in rank order (`None`:
+/// none), counted in the stats. A failure poisons the handle.
 pub(crate) fn device_transfer<B: TransferOps + RowOps>(
     send: Vec<Option<FloatTensor<B>>>,
     recv: &[usize],
@@ -80,7 +80,8 @@ pub(crate) fn device_transfer<B: TransferOps + RowOps>(
     counted(sent, recv, width * dtype.size(), comm, || B::rank_transfer(send, recv, width, dtype, device, comm))
 }
 
-/// [`device_transfer`] of integer rows ([`SparseGnnBackend::rank_transfer_ints`]).
+/// [`device_transfer`] of integer rows
+/// ([`TransferOps::rank_transfer_ints`](crate::dist::transfer::TransferOps::rank_transfer_ints)).
 pub(crate) fn device_transfer_ints<B: TransferOps + RowOps>(
     send: Vec<Option<IntTensor<B>>>,
     recv: &[usize],
@@ -151,9 +152,9 @@ pub(crate) fn rank_forward<B: TransferOps + RowOps>(
 
 /// The backward pass on primitives: `dy` (`[owned + received, w]`) -> the gradient of the own
 /// rows, the halo rows' gradients sent back to their owners and those received added to the
-/// rows this rank sent ([`SparseGnnBackend::add_rows`]: in place over the sent rows where the
-/// backend has the kernel). A failed transfer poisons the handle and leaves the own rows'
-/// gradient without the halo terms (the run stops at [`Comm::check`]).
+/// rows this rank sent ([`RowOps::add_rows`](crate::ops::rows::RowOps::add_rows): in place over the
+/// sent rows where the backend has the kernel). A failed transfer poisons the handle and leaves the
+/// own rows' gradient without the halo terms (the run stops at [`Comm::check`]).
 pub(crate) fn rank_backward<B: TransferOps + RowOps>(dy: FloatTensor<B>, r: &RankRoutesPrim<B>) -> FloatTensor<B> {
     let world = r.comm.world();
     let width = dy.shape()[1];

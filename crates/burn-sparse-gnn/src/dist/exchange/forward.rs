@@ -55,8 +55,8 @@ pub(crate) fn forward<B: TransferOps>(
 }
 
 /// A started halo exchange (primitive level, see [`exchange_start`]): per part its halo rows
-/// (`None` for a part that receives none), readable once [`SparseGnnBackend::ad_exchange_finish`]
-/// ran.
+/// (`None` for a part that receives none), readable once
+/// [`ExchangeOps::ad_exchange_finish`](crate::dist::exchange::ExchangeOps::ad_exchange_finish) ran.
 pub struct HaloInFlight<B: Backend> {
     pub(crate) halo: Vec<Option<FloatTensor<B>>>,
     pub(crate) wait: TransferWait,

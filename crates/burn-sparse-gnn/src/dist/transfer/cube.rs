@@ -110,8 +110,9 @@ where
     }
 }
 
-/// [`SparseGnnBackend::rank_transfer`] through this rank's NCCL communicator where `R` is the
-/// CUDA runtime and the communicator is set up; `None` otherwise.
+/// [`TransferOps::rank_transfer`](crate::dist::transfer::TransferOps::rank_transfer) through this
+/// rank's NCCL communicator where `R` is the CUDA runtime and the communicator is set up; `None`
+/// otherwise.
 #[cfg(feature = "cuda")]
 #[allow(clippy::type_complexity)]
 fn nccl_rank_transfer<R: CubeRuntime>(
@@ -168,8 +169,9 @@ fn nccl_transfer<R: CubeRuntime>(pieces: Vec<(Ft<R>, R::Device)>) -> Result<Vec<
     }
 }
 
-/// [`SparseGnnBackend::transfer_start`] through one NCCL group where `R` is the CUDA runtime
-/// and NCCL loads (every piece off its group's device); the groups back otherwise.
+/// [`TransferOps::transfer_start`](crate::dist::transfer::TransferOps::transfer_start) through one
+/// NCCL group where `R` is the CUDA runtime and NCCL loads (every piece off its group's device);
+/// the groups back otherwise.
 #[cfg(feature = "cuda")]
 #[allow(clippy::type_complexity)]
 fn nccl_start<R: CubeRuntime>(

@@ -135,8 +135,9 @@ impl std::fmt::Debug for TransferWait {
     }
 }
 
-/// [`SparseGnnBackend::transfer_start`] without a grouped transfer: each piece moves by
-/// `float_to_device`, a group's pieces are concatenated, all before it returns.
+/// [`TransferOps::transfer_start`](crate::dist::transfer::TransferOps::transfer_start) without a
+/// grouped transfer: each piece moves by `float_to_device`, a group's pieces are concatenated, all
+/// before it returns.
 pub(crate) fn move_groups<B: Backend>(
     groups: Vec<(Vec<FloatTensor<B>>, B::Device)>,
 ) -> (Vec<FloatTensor<B>>, TransferWait) {

@@ -109,7 +109,7 @@ pub(crate) fn add_row_bias<B: burn::tensor::backend::Backend>(
 }
 
 /// The f32 product `y` rounded to `half` when that is F16 or BF16 (the default of
-/// [`SparseGnnBackend::dense_product_half`]).
+/// [`DenseOps::dense_product_half`](crate::ops::dense::DenseOps::dense_product_half)).
 pub(crate) fn half_product<B: burn::tensor::backend::Backend>(
     y: FloatTensor<B>,
     half: burn::tensor::DType,
@@ -121,8 +121,9 @@ pub(crate) fn half_product<B: burn::tensor::backend::Backend>(
     }
 }
 
-/// `op(a) @ op(b)` on Burn's matmul (the default of [`SparseGnnBackend::dense_product`]):
-/// half inputs are multiplied in f32 (and the result is f32); `a^T b` over many rows is split into chunks of
+/// `op(a) @ op(b)` on Burn's matmul (the default of
+/// [`DenseOps::dense_product`](crate::ops::dense::DenseOps::dense_product)): half inputs are
+/// multiplied in f32 (and the result is f32); `a^T b` over many rows is split into chunks of
 /// [`CHUNK_ROWS`] rows.
 pub fn burn_product<B: burn::tensor::backend::Backend>(
     a: FloatTensor<B>,

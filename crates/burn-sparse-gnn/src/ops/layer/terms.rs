@@ -18,7 +18,7 @@ use burn::tensor::Tensor;
 /// order of preference: `x` itself when it already has the half type (its gradient then has
 /// that type too); `x_half`, a plain half copy of `x` the caller already holds (the gradient
 /// still flows to `x` in its own type); or a row-scaled half copy made here
-/// ([`SparseGnnBackend::rows_to_half`]).
+/// ([`RowOps::rows_to_half`](crate::ops::rows::RowOps::rows_to_half)).
 #[derive(Clone, Debug)]
 pub struct Term<B: burn::tensor::backend::Backend> {
     /// `[n, d_in]` input.
@@ -60,9 +60,10 @@ fn dtype_of<B: burn::tensor::backend::Backend>(t: &FloatTensor<B>) -> burn::tens
 
 /// `sum_i x_i @ w_i (+ b)` with `precision`, without autodiff bookkeeping (the forward of
 /// [`crate::ops::linear`] and [`crate::ops::linear_pair`]): the first product writes the output
-/// and the others add to it in place ([`SparseGnnBackend::dense_product_acc`]); a row-scaled
-/// half product is scaled before the next one adds to it. Returns the output and what each
-/// term's backward needs.
+/// and the others add to it in place
+/// ([`DenseOps::dense_product_acc`](crate::ops::dense::DenseOps::dense_product_acc)); a row-scaled
+/// half product is scaled before the next one adds to it. Returns the output and what each term's
+/// backward needs.
 pub(crate) fn linear_forward<B: DenseOps + RowOps>(
     terms: Vec<Term<B>>,
     mut b: Option<FloatTensor<B>>,

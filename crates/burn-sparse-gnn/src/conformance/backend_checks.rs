@@ -1,0 +1,229 @@
+//! Backend methods against their default implementation (the composed tensor ops) on the same
+//! device: half copies of rows, inverse degrees, row additions and uploads from host bytes.
+
+use super::measure::exact_difference;
+use crate::backend::SparseGnnBackend;
+use crate::random::random_values;
+use burn::tensor::{DType, FloatDType, Int, Tensor, TensorData};
+use sparse_gnn_kernels::config::KernelConfig;
+
+/// Mixed precision's half copies of the linear inputs: the backend's `rows_to_half` /
+/// `rows_from_half` against the composed tensor ops (their default implementation) on the same
+/// device, on random rows with a row of zeros, one beyond the f16 range (x 1e6) and one of tiny
+/// values (x 1e-20), at each width of `widths`.
+/// Returns `(case, largest difference)` per case, `None` where the device lacks the half type;
+/// the arithmetic is the same, so every difference must be 0.
+pub fn half_rows_checks<B: SparseGnnBackend>(
+    device: &B::Device,
+    halves: &[FloatDType],
+    widths: &[usize],
+    config: &KernelConfig,
+) -> Vec<(String, Option<f64>)> {
+    let mut out = Vec::new();
+    for &half in halves {
+        for &f in widths {
+            let what = format!("half rows {half:?}, width {f}");
+            if !B::supports_dtype(device, DType::from(half)) {
+                out.push((what, None));
+                continue;
+            }
+            let n = 1_031;
+            let mut xv: Vec<f32> = random_values(n * f, 21 + f as u64).into_iter().map(|v| v as f32).collect();
+            xv[..f].iter_mut().for_each(|v| *v = 0.0);
+            xv[f..2 * f].iter_mut().for_each(|v| *v *= 1e6);
+            xv[2 * f..3 * f].iter_mut().for_each(|v| *v *= 1e-20);
+            let x = Tensor::<B, 2>::from_data(TensorData::new(xv, [n, f]), device).into_primitive().tensor();
+            let (h1, s1) = B::rows_to_half(x.clone(), half, config);
+            let (h0, s0) = crate::ops::rows::half_rows::<B>(x, half);
+            let b1 = B::rows_from_half(h1.clone(), s1.clone(), FloatDType::F32);
+            let b0 = crate::ops::rows::unscale_rows::<B>(h0.clone(), s0.clone(), FloatDType::F32);
+            let diff = exact_difference::<B>;
+            let d = diff(h1, h0).max(diff(s1, s0)).max(diff(b1, b0));
+            out.push((what, Some(d)));
+        }
+    }
+    out
+}
+
+/// The mean's gradient scaling
+/// ([`RowOps::inv_degree_rows`](crate::ops::rows::RowOps::inv_degree_rows)) against its composed
+/// ops (the default implementation) on the same device: `n` = 1,031 rows of random values with
+/// degrees 0 (empty rows), 1, small, 3 and a hub of 100,000, and a row pointer past 2^31 (offsets
+/// are u32 in i32 bits), into f32 and into each half type of `halves`, at each width of `widths`.
+/// Returns `(case, largest difference)`, `None` where the device lacks the output dtype; the
+/// arithmetic is the same, so every difference must be 0.
+pub fn inv_degree_checks<B: SparseGnnBackend>(
+    device: &B::Device,
+    halves: &[FloatDType],
+    widths: &[usize],
+) -> Vec<(String, Option<f64>)> {
+    let n = 1_031usize;
+    let degree = |i: usize| -> i64 {
+        match i % 7 {
+            0 | 4 => 0,
+            1 => 1,
+            2 => 3,
+            _ if i == 500 => 100_000,
+            _ => (i % 13) as i64 + 2,
+        }
+    };
+    let mut offsets = vec![0i64; n + 1];
+    for i in 0..n {
+        offsets[i + 1] = offsets[i] + degree(i);
+    }
+    let mut out = Vec::new();
+    for (base, what_base) in [(0i64, ""), ((1i64 << 31) - 50_000, ", offsets past 2^31")] {
+        // u32 offsets in the bits of an i32, as the graph uploads them
+        let rp: Vec<i32> = offsets.iter().map(|&o| (o + base) as u32 as i32).collect();
+        for dtype in std::iter::once(FloatDType::F32).chain(halves.iter().copied()) {
+            for &f in widths {
+                let what = format!("1 / degree rows into {dtype:?}, width {f}{what_base}");
+                if !B::supports_dtype(device, DType::from(dtype)) {
+                    out.push((what, None));
+                    continue;
+                }
+                let xv: Vec<f32> = random_values(n * f, 31 + f as u64).into_iter().map(|v| v as f32 * 100.0).collect();
+                let x = Tensor::<B, 2>::from_data(TensorData::new(xv, [n, f]), device).into_primitive().tensor();
+                let row_ptr =
+                    Tensor::<B, 1, Int>::from_data(TensorData::new(rp.clone(), [n + 1]), (device, DType::I32))
+                        .into_primitive();
+                let got = B::inv_degree_rows(row_ptr.clone(), x.clone(), dtype);
+                let want = crate::ops::rows::inv_degree_rows_composed::<B>(row_ptr, x, dtype);
+                out.push((what, Some(exact_difference::<B>(got, want))));
+            }
+        }
+    }
+    out
+}
+
+/// The halo gradients' scatter-add ([`RowOps::add_rows`](crate::ops::rows::RowOps::add_rows))
+/// against the CPU reference of the kernels crate and against the composed ops (its default
+/// implementation) on the same device: random rows of `n` = 1,031 with `m` distinct target rows in
+/// shuffled order (one, a third of the rows with the first and the last, all of them), each into a
+/// base that other tensors share (added into a copy, which must leave the shared base unchanged)
+/// and into one nothing else holds (added in place), in each of `dtypes` at each width of `widths`.
+/// Returns `(case, largest difference)`, `None` where the device lacks the dtype. The values are
+/// multiples of 1/64 in [-4, 4], so every sum is exact in each dtype and every difference must be
+/// 0.
+pub fn add_rows_checks<B: SparseGnnBackend>(
+    device: &B::Device,
+    dtypes: &[FloatDType],
+    widths: &[usize],
+) -> Vec<(String, Option<f64>)> {
+    use burn::tensor::TensorPrimitive;
+    let n = 1_031usize;
+    let mut out = Vec::new();
+    let host =
+        |t: Tensor<B, 2>| t.cast(FloatDType::F32).into_data().convert::<f32>().into_vec::<f32>().unwrap_or_default();
+    let diff = |p: &[f32], q: &[f32]| {
+        if p.len() != q.len() {
+            return f64::INFINITY;
+        }
+        p.iter()
+            .zip(q)
+            .map(|(a, b)| if a == b { 0.0 } else { f64::from((a - b).abs()).max(f64::MIN_POSITIVE) })
+            .fold(0.0, f64::max)
+    };
+    for &dtype in dtypes {
+        for &f in widths {
+            for m in [1usize, n / 3, n] {
+                let what = format!("add rows {dtype:?}, width {f}, {m} of {n} rows");
+                if !B::supports_dtype(device, DType::from(dtype)) {
+                    out.push((what, None));
+                    continue;
+                }
+                // distinct rows in a shuffled order: a stride coprime to n, with row 0 and row n - 1
+                let mut rows: Vec<u32> = (0..n as u32).map(|i| (i * 389 + 17) % n as u32).take(m).collect();
+                if m >= 2 && !rows.contains(&0) {
+                    rows[0] = 0;
+                }
+                if m >= 3 && !rows.contains(&(n as u32 - 1)) {
+                    rows[1] = n as u32 - 1;
+                }
+                let idx = match crate::ops::rows::RowIndex::<B>::new(&rows, n, device) {
+                    Ok(i) => i,
+                    Err(_) => {
+                        out.push((what, Some(f64::INFINITY)));
+                        continue;
+                    }
+                };
+                let make = |len: usize, seed: u64| {
+                    // multiples of 1/64 in [-4, 4]: every value and every sum is exact in f16 too
+                    let v: Vec<f32> =
+                        random_values(len * f, seed).into_iter().map(|v| (v * 256.0).round() as f32 / 64.0).collect();
+                    Tensor::<B, 2>::from_data(TensorData::new(v, [len, f]), device).cast(dtype)
+                };
+                let base = make(n, 5 + f as u64);
+                let values = make(m, 6 + f as u64);
+                let (base_host, values_host) = (host(base.clone()), host(values.clone()));
+                let mut expected = base_host.clone();
+                let ids: Vec<i32> = rows.iter().map(|&r| r as i32).collect();
+                sparse_gnn_kernels::rows::reference_add_rows(&mut expected, &ids, &values_host, f);
+                let expected = host(Tensor::<B, 2>::from_data(TensorData::new(expected, [n, f]), device).cast(dtype));
+                let prim = |t: Tensor<B, 2>| t.into_primitive().tensor();
+                let (i, inv) = (idx.indices().into_primitive(), idx.inverse().into_primitive());
+                let composed = crate::ops::rows::gather_back::<B>(prim(values.clone()), inv.clone());
+                let composed =
+                    host(Tensor::from_primitive(TensorPrimitive::Float(B::float_add(prim(base.clone()), composed))));
+                // `base` is shared (the clone above): the sum goes to a copy
+                let shared = B::add_rows(prim(base.clone()), prim(values.clone()), i.clone(), inv.clone());
+                let shared = host(Tensor::from_primitive(TensorPrimitive::Float(shared)));
+                let untouched = diff(&host(base), &base_host);
+                // a base nothing else holds: added in place where the backend can
+                let own = make(n, 5 + f as u64);
+                let in_place =
+                    host(Tensor::from_primitive(TensorPrimitive::Float(B::add_rows(prim(own), prim(values), i, inv))));
+                let d = diff(&shared, &expected)
+                    .max(diff(&in_place, &expected))
+                    .max(diff(&composed, &expected))
+                    .max(untouched);
+                out.push((what, Some(d)));
+            }
+        }
+    }
+    out
+}
+
+/// Rows uploaded from host bytes
+/// ([`TransferOps::float_from_host`](crate::dist::transfer::TransferOps::float_from_host), the
+/// multi-process exchange's upload), read back: for each of `dtypes` and each width of `widths`,
+/// 1,031 rows, then 1 row and 0 rows (a staging buffer that grew, then reused), then 2,063 rows
+/// (grown again). Returns `(case, bytes that differ)`, `None` where the device lacks the dtype; a
+/// tensor of another shape or dtype counts every byte. Every count must be 0.
+pub fn from_host_checks<B: SparseGnnBackend>(
+    device: &B::Device,
+    dtypes: &[FloatDType],
+    widths: &[usize],
+) -> Vec<(String, Option<f64>)> {
+    use burn::tensor::TensorPrimitive;
+    let mut out = Vec::new();
+    for &dtype in dtypes {
+        for &f in widths {
+            for rows in [1_031usize, 1, 0, 2_063] {
+                let what = format!("rows from host bytes {dtype:?}, {rows} x {f}");
+                if !B::supports_dtype(device, DType::from(dtype)) {
+                    out.push((what, None));
+                    continue;
+                }
+                let v: Vec<f32> =
+                    random_values(rows * f, 11 + (rows * f) as u64).into_iter().map(|v| v as f32).collect();
+                // converted on the host: no device kernel on an empty tensor
+                let data = TensorData::new(v, [rows, f]).convert_dtype(DType::from(dtype));
+                let got = B::float_from_host(data.as_bytes(), [rows, f], data.dtype, device);
+                let got = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(got));
+                let differ = match got.dims() == [rows, f] && got.dtype() == data.dtype {
+                    true if rows == 0 => 0,
+                    true => match got.try_into_data() {
+                        Ok(back) if back.as_bytes().len() == data.as_bytes().len() => {
+                            back.as_bytes().iter().zip(data.as_bytes()).filter(|(a, b)| a != b).count()
+                        }
+                        _ => data.as_bytes().len().max(1),
+                    },
+                    false => data.as_bytes().len().max(1),
+                };
+                out.push((what, Some(differ as f64)));
+            }
+        }
+    }
+    out
+}
