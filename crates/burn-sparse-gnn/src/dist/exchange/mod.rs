@@ -11,7 +11,7 @@
 //! output's backward step queues its own rows' gradient and its halo rows' gradients, and the
 //! last of the P steps moves all halo gradients in one group and adds each to the own rows'
 //! gradient of the part that sent them, in place over the halo rows only
-//! ([`TransferOps::add_rows`]; the rows of a route are distinct, so no atomics).
+//! ([`RowOps::add_rows`]; the rows of a route are distinct, so no atomics).
 //! Every output is a child of all P states, so autodiff runs all P steps before any state's
 //! own step. Every output must therefore reach the loss (as in a partitioned model, where
 //! every part's logits do): an output left out holds back the halo gradients of all.
