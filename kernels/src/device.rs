@@ -38,10 +38,32 @@ pub struct CsrDev<R: Runtime> {
     pub finish_rows: TensorBinding<R>,
     /// `[n_finish + 1]` slot offsets.
     pub finish_ptr: TensorBinding<R>,
-    /// The hot-column split of the SpMM sum / mean (see [`crate::spmm::hot`]), if any.
-    pub hot: Option<crate::spmm::hot::HotDev<R>>,
+    /// The hot-column split of the SpMM sum / mean (its kernels: `spmm::hot`), if any.
+    pub hot: Option<HotDev<R>>,
     /// Launch configuration of the kernels that read this structure.
     pub config: crate::config::KernelConfig,
+}
+
+/// Device bindings of a [`crate::csr::HotSplit`]: the hot edges, and the cold edges as a
+/// structure of their own for the main kernel.
+#[derive(Clone)]
+pub struct HotDev<R: Runtime> {
+    /// Hot columns `H`.
+    pub len: usize,
+    /// Hot edges.
+    pub nnz: usize,
+    /// `[n_rows + 1]` hot edge offsets.
+    pub hot_ptr: TensorBinding<R>,
+    /// `[nnz]` rank of the column of each hot edge.
+    pub hot_rank: TensorBinding<R>,
+    /// `[H]` hot columns.
+    pub cols: TensorBinding<R>,
+    /// The cold edges (`row_ptr` is the full structure's, for the degrees of the mean; the
+    /// column indices and edge groups are those of the cold edges).
+    pub cold: Box<CsrDev<R>>,
+    /// Whether the split was forced (it then runs at any width; see
+    /// [`crate::config::HotConfig::min_width`]).
+    pub forced: bool,
 }
 
 /// A 2-D tensor on the device (row stride may be pitched).

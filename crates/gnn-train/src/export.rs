@@ -1,8 +1,8 @@
 //! A module's parameters by their Burn module paths: shapes (to check a record against a
 //! model) and safetensors export (to read the weights from Python).
 
+use crate::atomic::write_atomic;
 use crate::error::TrainError;
-use crate::record::write_atomic;
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::prelude::Backend;
 use burn::tensor::Tensor;

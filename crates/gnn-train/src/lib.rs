@@ -46,6 +46,7 @@
 //! let trained = result.model;
 //! ```
 
+pub mod atomic;
 pub mod batch;
 pub mod classifier;
 pub mod error;

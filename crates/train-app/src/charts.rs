@@ -6,7 +6,7 @@
 //! command line passes `SGNN_CHART_FONT`), else common system paths. Without one the curves
 //! are drawn without text.
 
-use crate::training::EpochMetrics;
+use crate::training::report::EpochMetrics;
 use plotters::prelude::*;
 use std::path::Path;
 

@@ -32,14 +32,14 @@ pub enum AppError {
     #[error(transparent)]
     Op(#[from] OpError),
     /// A request needs more memory than a limit allows (checked before anything is allocated).
-    #[error("{what} needs {} but {limit} is {}", crate::host_memory::gib(*need_bytes), crate::host_memory::gib(*limit_bytes))]
+    #[error("{what} needs {} but {limit} is {}", gib(*need_bytes), gib(*limit_bytes))]
     TooLarge { what: String, need_bytes: u64, limit_bytes: u64, limit: String },
     /// A training run would need more device memory than it has (checked before training).
     #[error(
         "{what} needs an estimated {} of device memory but {budget_name} is {}: {estimate}; to fit, \
          {advice}",
-        crate::host_memory::gib(*need_bytes),
-        crate::host_memory::gib(*budget_bytes)
+        gib(*need_bytes),
+        gib(*budget_bytes)
     )]
     WillNotFit {
         what: String,
@@ -53,8 +53,8 @@ pub enum AppError {
     /// than the host can still give (checked before training).
     #[error(
         "{what} needs an estimated {} more host memory but {limit} is {}: {estimate}; to fit, {advice}",
-        crate::host_memory::gib(*need_bytes),
-        crate::host_memory::gib(*limit_bytes)
+        gib(*need_bytes),
+        gib(*limit_bytes)
     )]
     HostWillNotFit { what: String, estimate: String, need_bytes: u64, limit_bytes: u64, limit: String, advice: String },
     /// The device ran out of memory during training (the estimate had let it start).
@@ -62,7 +62,7 @@ pub enum AppError {
         "{what} ran out of device memory during training ({message}); the estimate before \
          training was {} ({estimate}){budget}; to fit, {advice}; checkpoints of finished epochs \
          stay in {out}",
-        crate::host_memory::gib(*need_bytes)
+        gib(*need_bytes)
     )]
     OutOfMemory {
         what: String,
@@ -120,3 +120,8 @@ impl AppError {
 }
 
 pub type Result<T> = std::result::Result<T, AppError>;
+
+/// `bytes` in GiB with two decimals, for messages.
+pub fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}

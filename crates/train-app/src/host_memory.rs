@@ -149,10 +149,7 @@ pub fn push_checked<T>(v: &mut Vec<T>, value: T, what: impl FnOnce() -> String) 
     Ok(())
 }
 
-/// `bytes` in GiB with two decimals, for messages.
-pub fn gib(bytes: u64) -> String {
-    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
-}
+pub use crate::error::gib;
 
 #[cfg(test)]
 mod tests {

@@ -31,27 +31,7 @@ pub fn hot_launches() -> usize {
     LAUNCHES.load(Ordering::Relaxed)
 }
 
-/// Device bindings of a [`crate::csr::HotSplit`]: the hot edges, and the cold edges as a
-/// structure of their own for the main kernel.
-#[derive(Clone)]
-pub struct HotDev<R: Runtime> {
-    /// Hot columns `H`.
-    pub len: usize,
-    /// Hot edges.
-    pub nnz: usize,
-    /// `[n_rows + 1]` hot edge offsets.
-    pub hot_ptr: TensorBinding<R>,
-    /// `[nnz]` rank of the column of each hot edge.
-    pub hot_rank: TensorBinding<R>,
-    /// `[H]` hot columns.
-    pub cols: TensorBinding<R>,
-    /// The cold edges (`row_ptr` is the full structure's, for the degrees of the mean; the
-    /// column indices and edge groups are those of the cold edges).
-    pub cold: Box<crate::device::CsrDev<R>>,
-    /// Whether the split was forced (it then runs at any width; see
-    /// [`HotConfig::min_width`]).
-    pub forced: bool,
-}
+pub use crate::device::HotDev;
 
 /// Shape of a hot-column launch on a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The options of `bench` and `bench-train`.
 
-use super::SpreadArgs;
+use super::train::SpreadArgs;
 use clap::Args;
 use std::path::PathBuf;
 use train_app::backend::BackendKind;

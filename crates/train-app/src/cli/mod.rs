@@ -11,7 +11,7 @@ pub mod train;
 
 pub use bench::{BenchArgs, BenchTrainArgs};
 pub use data::{ExportArgs, GenKind, InfoArgs, PartitionArgs};
-pub use train::{RankTransportArg, SpreadArgs, TrainArgs};
+pub use train::{RankTransportArg, TrainArgs};
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

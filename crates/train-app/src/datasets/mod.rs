@@ -21,6 +21,9 @@ use burn_sparse_gnn::data::{class_limit, FREE_CLASSES, MAX_CLASSES};
 use burn_sparse_gnn::{BuildOptions, GraphData, Split};
 use std::path::Path;
 
+/// The split of a dataset that has none of its own and no `--split`.
+pub const DEFAULT_SPLIT: &str = "per-class:20,30";
+
 /// Loads `spec`: `sbm` (the built-in synthetic default), an npy folder, a gnn-benchmark or
 /// heterophilous `.npz`, an OGB node-property folder, a GraphSAINT folder or an edge-list
 /// folder (CSV / TSV / `edge_index.npy` with labels).
@@ -130,7 +133,7 @@ pub fn check_split(path: &Path, what: &str, split: &Split, n_nodes: usize) -> Re
         msg: format!(
             "{what}: {issue}; fix the dataset's split or remove it (a dataset without a split of its own \
              trains on --split, by default {})",
-            crate::training::config::DEFAULT_SPLIT
+            DEFAULT_SPLIT
         ),
     })
 }

@@ -13,10 +13,10 @@
 //! epoch N trains the epochs after N as the uninterrupted run does.
 
 use crate::error::{AppError, Result};
-use crate::partitioned::PartitionedEpoch;
+use crate::partitioned::report::{history, PartitionedEpoch};
 use crate::training::checkpoints::{checkpoint_dir, kept_epochs, resumable_epoch};
 use crate::training::config::ModelSelection;
-use crate::training::report::{history_path, read_json, write_json, EpochMetrics};
+use crate::training::report::{history_path, read_json, write_json};
 use crate::training::TrainConfig;
 use burn::optim::Optimizer;
 use burn::record::Recorder;
@@ -263,23 +263,6 @@ impl RunKeeper {
 /// whole-graph runs.
 fn best_valid<'a>(epochs: impl Iterator<Item = &'a PartitionedEpoch>) -> Option<usize> {
     crate::training::checkpoints::best_valid(epochs.map(|e| (e.epoch, Some(e.valid)))).map(|(e, _)| e)
-}
-
-/// The epochs as `history.json` holds them.
-pub fn history(epochs: &[PartitionedEpoch]) -> Vec<EpochMetrics> {
-    epochs
-        .iter()
-        .map(|e| EpochMetrics {
-            epoch: e.epoch,
-            train_loss: Some(e.loss),
-            train_accuracy: Some(e.train),
-            valid_loss: Some(e.valid_loss),
-            valid_accuracy: Some(e.valid),
-            seconds: e.seconds,
-            device_bytes_reserved: None,
-            device_bytes_in_use: None,
-        })
-        .collect()
 }
 
 #[cfg(test)]

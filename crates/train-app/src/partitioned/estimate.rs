@@ -5,7 +5,7 @@ use crate::training::{HostGraph, TrainConfig};
 use burn_sparse_gnn::partition::PartitionedGraph;
 use gnn_models::partitioned::devices::HaloLayout;
 
-use crate::partitioned::Spread;
+use crate::partitioned::spread::Spread;
 
 /// The device memory estimate of training `cfg` over `pg`'s parts on `spread`'s devices, for
 /// the device that needs the most: per part it holds, the part's share of the one-device

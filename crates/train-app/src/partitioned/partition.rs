@@ -7,7 +7,7 @@ use burn_sparse_gnn::partition::{partition, PartitionOptions, PartitionedGraph};
 use std::path::Path;
 use std::time::Instant;
 
-use crate::partitioned::Spread;
+use crate::partitioned::spread::Spread;
 
 /// The partition of `adj` that `spread` asks for: read from `cache` when it holds one of this
 /// graph with the same parts and method, computed (and written to `cache`) otherwise. Returns

@@ -10,7 +10,7 @@ use burn_sparse_gnn::SparseGnnBackend;
 use gnn_models::GnnModel;
 use serde::Serialize;
 
-use crate::partitioned::RunOutcome;
+use crate::training::report::{EpochMetrics, LossScaleSummary};
 
 /// What a partitioned run reports about its partition.
 #[derive(Clone, Debug, Serialize)]
@@ -95,6 +95,15 @@ pub struct PartitionedEpoch {
     pub exchange: Option<CommStats>,
 }
 
+/// How a run ended: the epoch whose model it keeps, the epoch it resumed from, its training
+/// time, what its loss scaling did.
+pub(crate) struct RunOutcome {
+    pub selected_epoch: Option<usize>,
+    pub resumed_from: Option<usize>,
+    pub train_seconds: f64,
+    pub loss_scale: Option<LossScaleSummary>,
+}
+
 /// Writes what a partitioned run leaves in `cfg.out`, each file atomically: the trained model
 /// (`model.mpk`, `model.safetensors`: the whole-graph model's records, which `eval` and
 /// `predict` read), `history.json`, `curves.png` and `results.json`; returns the report.
@@ -108,11 +117,11 @@ pub(crate) fn write_outputs<B: SparseGnnBackend>(
 ) -> Result<PartitionedReport> {
     // the trained parameters, as the whole-graph run saves them
     let trained = gnn_train::NodeClassifier::new(model, cfg.seed);
-    let model_file = crate::training::train::model_path(&cfg.out);
+    let model_file = crate::training::files::model_path(&cfg.out);
     burn::module::Module::save_file(trained.clone(), model_file.clone(), &gnn_train::AtomicFileRecorder::new())
         .map_err(|e| AppError::Format { path: model_file.with_extension("mpk"), msg: e.to_string() })?;
-    gnn_train::write_safetensors(&trained.model, &crate::training::train::safetensors_path(&cfg.out))?;
-    let history = crate::partitioned::checkpoints::history(&epochs);
+    gnn_train::write_safetensors(&trained.model, &crate::training::files::safetensors_path(&cfg.out))?;
+    let history = history(&epochs);
     crate::training::report::write_json(&crate::training::report::history_path(&cfg.out), &history)?;
     let chart = cfg.out.join("curves.png");
     if let Err(e) = crate::charts::write_curves(&chart, &history) {
@@ -137,4 +146,21 @@ pub(crate) fn write_outputs<B: SparseGnnBackend>(
     let text = serde_json::to_string_pretty(&report).map_err(|e| AppError::Config(e.to_string()))?;
     crate::fsutil::write_atomic(&cfg.out.join("results.json"), text.as_bytes())?;
     Ok(report)
+}
+
+/// The epochs as `history.json` holds them.
+pub fn history(epochs: &[PartitionedEpoch]) -> Vec<EpochMetrics> {
+    epochs
+        .iter()
+        .map(|e| EpochMetrics {
+            epoch: e.epoch,
+            train_loss: Some(e.loss),
+            train_accuracy: Some(e.train),
+            valid_loss: Some(e.valid_loss),
+            valid_accuracy: Some(e.valid),
+            seconds: e.seconds,
+            device_bytes_reserved: None,
+            device_bytes_in_use: None,
+        })
+        .collect()
 }

@@ -8,7 +8,7 @@
 
 use crate::error::{AppError, Result};
 use crate::partitioned::checkpoints::RunKeeper;
-use crate::partitioned::{write_outputs, PartitionReport, PartitionedEpoch, PartitionedReport};
+use crate::partitioned::report::{write_outputs, PartitionReport, PartitionedEpoch, PartitionedReport, RunOutcome};
 use crate::training::report::LossScaleSummary;
 use crate::training::{TrainConfig, ADAM_EPSILON};
 use burn::module::AutodiffModule;
@@ -159,15 +159,6 @@ pub(crate) fn finish<B: SparseGnnAutodiffBackend>(
     let trained = keeper.finish(model.valid(), &epochs, device)?;
     let run = RunOutcome { selected_epoch, resumed_from, train_seconds, loss_scale };
     write_outputs(cfg, trained, epochs, partition, backend, run)
-}
-
-/// How a run ended: the epoch whose model it keeps, the epoch it resumed from, its training
-/// time, what its loss scaling did.
-pub(crate) struct RunOutcome {
-    pub selected_epoch: Option<usize>,
-    pub resumed_from: Option<usize>,
-    pub train_seconds: f64,
-    pub loss_scale: Option<LossScaleSummary>,
 }
 
 /// Shows epoch `e` on the progress bar and, every `cfg.log_every` epochs and at the last, as a

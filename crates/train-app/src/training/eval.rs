@@ -5,9 +5,10 @@
 //! and feature normalisation to any dataset whose feature width is the model's, labeled or not.
 
 use crate::error::{AppError, Result};
+use crate::training::config::apply_split;
 use crate::training::config::TrainConfig;
+use crate::training::files::model_path;
 use crate::training::report::trained_on;
-use crate::training::train::{model_path, prepare};
 use burn::tensor::{Tensor, TensorData};
 use burn_sparse_gnn::{Graph, GraphData, SparseGnnBackend};
 use gnn_models::{ConvKind, GnnModelConfig};
@@ -150,6 +151,14 @@ pub struct Unsplit {
     pub data: GraphData,
     pub x: Vec<f32>,
     pub d_in: usize,
+}
+
+/// Prepares the host data of a run: the split, then the options applied to the graph and the
+/// dense features ([`prepare_unsplit`], which `predict` uses alone).
+pub fn prepare(cfg: &TrainConfig, data: GraphData) -> Result<HostGraph> {
+    let data = apply_split(data, cfg.split.as_deref(), cfg.seed)?;
+    let u = prepare_unsplit(cfg, data)?;
+    HostGraph::with_features(u.data, u.x, u.d_in, cfg.graph_options()).map_err(AppError::from)
 }
 
 /// The host data of a run without the split (`predict`; [`prepare`] splits first): the

@@ -13,12 +13,15 @@
 pub mod checkpoints;
 pub mod config;
 pub mod eval;
+pub mod files;
 pub mod renderer;
 pub mod report;
 pub mod train;
 
 pub use config::{apply_split, parse_nonlin, Architecture, ModelSelection, TrainConfig};
+pub use eval::prepare;
 pub use eval::{eval, load_run, predict, PredictOutput};
+pub use files::{model_path, safetensors_path};
 pub use gnn_train::{evaluate, Accuracies, FullGraphBatcher, GraphBatch, HostGraph, NodeClassifier, SplitKind};
 pub use report::{DatasetSummary, EpochMetrics, TrainReport};
-pub use train::{model_path, prepare, safetensors_path, train, ADAM_EPSILON};
+pub use train::{train, ADAM_EPSILON};

@@ -7,7 +7,8 @@ use crate::error::{AppError, Result};
 use crate::training::checkpoints::{
     best_checkpoint, check_epochs_left, checkpoint_dir, resumable_epoch, verify, BestValidCheckpoints,
 };
-use crate::training::config::{apply_split, ModelSelection, TrainConfig};
+use crate::training::config::{ModelSelection, TrainConfig};
+use crate::training::files::{model_path, safetensors_path};
 use crate::training::renderer::{DivergenceGuard, RecordingRenderer};
 use crate::training::report::{
     earlier_epochs, history_path, results_path, write_json, DatasetSummary, LossScaleSummary, TrainReport,
@@ -22,33 +23,14 @@ use burn::train::metric::store::{Aggregate, Direction, Split as MetricSplit};
 use burn::train::metric::{AccuracyMetric, LossMetric};
 use burn::train::renderer::MetricsRenderer;
 use burn::train::{Learner, MetricEarlyStoppingStrategy, StoppingCondition, SupervisedTraining};
-use burn_sparse_gnn::{GraphData, SparseGnnAutodiffBackend};
+use burn_sparse_gnn::SparseGnnAutodiffBackend;
 use gnn_train::{evaluate, AtomicFileRecorder, FullGraphBatcher, HostGraph, NodeClassifier, SplitKind};
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Adam's epsilon: PyTorch's default. Burn's default (1e-5) damps the updates of parameters
 /// with small gradients, e.g. the first layer over row-normalised bag-of-words features.
 pub const ADAM_EPSILON: f32 = 1e-8;
-
-/// `<out>/model` (Burn record, `.mpk`).
-pub fn model_path(dir: &Path) -> PathBuf {
-    dir.join("model")
-}
-
-/// `<out>/model.safetensors`.
-pub fn safetensors_path(dir: &Path) -> PathBuf {
-    dir.join("model.safetensors")
-}
-
-/// Prepares the host data of a run: the split, then the options applied to the graph and the
-/// dense features ([`crate::training::eval::prepare_unsplit`], which `predict` uses alone).
-pub fn prepare(cfg: &TrainConfig, data: GraphData) -> Result<HostGraph> {
-    let data = apply_split(data, cfg.split.as_deref(), cfg.seed)?;
-    let u = crate::training::eval::prepare_unsplit(cfg, data)?;
-    HostGraph::with_features(u.data, u.x, u.d_in, cfg.graph_options()).map_err(AppError::from)
-}
 
 /// Trains on backend `B`; `resume` continues from a checkpoint epoch of `cfg.out` (the latest
 /// complete one at or before it).

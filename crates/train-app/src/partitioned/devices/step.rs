@@ -9,9 +9,9 @@ use gnn_models::partitioned::devices::partitioned_loss;
 use gnn_models::GnnModel;
 use gnn_train::LossScaler;
 
-use crate::partitioned::scalar;
+use crate::partitioned::run::scalar;
 
-use super::PartitionedData;
+use super::setup::PartitionedData;
 
 /// One training step on the parts; returns the loss. With `scaler`, the backward pass starts
 /// from the loss times its scale and the step is skipped when the gradients are not finite

@@ -8,8 +8,7 @@ use crate::gen::{per_class_split, random_split};
 use burn_sparse_gnn::data::SplitIssue;
 use burn_sparse_gnn::{GraphData, Split};
 
-/// The split of a dataset that has none of its own and no `--split`.
-pub const DEFAULT_SPLIT: &str = "per-class:20,30";
+pub use crate::datasets::DEFAULT_SPLIT;
 
 /// Applies a split specification (see [`super::TrainConfig::split`]).
 pub fn apply_split(data: GraphData, spec: Option<&str>, seed: u64) -> Result<GraphData> {
