@@ -162,10 +162,11 @@ pub fn estimate_training(size: &GraphSize, cfg: &GnnModelConfig) -> MemoryEstima
             ConvKind::Sage | ConvKind::Gcn => saved * width_in.max(h),
             // the MLP: its input, the inner ReLU mask and the inner activations
             ConvKind::Gin => saved * width_in + h + saved * h,
-            // the projected rows, and per edge and head the scores, the softmax and its mask
+            // the projected rows (and their half copy the aggregation reads), and per edge and
+            // head the scores, the softmax and its mask, in the storage precision
             ConvKind::Gat => {
-                per_edge += 3 * 4 * cfg.gat_heads as u64;
-                4 * h + 4 * 2 * cfg.gat_heads as u64
+                per_edge += 3 * saved * cfg.gat_heads as u64;
+                4 * h + if half { saved * h } else { 0 } + 4 * 2 * cfg.gat_heads as u64
             }
         };
         per_node += state + conv;

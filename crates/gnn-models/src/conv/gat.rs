@@ -119,13 +119,17 @@ impl<B: SparseGnnBackend> GatConv<B> {
         let a = Tensor::stack::<3>(vec![s_dst, Tensor::<B, 2>::ones([n, hd], &x.device())], 2).reshape([n, 2 * hd]);
         let b = Tensor::stack::<3>(vec![Tensor::<B, 2>::ones([n_cols, hd], &x.device()), s_src], 2)
             .reshape([n_cols, 2 * hd]);
+        // In mixed precision the whole edge chain (scores, softmax, dropout, coefficients) is
+        // stored in half precision: its `[edges, heads]` tensors are most of the layer's memory.
+        // The SDDMM and the softmax accumulate in f32 and round only what they store.
+        let (a, b) = (precision.down(a), precision.down(b));
         let scores = leaky_relu(ops::sddmm_heads(g, a, b, hd), self.negative_slope);
         let alpha = crate::activation::dropout(&self.dropout, ops::edge_softmax(g, scores));
         let alpha = match g.weights() {
-            Some(w) => alpha * w.clone().unsqueeze_dim::<2>(1),
+            Some(w) => alpha * precision.down(w.clone()).unsqueeze_dim::<2>(1),
             None => alpha,
         };
-        let out = precision.up(ops::spmm_heads(g, precision.down(alpha), precision.down(x), Reduce::Sum));
+        let out = precision.up(ops::spmm_heads(g, alpha, precision.down(x), Reduce::Sum));
         let out = if self.concat { out } else { out.reshape([n, hd, dd]).mean_dim(1).reshape([n, dd]) };
         add_bias(out, self.bias.val())
     }

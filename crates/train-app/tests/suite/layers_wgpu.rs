@@ -126,6 +126,74 @@ fn mixed_f16_gradients_of_a_large_training_set_match_f32_only_with_the_loss_scal
     assert!(unscaled > 10.0 * scaled, "unscaled {unscaled} against scaled {scaled}");
 }
 
+/// GAT in mixed f16 stores its whole edge chain (scores, softmax, attention dropout,
+/// coefficients) in half precision, which halves its largest tensors; the SDDMM and the softmax
+/// accumulate in f32, so the logits and every gradient stay within half-precision rounding of
+/// f32's. On a graph with a hub of 299 neighbours (its coefficients, about 1/300 each, are f16
+/// normals), with and without edge weights.
+#[test]
+fn gat_in_mixed_f16_matches_f32_with_its_edge_chain_in_half() {
+    use burn::backend::Autodiff;
+    use burn::tensor::backend::Backend;
+    use burn::tensor::{DType, Int, Tensor, TensorData};
+    use burn_sparse_gnn::loss::{cross_entropy_rows, sum_terms};
+    use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+    use gnn_models::{ConvKind, GnnModelConfig, Precision};
+    type A = Autodiff<Wgpu>;
+    let dev = burn::backend::wgpu::WgpuDevice::DefaultDevice;
+    if !<Wgpu as Backend>::supports_dtype(&dev, DType::F16) {
+        return;
+    }
+    let (n, d, classes) = (300usize, 24usize, 5usize);
+    let (mut src, mut dst) = (Vec::new(), Vec::new());
+    for i in 1..n as i64 {
+        src.extend([0, i]);
+        dst.extend([i, if i + 1 < n as i64 { i + 1 } else { 1 }]);
+    }
+    let opts = BuildOptions { symmetrize: true, add_self_loops: true, dedup: true };
+    let plain = Csr::from_edges(n, &src, &dst, None, opts).unwrap();
+    let weights: Vec<f32> = (0..plain.nnz()).map(|e| 0.25 + (e * 37 % 11) as f32 / 8.0).collect();
+    let weighted = plain.clone().with_weights(Some(weights)).unwrap();
+    let xs: Vec<f32> = (0..n * d).map(|i| ((i * 7919 % 101) as f32) / 101.0 - 0.5).collect();
+    let x = Tensor::<A, 2>::from_data(TensorData::new(xs, [n, d]), &dev);
+    let labels: Vec<i64> = (0..n as i64).map(|i| i % classes as i64).collect();
+    let labels = Tensor::<A, 1, Int>::from_data(TensorData::new(labels, [n]), &dev);
+    let loss_weights = Tensor::<A, 1>::full([n], 1.0 / n as f32, &dev);
+    for (what, adj) in [("no edge weights", &plain), ("edge weights", &weighted)] {
+        let g = Graph::<A>::new(adj, &dev, GraphOptions::default());
+        let run = |precision: Precision| {
+            <Wgpu as Backend>::seed(&dev, 7);
+            let model = GnnModelConfig::new(ConvKind::Gat, d, 32, classes)
+                .with_gat_heads(4)
+                .with_linear_io(false)
+                .with_dropout(0.0)
+                .with_precision(precision)
+                .init::<A>(&dev)
+                .unwrap();
+            model.initialise_parameters();
+            let logits = model.forward(&g, x.clone());
+            let out = logits.clone().inner().into_data().convert::<f32>().to_vec::<f32>().unwrap();
+            let terms = cross_entropy_rows(logits, labels.clone(), loss_weights.clone(), g.kernel_config()).unwrap();
+            let scale = 1024.0;
+            let grads = burn::optim::GradientsParams::from_grads(sum_terms(terms).mul_scalar(scale).backward(), &model);
+            let grads: Vec<f32> = flat_gradients(&model, &grads).into_iter().map(|v| v / scale).collect();
+            (out, grads)
+        };
+        let (out32, grad32) = run(Precision::F32);
+        let (out16, grad16) = run(Precision::MixedF16);
+        let relative = |a: &[f32], b: &[f32]| {
+            assert_eq!(a.len(), b.len());
+            let diff: f64 = a.iter().zip(b).map(|(x, y)| ((x - y) as f64).powi(2)).sum::<f64>().sqrt();
+            diff / b.iter().map(|y| (*y as f64).powi(2)).sum::<f64>().sqrt()
+        };
+        let (e_out, e_grad) = (relative(&out16, &out32), relative(&grad16, &grad32));
+        println!("GAT mixed f16 against f32, {what}: logits {e_out:.5}, gradients {e_grad:.5} (relative)");
+        assert!(out16.iter().chain(&grad16).all(|v| v.is_finite()), "{what}: non-finite values in mixed f16");
+        assert!(e_out < 0.01, "{what}: mixed f16 logits differ from f32's by {e_out} (relative)");
+        assert!(e_grad < 0.02, "{what}: mixed f16 gradients differ from f32's by {e_grad} (relative)");
+    }
+}
+
 /// `train` in mixed f16 scales its loss by default and says what the scaling did in
 /// results.json; `--loss-scale off` and f32 runs do not scale.
 #[test]
