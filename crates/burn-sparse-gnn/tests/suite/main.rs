@@ -1,14 +1,14 @@
 //! The integration tests of `burn-sparse-gnn` in one test binary (one link, and the backends'
 //! generic code generated once rather than once per file). Each module is one concern: the
-//! conformance suite on the CPU, wgpu and CUDA backends (`cargo test-cuda` runs the ignored CUDA
-//! cases on a GPU machine), the ops' properties and validation, partitioning and the halo
+//! conformance suite on the CPU, wgpu and CUDA backends (the CUDA cases with the `cuda-tests`
+//! feature: `cargo test-cuda` on a GPU machine), the ops' properties and validation, partitioning and the halo
 //! exchange, and the launch heuristics against their recorded timings (`shapes.jsonl`, written by
 //! `bench/shapes.sh`).
 
 mod aggregate_pair;
 mod collective;
 mod conformance_cpu;
-#[cfg(feature = "cuda")]
+#[cfg(feature = "cuda-tests")]
 mod conformance_cuda;
 #[cfg(feature = "wgpu")]
 mod conformance_wgpu;
