@@ -44,8 +44,9 @@ pub use conv::gat::{GatConv, GatConvConfig};
 pub use conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
 pub use conv::gin::{GinConv, GinConvConfig};
 pub use conv::sage::{SageAggr, SageConv, SageConvConfig};
+pub use conv::{Conv, ConvKind, ConvOptions, ConvSpec, EstimateLayer, LayerShape, SavedBytes};
 pub use hidden::Hidden;
-pub use model::{Conv, ConvKind, GnnModel, GnnModelConfig, ModelError, NormKind};
+pub use model::{GnnModel, GnnModelConfig, ModelError, NormKind};
 pub use partitioned::devices::{
     partitioned_loss, BoundarySampling, DistError, DistGraph, HaloLayout, PartGraph, SampledHalo,
 };

@@ -25,7 +25,8 @@
 //! R-MAT graphs); `docs/PERFORMANCE.md` lists the comparison.
 
 use crate::activation::Nonlinearity;
-use crate::model::{ConvKind, GnnModelConfig};
+use crate::conv::EstimateLayer;
+use crate::model::GnnModelConfig;
 use crate::precision::Precision;
 use serde::Serialize;
 
@@ -99,13 +100,9 @@ pub fn parameter_count(cfg: &GnnModelConfig) -> u64 {
     if cfg.linear_io {
         total += lin(d, h) + lin(h, c);
     }
+    let opts = cfg.conv_options();
     for (a, b) in dims {
-        total += match cfg.conv {
-            ConvKind::Gcn => a * b + b,
-            ConvKind::Sage => 2 * a * b + b + if cfg.sage_aggr == crate::SageAggr::MaxPool { lin(a, a) } else { 0 },
-            ConvKind::Gin => lin(a, b.max(h)) + lin(b.max(h), b) + 1,
-            ConvKind::Gat => lin(a, b) + 2 * b,
-        };
+        total += cfg.conv.parameter_count(&opts, a, b);
     }
     total
 }
@@ -146,29 +143,10 @@ pub fn estimate_training(size: &GraphSize, cfg: &GnnModelConfig) -> MemoryEstima
         let last = !cfg.linear_io && l + 1 == cfg.layers;
         let width_out = if last { cfg.classes as u64 } else { h };
         let dense_in = classic_first || cfg.nonlin == Nonlinearity::Relu;
-        let conv = match cfg.conv {
-            // SAGE mean / sum on dense rows (`SageConv::forward`): a narrowing map runs before
-            // the aggregation and keeps nothing more; on an input that needs a gradient a map
-            // no wider than its input takes its gradients from `A^T dy` and keeps no aggregate
-            // (`ops::aggregate_pair`); otherwise the aggregate is kept (half in mixed precision)
-            ConvKind::Sage if dense_in && cfg.sage_aggr != crate::SageAggr::MaxPool => {
-                if width_out < width_in || (!classic_first && width_out <= width_in) {
-                    0
-                } else {
-                    saved * width_in
-                }
-            }
-            // the aggregated rows the linear map reads
-            ConvKind::Sage | ConvKind::Gcn => saved * width_in.max(h),
-            // the MLP: its input, the inner ReLU mask and the inner activations
-            ConvKind::Gin => saved * width_in + h + saved * h,
-            // the projected rows (and their half copy the aggregation reads), and per edge and
-            // head the scores, the softmax and its mask, in the storage precision
-            ConvKind::Gat => {
-                per_edge += 3 * saved * cfg.gat_heads as u64;
-                4 * h + if half { saved * h } else { 0 } + 4 * 2 * cfg.gat_heads as u64
-            }
-        };
+        let layer = EstimateLayer { width_in, width_out, hidden: h, saved, half, dense_in, classic_first };
+        let conv = cfg.conv.saved_bytes(&cfg.conv_options(), &layer);
+        per_edge += conv.per_edge;
+        let conv = conv.per_node;
         per_node += state + conv;
     }
     if cfg.norm == crate::NormKind::LayerNorm {
@@ -176,8 +154,7 @@ pub fn estimate_training(size: &GraphSize, cfg: &GnnModelConfig) -> MemoryEstima
     }
     let saved_activations = n * per_node + e * per_edge + if cfg.linear_io { n * saved * h } else { 0 };
     let classes = cfg.classes as u64;
-    // a max aggregation stages the arg-max beside the values
-    let staged_rows = if cfg.conv == ConvKind::Sage && cfg.sage_aggr == crate::SageAggr::MaxPool { 2 } else { 1 };
+    let staged_rows = cfg.conv.staged_rows(&cfg.conv_options());
     let staging = staged_rows * 4 * size.staging_slots as u64 * h;
     // the logits, their softmax and gradient live from the loss to the output layer's
     // backward, before any convolution's backward kernel runs and after the forward ones: the
@@ -195,6 +172,7 @@ pub fn is_mixed(precision: Precision) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conv::ConvKind;
 
     fn sage(precision: Precision) -> GnnModelConfig {
         GnnModelConfig::new(ConvKind::Sage, 602, 256, 41).with_layers(4).with_precision(precision)

@@ -3,10 +3,7 @@
 //! precision configurable.
 
 use crate::activation::Nonlinearity;
-use crate::conv::gat::{GatConv, GatConvConfig};
-use crate::conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
-use crate::conv::gin::{GinConv, GinConvConfig};
-use crate::conv::sage::{SageAggr, SageConv, SageConvConfig};
+use crate::conv::{Conv, ConvKind, ConvOptions, GcnNorm, LayerShape, SageAggr};
 use crate::hidden::Hidden;
 use crate::linear::linear;
 use crate::precision::Precision;
@@ -18,56 +15,6 @@ use burn::tensor::{Int, Tensor};
 use burn_sparse_gnn::dropout::{relu_dropout, DropoutSeed};
 use burn_sparse_gnn::{Graph, SparseGnnBackend};
 use serde::{Deserialize, Serialize};
-
-/// Which convolution the model stacks: the registry of the convolutions. A variant's serde
-/// name (config files, `config.json`, `results.json`), its command-line name (clap's
-/// `ValueEnum`, with the `clap` feature) and [`ConvKind::name`] are its lowercase name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "lowercase")]
-pub enum ConvKind {
-    Gcn,
-    Sage,
-    Gin,
-    Gat,
-}
-
-impl ConvKind {
-    /// Short name (`gcn`, `sage`, `gin`, `gat`).
-    pub fn name(&self) -> &'static str {
-        match self {
-            ConvKind::Gcn => "gcn",
-            ConvKind::Sage => "sage",
-            ConvKind::Gin => "gin",
-            ConvKind::Gat => "gat",
-        }
-    }
-
-    /// Whether a layer of this kind (GraphSAGE with aggregation `sage_aggr`) can aggregate a
-    /// part's own columns and its halo columns separately on dense states: what the split halo
-    /// layout of a partitioned graph needs
-    /// ([`HaloLayout::Split`](crate::partitioned::devices::HaloLayout::Split)). GraphSAGE mean
-    /// and sum layers can.
-    pub fn supports_split_halo(&self, sage_aggr: SageAggr) -> bool {
-        match self {
-            ConvKind::Sage => matches!(sage_aggr, SageAggr::Mean | SageAggr::Sum),
-            ConvKind::Gcn | ConvKind::Gin | ConvKind::Gat => false,
-        }
-    }
-
-    /// Whether a layer of this kind (GraphSAGE with aggregation `sage_aggr`) aggregates its
-    /// neighbours' rows linearly, so that boundary sampling
-    /// ([`BoundarySampling`](crate::partitioned::devices::BoundarySampling)) may scale the halo
-    /// rows that cross: GCN, GraphSAGE mean / sum and GIN do; GAT's attention and GraphSAGE's
-    /// max-pool do not.
-    pub fn supports_boundary_sampling(&self, sage_aggr: SageAggr) -> bool {
-        match self {
-            ConvKind::Gcn | ConvKind::Gin => true,
-            ConvKind::Sage => sage_aggr != SageAggr::MaxPool,
-            ConvKind::Gat => false,
-        }
-    }
-}
 
 /// Normalisation after each convolution.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,36 +81,6 @@ pub struct GnnModelConfig {
     pub input_dropout: f64,
 }
 
-/// One convolution of the stack.
-#[derive(Module, Debug)]
-pub enum Conv<B: Backend> {
-    Gcn(GcnConv<B>),
-    Sage(SageConv<B>),
-    Gin(GinConv<B>),
-    Gat(GatConv<B>),
-}
-
-impl<B: Backend> Conv<B> {
-    /// Which convolution this is.
-    pub fn kind(&self) -> ConvKind {
-        match self {
-            Conv::Gcn(_) => ConvKind::Gcn,
-            Conv::Sage(_) => ConvKind::Sage,
-            Conv::Gin(_) => ConvKind::Gin,
-            Conv::Gat(_) => ConvKind::Gat,
-        }
-    }
-
-    /// [`ConvKind::supports_split_halo`] of this layer.
-    pub fn supports_split_halo(&self) -> bool {
-        let aggr = match self {
-            Conv::Sage(s) => s.aggr,
-            _ => SageAggr::default(),
-        };
-        self.kind().supports_split_halo(aggr)
-    }
-}
-
 /// A GNN for node classification.
 #[derive(Module, Debug)]
 pub struct GnnModel<B: Backend> {
@@ -177,6 +94,9 @@ pub struct GnnModel<B: Backend> {
     nonlin: Nonlinearity,
     #[module(skip)]
     precision: Precision,
+    /// Whether every convolution allows the split halo layout ([`ConvKind::supports_split_halo`]).
+    #[module(skip)]
+    split_halo: bool,
 }
 
 impl GnnModelConfig {
@@ -201,15 +121,25 @@ impl GnnModelConfig {
                 return e(format!("{what} must be in [0, 1), got {p}"));
             }
         }
-        if self.conv == ConvKind::Gat && (self.gat_heads == 0 || self.hidden % self.gat_heads != 0) {
-            return e(format!("{} GAT heads must divide the hidden width {}", self.gat_heads, self.hidden));
-        }
+        self.conv.check(&self.conv_options()).map_err(ModelError)?;
         self.nonlin.check(self.hidden).map_err(ModelError)
+    }
+
+    /// The options the convolutions read ([`ConvOptions`]).
+    pub fn conv_options(&self) -> ConvOptions {
+        ConvOptions {
+            hidden: self.hidden,
+            gcn_norm: self.gcn_norm,
+            sage_aggr: self.sage_aggr,
+            gat_heads: self.gat_heads,
+            gat_attention_dropout: self.gat_attention_dropout,
+            gin_half_safe_lambda: self.gin_half_safe_lambda,
+        }
     }
 
     /// Whether the graph must contain self-loops for this model (GAT attends to itself).
     pub fn needs_self_loops(&self) -> bool {
-        self.conv == ConvKind::Gat
+        self.conv.needs_self_loops()
     }
 
     /// Initialises the model (after [`GnnModelConfig::check`]).
@@ -228,30 +158,13 @@ impl GnnModelConfig {
                 }
             })
             .collect();
+        let opts = self.conv_options();
         let convs = dims
             .iter()
             .enumerate()
-            .map(|(l, &(a, b))| match self.conv {
-                ConvKind::Gcn => Conv::Gcn(GcnConvConfig::new(a, b).with_norm(self.gcn_norm).init(device)),
-                ConvKind::Sage => Conv::Sage(SageConvConfig::new(a, b).with_aggr(self.sage_aggr).init(device)),
-                ConvKind::Gin => Conv::Gin(
-                    GinConvConfig::new(a, b)
-                        .with_half_safe_lambda(self.gin_half_safe_lambda)
-                        .with_d_mlp(Some(b.max(h)))
-                        .init(device),
-                ),
-                ConvKind::Gat => {
-                    let last = !self.linear_io && l + 1 == self.layers;
-                    let (heads, d_head, concat) =
-                        if last { (1, b, false) } else { (self.gat_heads, b / self.gat_heads, true) };
-                    Conv::Gat(
-                        GatConvConfig::new(a, d_head)
-                            .with_heads(heads)
-                            .with_concat(concat)
-                            .with_attention_dropout(self.gat_attention_dropout)
-                            .init(device),
-                    )
-                }
+            .map(|(l, &(d_in, d_out))| {
+                let logits = !self.linear_io && l + 1 == self.layers;
+                Conv::new(self.conv, &opts, LayerShape { d_in, d_out, logits }, device)
             })
             .collect();
         let n_norms = if self.linear_io { self.layers } else { self.layers.saturating_sub(1) };
@@ -268,6 +181,7 @@ impl GnnModelConfig {
             input_dropout: DropoutConfig::new(self.input_dropout).init(),
             nonlin: self.nonlin,
             precision: self.precision,
+            split_halo: self.conv.supports_split_halo(&opts),
         })
     }
 }
@@ -367,7 +281,7 @@ impl<B: SparseGnnBackend> GnnModel<B> {
     /// separately (dense ReLU states into GraphSAGE mean / sum layers): what the split halo
     /// layout of a partitioned graph needs ([`crate::partitioned::devices::HaloLayout::Split`]).
     pub fn splits_halo(&self) -> bool {
-        matches!(self.nonlin, Nonlinearity::Relu) && self.convs.iter().all(Conv::supports_split_halo)
+        matches!(self.nonlin, Nonlinearity::Relu) && self.split_halo
     }
 
     /// The type a split-layout exchange moves the rows in: the aggregations' half type in
@@ -439,12 +353,7 @@ impl<B: SparseGnnBackend> GnnModel<B> {
     /// Convolution `l` (and its normalisation) on `a`. On a part of a partitioned graph `a`
     /// holds the part's rows then its halo rows, and the result has the part's rows.
     pub fn convolve(&self, l: usize, g: &Graph<B>, a: &Hidden<B>) -> Tensor<B, 2> {
-        let mut h = match &self.convs[l] {
-            Conv::Gcn(c) => c.forward(g, a, self.precision),
-            Conv::Sage(c) => c.forward(g, a, self.precision),
-            Conv::Gin(c) => c.forward(g, a, self.precision),
-            Conv::Gat(c) => c.forward(g, a, self.precision),
-        };
+        let mut h = self.convs[l].forward(g, a, self.precision);
         if let Some(n) = self.norms.get(l) {
             h = n.forward(h);
         }

@@ -20,6 +20,8 @@ use burn::tensor::activation::leaky_relu;
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 use burn_sparse_gnn::{ops, Graph, Reduce, SparseGnnBackend};
+use super::options::ConvOptions;
+use super::spec::{ConvSpec, EstimateLayer, LayerShape, SavedBytes};
 
 /// Configuration of [`GatConv`].
 #[derive(Config, Debug)]
@@ -132,5 +134,50 @@ impl<B: SparseGnnBackend> GatConv<B> {
         let out = precision.up(ops::spmm_heads(g, alpha, precision.down(x), Reduce::Sum));
         let out = if self.concat { out } else { out.reshape([n, hd, dd]).mean_dim(1).reshape([n, dd]) };
         add_bias(out, self.bias.val())
+    }
+}
+
+impl ConvSpec for GatConvConfig {
+    type Layer<B: Backend> = GatConv<B>;
+
+    /// The heads split the hidden width and are concatenated; the classic stack's last layer
+    /// (the logits) has one head.
+    fn layer<B: Backend>(opts: &ConvOptions, shape: LayerShape, device: &B::Device) -> GatConv<B> {
+        let (heads, d_head, concat) = if shape.logits {
+            (1, shape.d_out, false)
+        } else {
+            (opts.gat_heads, shape.d_out / opts.gat_heads, true)
+        };
+        GatConvConfig::new(shape.d_in, d_head)
+            .with_heads(heads)
+            .with_concat(concat)
+            .with_attention_dropout(opts.gat_attention_dropout)
+            .init(device)
+    }
+
+    fn check(opts: &ConvOptions) -> Result<(), String> {
+        if opts.gat_heads == 0 || opts.hidden % opts.gat_heads != 0 {
+            return Err(format!("{} GAT heads must divide the hidden width {}", opts.gat_heads, opts.hidden));
+        }
+        Ok(())
+    }
+
+    /// A node attends to itself.
+    fn needs_self_loops() -> bool {
+        true
+    }
+
+    fn parameter_count(_opts: &ConvOptions, d_in: u64, d_out: u64) -> u64 {
+        d_in * d_out + d_out + 2 * d_out
+    }
+
+    /// The projected rows (and their half copy the aggregation reads), and per edge and head
+    /// the scores, the softmax and its mask, in the storage precision.
+    fn saved_bytes(opts: &ConvOptions, l: &EstimateLayer) -> SavedBytes {
+        let heads = opts.gat_heads as u64;
+        SavedBytes {
+            per_node: 4 * l.hidden + if l.half { l.saved * l.hidden } else { 0 } + 4 * 2 * heads,
+            per_edge: 3 * l.saved * heads,
+        }
     }
 }

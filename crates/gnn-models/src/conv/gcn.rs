@@ -19,22 +19,10 @@ use burn::nn::{Initializer, Linear, LinearConfig};
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 use burn_sparse_gnn::{Graph, Reduce, SparseGnnBackend};
-use serde::{Deserialize, Serialize};
+use super::options::ConvOptions;
+use super::spec::{ConvSpec, EstimateLayer, LayerShape, SavedBytes};
 
-/// Degree normalisation of a GCN layer (`d` counts the self-loop when there is one).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GcnNorm {
-    /// `D^-1/2 A D^-1/2` (in-degree on the left, out-degree on the right).
-    #[default]
-    Symmetric,
-    /// `D_in^-1 A` (row mean).
-    Left,
-    /// `A D_out^-1` (column normalised).
-    Right,
-    /// `A` unnormalised.
-    None,
-}
+pub use super::options::GcnNorm;
 
 /// Configuration of [`GcnConv`].
 #[derive(Config, Debug)]
@@ -241,5 +229,26 @@ impl<B: SparseGnnBackend> GcnConv<B> {
             Some(b) => add_bias(out, b.val()),
             None => out,
         }
+    }
+}
+
+impl ConvSpec for GcnConvConfig {
+    type Layer<B: Backend> = GcnConv<B>;
+
+    fn layer<B: Backend>(opts: &ConvOptions, shape: LayerShape, device: &B::Device) -> GcnConv<B> {
+        GcnConvConfig::new(shape.d_in, shape.d_out).with_norm(opts.gcn_norm).init(device)
+    }
+
+    fn supports_boundary_sampling(_opts: &ConvOptions) -> bool {
+        true
+    }
+
+    fn parameter_count(_opts: &ConvOptions, d_in: u64, d_out: u64) -> u64 {
+        d_in * d_out + d_out
+    }
+
+    /// The aggregated rows the linear map reads.
+    fn saved_bytes(_opts: &ConvOptions, l: &EstimateLayer) -> SavedBytes {
+        SavedBytes { per_node: l.saved * l.width_in.max(l.hidden), per_edge: 0 }
     }
 }

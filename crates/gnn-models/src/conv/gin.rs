@@ -1,6 +1,11 @@
 //! GIN convolution: `out = MLP((1 + eps) h_i + sum_{j -> i} h_j)`, with HalfGNN's half-safe
 //! variant `MLP((1 + eps) h_i + lambda * mean_{j -> i} h_j)` (no overflow on hub rows in f16).
 //!
+//! In mixed f16 the sum runs in f32: a hub row's sum passes f16's largest value (65,504) long
+//! before f32's, so a half-precision sum would turn to infinity where f32 trains; the MLP's
+//! products stay in half precision. The half-safe variant (a mean, which cannot overflow) and
+//! mixed bf16 (f32's range) aggregate in the half type.
+//!
 //! On a graph with edge weights ([`Graph::weights`]) the sum is weighted, as DGL's
 //! `GINConv(edge_weight=...)`: `MLP((1 + eps) h_i + sum_j w_ij h_j)`, and the half-safe variant
 //! takes `lambda * sum_j w_ij h_j / deg(i)` (divided by the number of the row's edges). Zero,
@@ -17,6 +22,8 @@ use burn::nn::{Linear, LinearConfig};
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 use burn_sparse_gnn::{Graph, Reduce, SparseGnnBackend};
+use super::options::ConvOptions;
+use super::spec::{ConvSpec, EstimateLayer, LayerShape, SavedBytes};
 
 /// Configuration of [`GinConv`].
 #[derive(Config, Debug)]
@@ -80,6 +87,8 @@ impl GinConvConfig {
 impl<B: SparseGnnBackend> GinConv<B> {
     /// `[n, d_in]` -> `[n, d_out]`.
     pub fn forward(&self, g: &Graph<B>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
+        // the sum in f32 where the half type's range is f16's (see the module docs)
+        let sum_precision = if precision == Precision::MixedF16 { Precision::F32 } else { precision };
         let one_plus_eps = self.eps.val().add_scalar(1.0).unsqueeze_dim::<2>(0);
         // the MLP's first linear map commutes with the aggregation: transform first when that
         // narrows dense input
@@ -90,7 +99,7 @@ impl<B: SparseGnnBackend> GinConv<B> {
             let wh = Hidden::Dense(w.clone());
             let agg = match self.lambda {
                 Some(l) => aggregate(g, &wh, Reduce::Mean, precision) * l,
-                None => aggregate(g, &wh, Reduce::Sum, precision),
+                None => aggregate(g, &wh, Reduce::Sum, sum_precision),
             };
             let own = if w.dims()[0] == g.n_rows() { w } else { w.slice(0..g.n_rows()) };
             let mut z = own * one_plus_eps + agg;
@@ -101,9 +110,34 @@ impl<B: SparseGnnBackend> GinConv<B> {
         }
         let agg = match self.lambda {
             Some(l) => aggregate(g, h, Reduce::Mean, precision) * l,
-            None => aggregate(g, h, Reduce::Sum, precision),
+            None => aggregate(g, h, Reduce::Sum, sum_precision),
         };
         let z = h.head(g.n_rows()).dense() * one_plus_eps + agg;
         precision.linear(&self.mlp_out, relu(precision.linear(&self.mlp_in, z)))
+    }
+}
+
+impl ConvSpec for GinConvConfig {
+    type Layer<B: Backend> = GinConv<B>;
+
+    fn layer<B: Backend>(opts: &ConvOptions, shape: LayerShape, device: &B::Device) -> GinConv<B> {
+        GinConvConfig::new(shape.d_in, shape.d_out)
+            .with_half_safe_lambda(opts.gin_half_safe_lambda)
+            .with_d_mlp(Some(shape.d_out.max(opts.hidden)))
+            .init(device)
+    }
+
+    fn supports_boundary_sampling(_opts: &ConvOptions) -> bool {
+        true
+    }
+
+    fn parameter_count(opts: &ConvOptions, d_in: u64, d_out: u64) -> u64 {
+        let inner = d_out.max(opts.hidden as u64);
+        (d_in * inner + inner) + (inner * d_out + d_out) + 1
+    }
+
+    /// The MLP: its input, the inner ReLU mask and the inner activations.
+    fn saved_bytes(_opts: &ConvOptions, l: &EstimateLayer) -> SavedBytes {
+        SavedBytes { per_node: l.saved * l.width_in + l.hidden + l.saved * l.hidden, per_edge: 0 }
     }
 }

@@ -18,20 +18,10 @@ use burn::nn::{Linear, LinearConfig};
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 use burn_sparse_gnn::{ops, Graph, Reduce, SparseGnnBackend};
-use serde::{Deserialize, Serialize};
+use super::options::ConvOptions;
+use super::spec::{ConvSpec, EstimateLayer, LayerShape, SavedBytes};
 
-/// Neighbour aggregation of a SAGE layer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SageAggr {
-    /// Mean of the neighbours.
-    #[default]
-    Mean,
-    /// Sum of the neighbours.
-    Sum,
-    /// Max-pool: `max_j relu(W_p h_j + b_p)` (the projection of the original paper).
-    MaxPool,
-}
+pub use super::options::SageAggr;
 
 /// Configuration of [`SageConv`].
 #[derive(Config, Debug)]
@@ -141,5 +131,55 @@ impl<B: SparseGnnBackend> SageConv<B> {
             reduce,
             precision.linear_precision(),
         )
+    }
+}
+
+impl ConvSpec for SageConvConfig {
+    type Layer<B: Backend> = SageConv<B>;
+
+    fn layer<B: Backend>(opts: &ConvOptions, shape: LayerShape, device: &B::Device) -> SageConv<B> {
+        SageConvConfig::new(shape.d_in, shape.d_out).with_aggr(opts.sage_aggr).init(device)
+    }
+
+    /// Mean and sum layers can.
+    fn supports_split_halo(opts: &ConvOptions) -> bool {
+        matches!(opts.sage_aggr, SageAggr::Mean | SageAggr::Sum)
+    }
+
+    /// Mean and sum layers do; max-pool does not.
+    fn supports_boundary_sampling(opts: &ConvOptions) -> bool {
+        opts.sage_aggr != SageAggr::MaxPool
+    }
+
+    fn parameter_count(opts: &ConvOptions, d_in: u64, d_out: u64) -> u64 {
+        let pool = if opts.sage_aggr == SageAggr::MaxPool { d_in * d_in + d_in } else { 0 };
+        2 * d_in * d_out + d_out + pool
+    }
+
+    /// Mean / sum on dense rows ([`SageConv::forward`]): a narrowing map runs before the
+    /// aggregation and keeps nothing more; on an input that needs a gradient a map no wider
+    /// than its input takes its gradients from `A^T dy` and keeps no aggregate
+    /// (`ops::aggregate_pair`); otherwise the aggregate is kept (half in mixed precision).
+    /// Max-pool and sparse input: the aggregated rows the linear map reads.
+    fn saved_bytes(opts: &ConvOptions, l: &EstimateLayer) -> SavedBytes {
+        let per_node = if l.dense_in && opts.sage_aggr != SageAggr::MaxPool {
+            if l.width_out < l.width_in || (!l.classic_first && l.width_out <= l.width_in) {
+                0
+            } else {
+                l.saved * l.width_in
+            }
+        } else {
+            l.saved * l.width_in.max(l.hidden)
+        };
+        SavedBytes { per_node, per_edge: 0 }
+    }
+
+    /// A max aggregation stages the arg-max beside the values.
+    fn staged_rows(opts: &ConvOptions) -> u64 {
+        if opts.sage_aggr == SageAggr::MaxPool {
+            2
+        } else {
+            1
+        }
     }
 }

@@ -156,7 +156,7 @@ impl Job for BenchTrainJob {
         // half-precision aggregation)
         let key_of = |cfg: &TrainConfig| {
             (
-                cfg.model == gnn_models::ConvKind::Gat || cfg.self_loops,
+                cfg.model.needs_self_loops() || cfg.self_loops,
                 cfg.group_width,
                 cfg.atomic,
                 cfg.precision.half().is_some(),

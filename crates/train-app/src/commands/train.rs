@@ -25,16 +25,6 @@ fn given_keys(matches: Option<&ArgMatches>) -> Vec<String> {
 pub fn config(a: &TrainArgs, matches: Option<&ArgMatches>) -> Result<TrainConfig> {
     let mut cfg = merged_config(a, matches)?;
     cfg.dataset = absolute_dataset(&cfg.dataset);
-    if cfg.half_safe_gin_by_default() {
-        eprintln!(
-            "GIN in mixed f16 aggregates with HalfGNN's half-safe form (1 + eps) x + {} mean \
-             (--gin-lambda {}): the sum of a high-degree row can overflow f16; mixed bf16 and f32 keep \
-             the sum",
-            gnn_models::GIN_HALF_SAFE_LAMBDA,
-            gnn_models::GIN_HALF_SAFE_LAMBDA
-        );
-        cfg.gin_lambda = Some(gnn_models::GIN_HALF_SAFE_LAMBDA);
-    }
     Ok(cfg)
 }
 

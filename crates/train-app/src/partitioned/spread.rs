@@ -68,7 +68,7 @@ impl Spread {
     /// (docs/PERFORMANCE.md). Errors when the split layout is asked for a model or option that
     /// needs the joined one.
     pub fn layout_for(&self, cfg: &TrainConfig) -> Result<HaloLayout> {
-        let splits = cfg.nonlin == "relu" && cfg.model.supports_split_halo(cfg.sage_aggr);
+        let splits = cfg.nonlin == "relu" && cfg.model.supports_split_halo(&cfg.conv_options());
         match self.layout {
             None => Ok(if splits && (cfg.precision.half().is_none() || self.devices.len() > 1) {
                 HaloLayout::Split
@@ -89,7 +89,7 @@ impl Spread {
         if self.boundary_sampling.is_none() {
             return Ok(());
         }
-        if cfg.nonlin != "relu" || !cfg.model.supports_boundary_sampling(cfg.sage_aggr) {
+        if cfg.nonlin != "relu" || !cfg.model.supports_boundary_sampling(&cfg.conv_options()) {
             let max_pool = cfg.model == gnn_models::ConvKind::Sage && cfg.sage_aggr == gnn_models::SageAggr::MaxPool;
             return Err(AppError::Config(format!(
                 "--boundary-sampling needs a ReLU GCN, GraphSAGE (mean or sum) or GIN (got {} with {}{}): MaxK \

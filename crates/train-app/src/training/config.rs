@@ -128,8 +128,9 @@ pub struct TrainConfig {
     #[arg(long, default_value_t = 0.0)]
     #[serde(alias = "gat_attention_dropout")]
     pub attention_dropout: f64,
-    /// GIN's half-safe aggregation `(1 + eps) x + LAMBDA * mean` instead of the sum (HalfGNN:
-    /// the sum of a high-degree row overflows f16), e.g. 0.1. [default: none, the sum]
+    /// GIN's half-safe aggregation `(1 + eps) x + LAMBDA * mean` instead of the sum (HalfGNN),
+    /// e.g. 0.1: bounded on hub rows, but a different, weaker model. [default: none, the sum;
+    /// in mixed f16 the sum runs in f32]
     #[arg(long)]
     #[serde(alias = "gin_half_safe_lambda")]
     pub gin_lambda: Option<f64>,
@@ -308,6 +309,18 @@ impl TrainConfig {
         self.architecture == Architecture::LinearIo
     }
 
+    /// The options the convolutions read ([`gnn_models::ConvOptions`]).
+    pub fn conv_options(&self) -> gnn_models::ConvOptions {
+        gnn_models::ConvOptions {
+            hidden: self.hidden,
+            gcn_norm: self.gcn_norm,
+            sage_aggr: self.sage_aggr,
+            gat_heads: self.heads,
+            gat_attention_dropout: self.attention_dropout,
+            gin_half_safe_lambda: self.gin_lambda,
+        }
+    }
+
     /// The model configuration for a dataset of `d_in` features and `classes` classes.
     pub fn model_config(&self, d_in: usize, classes: usize) -> Result<GnnModelConfig> {
         let cfg = GnnModelConfig::new(self.model, d_in, self.hidden, classes)
@@ -327,20 +340,14 @@ impl TrainConfig {
         Ok(cfg)
     }
 
-    /// GIN in mixed f16 without `--gin-lambda`: such a run aggregates with the half-safe form
-    /// ([`gnn_models::GIN_HALF_SAFE_LAMBDA`]), as the sum of a high-degree row overflows f16.
-    pub fn half_safe_gin_by_default(&self) -> bool {
-        self.model == ConvKind::Gin && self.gin_lambda.is_none() && self.precision == Precision::MixedF16
-    }
-
-    /// A hint appended to a divergence error where the configuration explains it: GIN's sum
-    /// aggregation in f16 overflows past 65,504 on deep or dense graphs (HalfGNN).
+    /// A hint appended to a divergence error where the configuration explains it: GIN's
+    /// unnormalised sum grows with the degree and the depth, and f16's range is narrow.
     pub fn divergence_hint(&self) -> String {
         let lr = format!("a lower --lr (now {})", self.lr);
-        if self.model == ConvKind::Gin && self.gin_lambda.is_none() && self.precision == Precision::MixedF16 {
+        if self.model == ConvKind::Gin && self.gin_lambda.is_none() {
             format!(
-                "; GIN's sum aggregation can overflow f16: use the half-safe aggregation (--gin-lambda 0.1), \
-                 mixed bf16 or f32, or {lr}"
+                "; GIN's unnormalised sum grows with the degree and the depth: try the half-safe \
+                 aggregation (--gin-lambda 0.1), a normalisation (--norm layernorm) or {lr}"
             )
         } else if self.precision == Precision::MixedF16 {
             format!("; f16's range is narrow: try --precision mixedbf16 or f32, or {lr}")

@@ -11,7 +11,7 @@ use crate::training::files::model_path;
 use crate::training::report::trained_on;
 use burn::tensor::{Tensor, TensorData};
 use burn_sparse_gnn::{Graph, GraphData, SparseGnnBackend};
-use gnn_models::{ConvKind, GnnModelConfig};
+use gnn_models::GnnModelConfig;
 use gnn_train::{Accuracies, FullGraphBatcher, HostGraph, NodeClassifier, TrainError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -167,7 +167,7 @@ pub fn prepare(cfg: &TrainConfig, data: GraphData) -> Result<HostGraph> {
 /// each row divided by its sum clamped to >= 1).
 /// Labels are neither read nor needed.
 pub fn prepare_unsplit(cfg: &TrainConfig, data: GraphData) -> Result<Unsplit> {
-    let needs_loops = cfg.self_loops || cfg.model == ConvKind::Gat;
+    let needs_loops = cfg.self_loops || cfg.model.needs_self_loops();
     let data = if needs_loops || cfg.symmetrize {
         let opts =
             burn_sparse_gnn::BuildOptions { symmetrize: cfg.symmetrize, add_self_loops: needs_loops, dedup: true };
