@@ -7,7 +7,7 @@
 //! 5e-4, dropout 0.5 on the input and hidden features (0.6 for GCN; GAT: 8 heads, attention
 //! dropout 0.6; GIN: lr 0.005, weight decay 1e-3); MaxK vs ReLU in MaxK-GNN's architecture
 //! (lin_in, two SAGE layers, lin_out) at MaxK-GNN's sparsity (k = 1/8 of the width: 16 of 128,
-//! as its 32 of 256, in half the CPU time), compared on the mean of four paired seeds.
+//! as its 32 of 256, in half the CPU time), compared on the mean of three paired seeds.
 
 use gnn_models::{ConvKind, NormKind};
 use gnn_tests::{datasets, train_cpu};
@@ -84,7 +84,7 @@ fn graphsage_maxk_16_of_128_is_within_1_5_points_of_its_relu_twin() {
     let base = TrainConfig { hidden: 128, architecture: Architecture::LinearIo, ..cora(ConvKind::Sage, "twin") };
     // paired seeds: one seed's test accuracy moves by 1-2 points with the order of float
     // additions, so the means of two seeds differed by up to 2 points between builds
-    let seeds = [42u64, 1, 2, 3];
+    let seeds = [42u64, 1, 2];
     let runs: Vec<(&str, u64)> =
         ["relu", "maxk:16"].iter().flat_map(|&nl| seeds.iter().map(move |&s| (nl, s))).collect();
     let run = |&(nonlin, seed): &(&str, u64)| {

@@ -37,7 +37,7 @@ macro_rules! convolutions {
         #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
         #[serde(rename_all = "lowercase")]
         pub enum ConvKind {
-            $($(#[$meta])* $variant,)+
+            $($variant,)+
         }
 
         impl ConvKind {

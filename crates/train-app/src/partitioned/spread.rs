@@ -68,7 +68,7 @@ impl Spread {
     /// (docs/PERFORMANCE.md). Errors when the split layout is asked for a model or option that
     /// needs the joined one.
     pub fn layout_for(&self, cfg: &TrainConfig) -> Result<HaloLayout> {
-        let splits = cfg.nonlin == "relu" && cfg.model.supports_split_halo(&cfg.conv_options());
+        let splits = cfg.nonlin == "relu" && cfg.model.supports_split_halo(&conv_options(cfg));
         match self.layout {
             None => Ok(if splits && (cfg.precision.half().is_none() || self.devices.len() > 1) {
                 HaloLayout::Split
@@ -89,7 +89,7 @@ impl Spread {
         if self.boundary_sampling.is_none() {
             return Ok(());
         }
-        if cfg.nonlin != "relu" || !cfg.model.supports_boundary_sampling(&cfg.conv_options()) {
+        if cfg.nonlin != "relu" || !cfg.model.supports_boundary_sampling(&conv_options(cfg)) {
             let max_pool = cfg.model == gnn_models::ConvKind::Sage && cfg.sage_aggr == gnn_models::SageAggr::MaxPool;
             return Err(AppError::Config(format!(
                 "--boundary-sampling needs a ReLU GCN, GraphSAGE (mean or sum) or GIN (got {} with {}{}): MaxK \
@@ -134,6 +134,18 @@ pub fn devices_of<B: Backend>(like: &B::Device, indices: &[usize]) -> Vec<B::Dev
             B::Device::from_id(id)
         })
         .collect()
+}
+
+/// The options `cfg`'s convolutions read ([`gnn_models::ConvOptions`]).
+fn conv_options(cfg: &TrainConfig) -> gnn_models::ConvOptions {
+    gnn_models::ConvOptions {
+        hidden: cfg.hidden,
+        gcn_norm: cfg.gcn_norm,
+        sage_aggr: cfg.sage_aggr,
+        gat_heads: cfg.heads,
+        gat_attention_dropout: cfg.attention_dropout,
+        gin_half_safe_lambda: cfg.gin_lambda,
+    }
 }
 
 #[cfg(test)]

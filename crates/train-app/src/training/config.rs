@@ -309,18 +309,6 @@ impl TrainConfig {
         self.architecture == Architecture::LinearIo
     }
 
-    /// The options the convolutions read ([`gnn_models::ConvOptions`]).
-    pub fn conv_options(&self) -> gnn_models::ConvOptions {
-        gnn_models::ConvOptions {
-            hidden: self.hidden,
-            gcn_norm: self.gcn_norm,
-            sage_aggr: self.sage_aggr,
-            gat_heads: self.heads,
-            gat_attention_dropout: self.attention_dropout,
-            gin_half_safe_lambda: self.gin_lambda,
-        }
-    }
-
     /// The model configuration for a dataset of `d_in` features and `classes` classes.
     pub fn model_config(&self, d_in: usize, classes: usize) -> Result<GnnModelConfig> {
         let cfg = GnnModelConfig::new(self.model, d_in, self.hidden, classes)
