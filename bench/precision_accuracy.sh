@@ -22,15 +22,7 @@ mkdir -p "$OUT"
 RES="$OUT/precision_accuracy.jsonl"
 LOG="$OUT/precision_accuracy.log"
 DEV=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
-jobs_run() { # the queued trainings, 8 at a time on the one GPU
-  local n=0
-  while read -r cmd; do
-    bash -c "$cmd" >> "$LOG" 2>&1 &
-    n=$((n + 1))
-    if [ $((n % 8)) -eq 0 ]; then wait -n; n=$((n - 1)); fi
-  done
-  wait
-}
+. "$(dirname "$0")/jobs.sh" # jobs_run: the queued trainings, 8 at a time
 {
 for d in ${DATASETS//,/ }; do
   for m in ${MODELS//,/ }; do

@@ -28,15 +28,7 @@ DEV="NVIDIA H200"
 SEEDS="1 2 3 4 5"
 MP_SEEDS="1 2 3 4 5 6 7 8 9 10"
 has() { [[ ",$PARTS," == *",$1,"* ]]; }
-jobs_run() { # the queued trainings, 8 at a time
-  local n=0
-  while read -r cmd; do
-    bash -c "$cmd" >> "$LOG" 2>&1 &
-    n=$((n + 1))
-    if [ $((n % 8)) -eq 0 ]; then wait -n; n=$((n - 1)); fi
-  done
-  wait
-}
+. "$(dirname "$0")/jobs.sh" # jobs_run: the queued trainings, 8 at a time
 step() { echo "== $1 ($(date +%T))" | tee -a "$LOG"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$LOG"
 if has selftest; then
