@@ -14,6 +14,7 @@
 //! - [`cbsr`]: CBSR SpGEMM forward, SSpMM backward, scatter / gather;
 //! - [`loss`]: weighted softmax cross-entropy of logit rows and its backward, in place;
 //! - [`rows`]: per-row half copies, and the halo gradients' scatter-add.
+//! - [`link`]: the device permutations and known-edge mask of link prediction's negatives.
 //!
 //! Each module has a `reference` submodule; [`csr`] holds the borrowed structures they take.
 //! Launch shapes are typed values ([`config::KernelConfig`], every field `Auto` or forced)
@@ -27,6 +28,7 @@ pub mod device;
 pub mod dropout;
 pub mod error;
 pub mod heuristics;
+pub mod link;
 pub mod loss;
 pub mod maxk;
 pub mod pool;

@@ -11,6 +11,7 @@ use crate::ops::dense::DenseOps;
 use crate::ops::device::DeviceOps;
 use crate::ops::dropout::DropoutOps;
 use crate::ops::layer::LayerOps;
+use crate::ops::link::LinkOps;
 use crate::ops::loss::LossOps;
 use crate::ops::rows::RowOps;
 
@@ -28,7 +29,7 @@ pub use crate::ops::primitive::{
 /// differentiable operations; their default is the kernel, `Autodiff<B>` records a backward.
 ///
 /// The methods are those of the family traits: [`AggregationOps`], [`AttentionOps`],
-/// [`CbsrOps`], [`DenseOps`], [`LayerOps`], [`RowOps`], [`LossOps`], [`DropoutOps`],
+/// [`CbsrOps`], [`DenseOps`], [`LayerOps`], [`LinkOps`], [`RowOps`], [`LossOps`], [`DropoutOps`],
 /// [`DeviceOps`], [`TransferOps`] and [`ExchangeOps`]. A backend implements each of them; this
 /// trait then holds for it.
 pub trait SparseGnnBackend:
@@ -37,6 +38,7 @@ pub trait SparseGnnBackend:
     + CbsrOps
     + DenseOps
     + LayerOps
+    + LinkOps
     + RowOps
     + LossOps
     + DropoutOps
@@ -52,6 +54,7 @@ impl<
             + CbsrOps
             + DenseOps
             + LayerOps
+            + LinkOps
             + RowOps
             + LossOps
             + DropoutOps

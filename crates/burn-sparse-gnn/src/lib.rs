@@ -56,6 +56,7 @@ pub use ops::device::peak as memory;
 /// ReLU and dropout (the module [`ops::dropout`]).
 pub use ops::dropout;
 /// Weighted softmax cross-entropy (the module [`ops::loss`]).
+pub use ops::link;
 pub use ops::loss;
 /// Rows picked by distinct ids (the module [`ops::rows`]).
 pub use ops::rows;

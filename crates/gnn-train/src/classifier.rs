@@ -2,7 +2,7 @@
 
 use crate::batch::GraphBatch;
 use crate::loss_scale::{LossScaleConfig, LossScaler};
-use burn::module::Module;
+use burn::module::{AutodiffModule, Module};
 use burn::optim::GradientsParams;
 use burn::prelude::Backend;
 use burn::tensor::Tensor;
@@ -81,10 +81,32 @@ pub fn reset_device_memory() {
     *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
-fn record_memory<B: SparseGnnBackend>(device: &B::Device) {
+pub(crate) fn record_memory<B: SparseGnnBackend>(device: &B::Device) {
     if let Some(m) = B::device_memory(device) {
         *LAST_MEMORY.lock().unwrap_or_else(|e| e.into_inner()) = Some(m);
     }
+}
+
+/// The backward pass of a training step on `item.loss`, scaled by the loss scaler where the
+/// model trains with one (its gradients unscaled, a step with non-finite gradients skipped), and
+/// the device memory read after it.
+pub fn backward_step<B: SparseGnnAutodiffBackend, M: AutodiffModule<B>>(
+    model: &M,
+    scaler: Option<&Arc<Mutex<LossScaler>>>,
+    item: ClassificationOutput<B>,
+    device: &B::Device,
+) -> TrainOutput<ClassificationOutput<B>> {
+    let Some(scaler) = scaler else {
+        let grads = item.loss.backward();
+        record_memory::<B>(device);
+        return TrainOutput::new(model, grads, item);
+    };
+    let mut scaler = scaler.lock().unwrap_or_else(|e| e.into_inner());
+    let grads = item.loss.clone().mul_scalar(scaler.scale()).backward();
+    record_memory::<B>(device);
+    let mut grads = GradientsParams::from_grads(grads, model);
+    scaler.unscale::<B, M>(&mut grads, model);
+    TrainOutput { grads, item }
 }
 
 impl<B: SparseGnnAutodiffBackend> TrainStep for NodeClassifier<B> {
@@ -96,17 +118,7 @@ impl<B: SparseGnnAutodiffBackend> TrainStep for NodeClassifier<B> {
         // dropout draws depend on (seed, epoch) only: a resumed run repeats them
         B::seed(&device, self.seed.wrapping_mul(1_000_003).wrapping_add(batch.epoch as u64));
         let item = self.classify(&batch);
-        let Some(scaler) = &self.loss_scale else {
-            let grads = item.loss.backward();
-            record_memory::<B>(&device);
-            return TrainOutput::new(self, grads, item);
-        };
-        let mut scaler = scaler.lock().unwrap_or_else(|e| e.into_inner());
-        let grads = item.loss.clone().mul_scalar(scaler.scale()).backward();
-        record_memory::<B>(&device);
-        let mut grads = GradientsParams::from_grads(grads, self);
-        scaler.unscale::<B, Self>(&mut grads, self);
-        TrainOutput { grads, item }
+        backward_step(self, self.loss_scale.as_ref(), item, &device)
     }
 }
 

@@ -1,7 +1,9 @@
 //! # gnn-train
 //!
-//! Full-graph node classification with burn-train's `Learner`: the pieces a Burn user needs to
-//! train a GNN (from `gnn-models` or their own) on one graph, and to save and use the result.
+//! Full-graph node classification and link prediction with burn-train's `Learner`: the pieces a
+//! Burn user needs to train a GNN (from `gnn-models` or their own) on one graph, and to save and
+//! use the result. Link prediction lives in [`link`] (edge split, device-drawn negatives, dot or
+//! MLP decoder, AUC / AP / Hits@K / MRR; `cargo run -p gnn-train --example link_prediction`).
 //!
 //! - [`FullGraphBatcher`] builds a [`GraphBatch`] per split: the whole graph, features and labels
 //!   uploaded once per device, plus the scored nodes of the split. burn-train's data loaders
@@ -52,11 +54,12 @@ pub mod classifier;
 pub mod error;
 pub mod evaluate;
 pub mod export;
+pub mod link;
 pub mod loss_scale;
 pub mod record;
 
 pub use batch::{FullGraphBatcher, GraphBatch, HostGraph, SplitKind};
-pub use classifier::{classification_output, last_device_memory, reset_device_memory, NodeClassifier};
+pub use classifier::{backward_step, classification_output, last_device_memory, reset_device_memory, NodeClassifier};
 pub use error::TrainError;
 pub use evaluate::{embeddings, evaluate, predict, Accuracies, Predictions};
 pub use export::{param_shapes, write_safetensors, ParamShape};

@@ -21,7 +21,7 @@ pub const RUN_MARKER: &str = ".train-app-run";
 pub const RUN_LOCK: &str = ".train-app-lock";
 
 /// The files and folders (`true`) a run writes into its folder (partition caches aside).
-const RUN_FILES: [(&str, bool); 10] = [
+const RUN_FILES: [(&str, bool); 11] = [
     ("config.json", false),
     ("history.json", false),
     ("results.json", false),
@@ -32,6 +32,7 @@ const RUN_FILES: [(&str, bool); 10] = [
     ("checkpoint", true),
     ("train", true),
     ("valid", true),
+    ("link-split", true),
 ];
 
 /// Entries a folder may hold and still count as free for a new run: the marker, the lock and

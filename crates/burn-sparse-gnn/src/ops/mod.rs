@@ -16,6 +16,7 @@ pub mod device;
 pub mod dropout;
 pub(crate) mod host_io;
 pub mod layer;
+pub mod link;
 pub mod loss;
 pub mod primitive;
 pub mod rows;

@@ -15,6 +15,7 @@ mod conformance_wgpu;
 #[cfg(feature = "wgpu")]
 mod half_wgpu;
 mod heuristics;
+mod link;
 mod loss;
 mod partition;
 mod properties;

@@ -114,9 +114,17 @@ pub struct PredictArgs {
     #[arg(long)]
     pub dataset: Option<String>,
     /// An .npy of node ids (int64 or int32, one dimension, each id once): write a row for
-    /// these nodes only, in the file's order (default: every node).
+    /// these nodes only, in the file's order (default: every node). A link run: the nodes whose
+    /// best new neighbours `--top-k` lists.
     #[arg(long)]
     pub nodes: Option<PathBuf>,
+    /// A link run: a CSV of node pairs `source,destination` (a header row allowed) to score
+    /// into `scores.csv` (score and probability per pair).
+    #[arg(long)]
+    pub pairs: Option<PathBuf>,
+    /// A link run: the K best-scored new neighbours of each node of `--nodes`, into `top_k.csv`.
+    #[arg(long)]
+    pub top_k: Option<usize>,
 }
 
 #[derive(Args)]

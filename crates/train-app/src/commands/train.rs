@@ -152,6 +152,9 @@ impl Job for TrainJob {
             "dataset {}: {} nodes, {} edges, {} features, {} classes",
             stats.name, stats.nodes, stats.edges, stats.features, stats.classes
         );
+        if self.cfg.task == train_app::training::Task::Link {
+            return super::link::run::<B>(&self, data, device, backend, folder);
+        }
         let host = train_app::training::prepare(&self.cfg, data)?;
         if let Some(spread) = &self.spread {
             train_app::partitioned::check_device_indices::<B>(&device, &spread.devices, backend)?;

@@ -158,6 +158,8 @@ pub fn history(epochs: &[PartitionedEpoch]) -> Vec<EpochMetrics> {
             train_accuracy: Some(e.train),
             valid_loss: Some(e.valid_loss),
             valid_accuracy: Some(e.valid),
+            train_auc: None,
+            valid_auc: None,
             seconds: e.seconds,
             device_bytes_reserved: None,
             device_bytes_in_use: None,

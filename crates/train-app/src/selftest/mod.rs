@@ -13,7 +13,8 @@ pub use products::{product_checks, product_tolerance};
 use crate::backend::Job;
 use crate::error::{AppError, Result};
 use burn_sparse_gnn::conformance::{
-    add_rows_checks, cross_entropy_checks, from_host_checks, half_rows_checks, inv_degree_checks, relu_dropout_checks,
+    add_rows_checks, cross_entropy_checks, from_host_checks, half_rows_checks, inv_degree_checks, link_checks,
+    relu_dropout_checks,
     run, ConformanceConfig,
 };
 use burn_sparse_gnn::{Choice, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
@@ -209,8 +210,10 @@ impl Job for SelfTest {
                 checks.push((format!("{what} (shared-memory fallback)"), d));
             }
             checks.extend(inv_degree_checks::<B::InnerBackend>(&device, &halves, &[1, 7, 256, 602]));
+            checks.extend(link_checks::<B::InnerBackend>(&device));
             println!(
-                "== {backend}: one-pass half rows and 1 / degree rows against the composed ops ({:.1} s)",
+                "== {backend}: one-pass half rows and 1 / degree rows against the composed ops, link prediction's \
+                 negatives against the CPU reference ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
             let (bad, ran) = print_exact_checks(&checks);

@@ -32,8 +32,8 @@ pub struct BestValidCheckpoints {
 impl CheckpointingStrategy for BestValidCheckpoints {
     fn checkpointing(&mut self, epoch: usize, _: &EventStoreClient) -> Vec<CheckpointingAction> {
         let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        let acc = |e: usize| log.iter().find(|m| m.epoch == e).and_then(|m| m.valid_accuracy);
-        let best = best_valid(log.iter().map(|m| (m.epoch, m.valid_accuracy)));
+        let acc = |e: usize| log.iter().find(|m| m.epoch == e).and_then(EpochMetrics::selection_score);
+        let best = best_valid(log.iter().map(|m| (m.epoch, m.selection_score())));
         self.saved.push(epoch);
         let recent = self.saved.len().saturating_sub(self.keep_last);
         let mut actions = vec![CheckpointingAction::Save];
@@ -76,7 +76,7 @@ pub fn best_checkpoint(epochs: &[EpochMetrics], dir: &Path) -> Option<usize> {
         epochs
             .iter()
             .filter(|e| dir.join(format!("model-{}.mpk", e.epoch)).exists())
-            .map(|e| (e.epoch, e.valid_accuracy)),
+            .map(|e| (e.epoch, e.selection_score())),
     )
     .map(|(e, _)| e)
 }

@@ -2,6 +2,7 @@
 //! keys of a `--config` TOML / JSON file and the run's `config.json` (serde), with one default
 //! per option.
 
+mod check;
 pub mod file;
 pub mod host_estimate;
 mod loss_scale;
@@ -17,6 +18,7 @@ use burn::prelude::Backend;
 use burn_sparse_gnn::{Choice, GraphOptions, KernelPolicy, SspmmStrategy};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use gnn_models::{ConvKind, GcnNorm, GnnModelConfig, NormKind, Precision, SageAggr};
+use gnn_train::link::Decoder;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -51,6 +53,17 @@ pub enum ModelSelection {
     BestValid,
 }
 
+/// What a run learns.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Task {
+    /// A class per node (the dataset's labels).
+    #[default]
+    Node,
+    /// Which pairs of nodes are edges (docs/LINK_PREDICTION.md).
+    Link,
+}
+
 /// How the convolutions are stacked.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -73,6 +86,27 @@ pub struct TrainConfig {
     /// docs/DATASETS.md) or `sbm` (the built-in stochastic block model).
     #[arg(long, default_value = "sbm")]
     pub dataset: String,
+    /// What to learn: node classification or link prediction.
+    #[arg(long, value_enum, default_value_t = Task::Node)]
+    pub task: Task,
+    /// Link prediction: share of the edges held out for validation.
+    #[arg(long, default_value_t = 0.05)]
+    pub link_valid: f64,
+    /// Link prediction: share of the edges held out for testing.
+    #[arg(long, default_value_t = 0.10)]
+    pub link_test: f64,
+    /// Link prediction: negative pairs per positive pair in each training epoch.
+    #[arg(long, default_value_t = 1)]
+    pub negatives: usize,
+    /// Link prediction: the pair decoder.
+    #[arg(long, value_enum, default_value_t = Decoder::Dot)]
+    pub decoder: Decoder,
+    /// Link prediction: the embedding width (the encoder's output).
+    #[arg(long, default_value_t = 64)]
+    pub embedding: usize,
+    /// Link prediction: the K of Hits@K.
+    #[arg(long, default_value_t = 50)]
+    pub hits_k: usize,
     /// Split to apply: `per-class:TRAIN,VALID` (nodes per class), `random:TRAIN,VALID`
     /// (fractions; the rest is the test split) or `mask:K` (the K-th of a file's splits).
     /// [default: the dataset's own split, else per-class:20,30]
@@ -342,50 +376,6 @@ impl TrainConfig {
         } else {
             format!("; try {lr}")
         }
-    }
-
-    /// Checks the values that do not depend on the dataset.
-    pub fn check(&self) -> Result<()> {
-        let bad = |m: String| Err(AppError::Config(m));
-        if self.epochs == 0 {
-            return bad("--epochs must be >= 1".into());
-        }
-        if self.patience == Some(0) {
-            return bad("--patience must be >= 1 (epochs without a better validation loss)".into());
-        }
-        if !(self.lr > 0.0 && self.lr.is_finite()) {
-            return bad(format!("--lr must be a positive number, got {}", self.lr));
-        }
-        if !(self.weight_decay >= 0.0 && self.weight_decay.is_finite()) {
-            return bad(format!("--weight-decay must be a number >= 0, got {}", self.weight_decay));
-        }
-        for (flag, p) in [
-            ("--dropout", self.dropout),
-            ("--input-dropout", self.input_dropout),
-            ("--attention-dropout", self.attention_dropout),
-        ] {
-            if !(0.0..1.0).contains(&p) {
-                return bad(format!("{flag} must be in [0, 1), got {p}"));
-            }
-        }
-        if let Some(l) = self.gin_lambda {
-            if !(l.is_finite() && l > 0.0) {
-                return bad(format!("--gin-lambda must be a positive number, got {l}"));
-            }
-        }
-        if self.layers == 0 || self.layers > MAX_LAYERS {
-            return bad(format!("--layers must be in 1..={MAX_LAYERS}, got {}", self.layers));
-        }
-        if self.hidden == 0 || self.hidden > MAX_HIDDEN {
-            return bad(format!("--hidden must be in 1..={MAX_HIDDEN}, got {}", self.hidden));
-        }
-        if self.group_width == Some(0) {
-            return bad("--group-width must be >= 1".into());
-        }
-        if self.cbsr_group_width == 0 {
-            return bad("--cbsr-group-width must be >= 1".into());
-        }
-        parse_nonlin(&self.nonlin).map(|_| ())
     }
 
     /// Refuses a run whose host estimate ([`host_estimate`]: the tensors, the copies of the

@@ -35,7 +35,7 @@ enum Use {
 
 /// The configuration of the run in `dir` (`config.json`), its dataset replaced by
 /// `dataset_override` where given.
-fn run_config(dir: &Path, dataset_override: Option<&str>) -> Result<TrainConfig> {
+pub fn run_config(dir: &Path, dataset_override: Option<&str>) -> Result<TrainConfig> {
     let cfg_path = dir.join("config.json");
     if !cfg_path.exists() {
         return Err(AppError::Missing {

@@ -1,4 +1,4 @@
-//! Full-batch node-classification training through burn-train, by concern:
+//! Full-batch training through burn-train (node classification and link prediction), by concern:
 //!
 //! - [`config`]: [`TrainConfig`], the options (flags, config-file keys and `config.json` in one).
 //! - [`train`](mod@train): a run (`SupervisedTraining` + `Learner`), resume, the saved model.
@@ -6,6 +6,7 @@
 //! - [`renderer`]: the plain / TUI metrics renderer that records every epoch.
 //! - [`report`]: `results.json` and `history.json`.
 //! - [`eval`]: `eval` and `predict` on a trained run.
+//! - [`link`]: link prediction: the edge split in the run folder, training, `eval` and `predict`.
 //!
 //! The batcher, the classifier with its train / inference steps and the evaluation live in the
 //! `gnn-train` library (re-exported here).
@@ -14,11 +15,12 @@ pub mod checkpoints;
 pub mod config;
 pub mod eval;
 pub mod files;
+pub mod link;
 pub mod renderer;
 pub mod report;
 pub mod train;
 
-pub use config::{apply_split, parse_nonlin, Architecture, ModelSelection, TrainConfig};
+pub use config::{apply_split, parse_nonlin, Architecture, ModelSelection, Task, TrainConfig};
 pub use eval::prepare;
 pub use eval::{eval, load_run, predict, PredictOutput};
 pub use files::{model_path, safetensors_path};

@@ -108,6 +108,8 @@ impl RecordingRenderer {
             train_accuracy: self.value(false, "Accuracy").map(|a| a / 100.0),
             valid_loss: self.value(true, "Loss"),
             valid_accuracy: self.value(true, "Accuracy").map(|a| a / 100.0),
+            train_auc: self.value(false, "AUC").map(|a| a / 100.0),
+            valid_auc: self.value(true, "AUC").map(|a| a / 100.0),
             seconds,
             device_bytes_reserved: mem.map(|m| m.0),
             device_bytes_in_use: mem.map(|m| m.1),
@@ -118,8 +120,12 @@ impl RecordingRenderer {
                 .device_bytes_reserved
                 .map(|b| format!("  mem {:.2} GiB", b as f64 / (1u64 << 30) as f64))
                 .unwrap_or_default();
+            let auc = match (m.train_auc, m.valid_auc) {
+                (None, None) => String::new(),
+                (t, v) => format!("  auc train {} valid {}", f(t), f(v)),
+            };
             println!(
-                "epoch {:>4}/{}  train loss {} acc {}  valid loss {} acc {}  {:.3} s{}",
+                "epoch {:>4}/{}  train loss {} acc {}  valid loss {} acc {}{auc}  {:.3} s{}",
                 epoch,
                 self.total_epochs,
                 f(m.train_loss),

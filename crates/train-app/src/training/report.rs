@@ -16,6 +16,12 @@ pub struct EpochMetrics {
     pub train_accuracy: Option<f64>,
     pub valid_loss: Option<f64>,
     pub valid_accuracy: Option<f64>,
+    /// Link prediction: ROC-AUC of the step's sampled training pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train_auc: Option<f64>,
+    /// Link prediction: ROC-AUC of the validation pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_auc: Option<f64>,
     /// Wall time of the epoch (train step and validation), seconds.
     pub seconds: f64,
     /// Device memory held by the process at the end of the epoch (CubeCL pools), bytes.
@@ -46,6 +52,10 @@ pub struct TrainReport {
     /// Dynamic loss scaling (mixed f16; `None`: the run did not scale its loss).
     #[serde(default)]
     pub loss_scale: Option<LossScaleSummary>,
+    /// Link prediction: the metrics of the selected model on the valid and test pairs
+    /// (`final_accuracy` then holds the share of pairs on the right side of probability 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<gnn_train::link::LinkEvaluation>,
 }
 
 /// What a run's loss scaling did ([`gnn_train::loss_scale`]).
@@ -55,6 +65,14 @@ pub struct LossScaleSummary {
     pub scale: f32,
     /// Training steps skipped because their gradients were not finite (each halved the scale).
     pub skipped_steps: u64,
+}
+
+impl EpochMetrics {
+    /// What a run selects its best epoch by: the validation ROC-AUC in link prediction, the
+    /// validation accuracy otherwise.
+    pub fn selection_score(&self) -> Option<f64> {
+        self.valid_auc.or(self.valid_accuracy)
+    }
 }
 
 impl From<&gnn_train::LossScaler> for LossScaleSummary {

@@ -11,18 +11,24 @@ use crate::training::config::{ModelSelection, TrainConfig};
 use crate::training::files::{model_path, safetensors_path};
 use crate::training::renderer::{DivergenceGuard, RecordingRenderer};
 use crate::training::report::{
-    earlier_epochs, history_path, results_path, write_json, DatasetSummary, LossScaleSummary, TrainReport,
+    earlier_epochs, history_path, results_path, write_json, DatasetSummary, EpochMetrics, LossScaleSummary,
+    TrainReport,
 };
-use burn::data::dataloader::DataLoaderBuilder;
+use burn::data::dataloader::batcher::Batcher;
+use burn::data::dataloader::{DataLoader, DataLoaderBuilder};
 use burn::data::dataset::InMemDataset;
-use burn::module::Module;
+use burn::module::{AutodiffModule, Module};
+use burn::tensor::backend::AutodiffBackend;
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::AdamConfig;
 use burn::train::logger::InMemoryMetricLogger;
 use burn::train::metric::store::{Aggregate, Direction, Split as MetricSplit};
 use burn::train::metric::{AccuracyMetric, LossMetric};
 use burn::train::renderer::MetricsRenderer;
-use burn::train::{Learner, MetricEarlyStoppingStrategy, StoppingCondition, SupervisedTraining};
+use burn::train::{
+    ClassificationOutput, InferenceStep, Learner, MetricEarlyStoppingStrategy, StoppingCondition, SupervisedTraining,
+    TrainStep,
+};
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
 use gnn_train::{evaluate, AtomicFileRecorder, FullGraphBatcher, HostGraph, NodeClassifier, SplitKind};
 use std::sync::{Arc, Mutex};
@@ -32,39 +38,50 @@ use std::time::Instant;
 /// with small gradients, e.g. the first layer over row-normalised bag-of-words features.
 pub const ADAM_EPSILON: f32 = 1e-8;
 
-/// Trains on backend `B`; `resume` continues from a checkpoint epoch of `cfg.out` (the latest
-/// complete one at or before it).
-/// `tui`: the terminal dashboard (else plain epoch lines).
-pub fn train<B: SparseGnnAutodiffBackend>(
+/// What [`run_learner`] hands back: the selected model and the epochs of the run.
+pub(crate) struct Learned<M> {
+    pub trained: M,
+    /// This run's epochs, in order.
+    pub epochs: Vec<EpochMetrics>,
+    /// The epochs before the resumed checkpoint (from the run folder's history).
+    pub earlier: Vec<EpochMetrics>,
+    pub selected_epoch: Option<usize>,
+    pub start: Option<usize>,
+    pub train_seconds: f64,
+    /// Why the divergence guard stopped the run, if it did.
+    pub divergence: Option<String>,
+    pub graph_setup_seconds: f64,
+}
+
+/// The loaders of a run's training and validation batches, built from the epoch it starts
+/// after (0, or the resumed checkpoint's).
+pub(crate) type Loaders<B, I, V> =
+    (Arc<dyn DataLoader<B, I>>, Arc<dyn DataLoader<<B as AutodiffBackend>::InnerBackend, V>>);
+
+/// The training loop of every task: burn-train's `SupervisedTraining` with Adam, the
+/// renderer (TUI or plain lines) recording every epoch, the divergence guard, checkpoints and
+/// resume, best-validation selection and early stopping. `loaders` builds the data loaders
+/// once the starting epoch is known (and reports the seconds its device setup took); `auc`
+/// adds ROC-AUC to the metrics (link prediction).
+pub(crate) fn run_learner<B, M>(
     cfg: &TrainConfig,
-    host: HostGraph,
+    model: M,
     device: &B::Device,
-    backend: &str,
     resume: Option<usize>,
     tui: bool,
-) -> Result<TrainReport> {
-    cfg.check()?;
-    cfg.check_device::<B>(device, backend)?;
-    let stats = host.data.stats();
-    if backend != "cuda" {
-        // activations live in host memory on the CPU and lavapipe backends; on CUDA the
-        // device estimate of `train` decides
-        cfg.check_size(host.data.num_nodes(), host.d_in, host.data.num_classes())?;
-    }
-    let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
+    auc: bool,
+    loaders: impl FnOnce(Option<usize>) -> Result<(Loaders<B, M::Input, <M::InnerModule as InferenceStep>::Input>, f64)>,
+) -> Result<Learned<M::InnerModule>>
+where
+    B: SparseGnnAutodiffBackend,
+    M: TrainStep<Output = ClassificationOutput<B>> + AutodiffModule<B> + std::fmt::Display + 'static,
+    M::InnerModule: InferenceStep<Output = ClassificationOutput<B::InnerBackend>>,
+{
     let out = &cfg.out;
-    crate::fsutil::make_out_dir(out)?;
-    B::seed(device, cfg.seed);
-    let model = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
-    // every parameter drawn now, from `cfg.seed` alone (not on first use, between the first
-    // epoch's dropout draws): a run on a partitioned graph starts from the same parameters
-    model.initialise_parameters();
-    let model = NodeClassifier::new(model, cfg.seed).with_loss_scale(cfg.loss_scale.config(cfg.precision));
-    let parameters = model.num_params();
     let optim = AdamConfig::new()
         .with_epsilon(ADAM_EPSILON)
         .with_weight_decay((cfg.weight_decay > 0.0).then(|| WeightDecayConfig::new(cfg.weight_decay as f32)))
-        .init();
+        .init::<B, M>();
     let checkpoints = checkpoint_dir(out);
     let start = match resume {
         Some(n) => {
@@ -77,20 +94,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     }
     write_json(&out.join("config.json"), cfg)?;
     let earlier = start.map(|s| earlier_epochs(out, s)).unwrap_or_default();
-
-    let host = Arc::new(host);
-    let batcher = FullGraphBatcher::new(host.clone(), start.unwrap_or(0));
-    let setup = Instant::now();
-    let _ = batcher.resident::<B>(device);
-    let graph_setup_seconds = setup.elapsed().as_secs_f64();
-    let train_loader = DataLoaderBuilder::new(batcher.clone())
-        .batch_size(1)
-        .set_device(device.clone())
-        .build(InMemDataset::new(vec![SplitKind::Train]));
-    let valid_loader = DataLoaderBuilder::new(batcher.clone())
-        .batch_size(1)
-        .set_device(device.clone())
-        .build(InMemDataset::new(vec![SplitKind::Valid]));
+    let ((train_loader, valid_loader), graph_setup_seconds) = loaders(start)?;
 
     let log = Arc::new(Mutex::new(Vec::new()));
     gnn_train::reset_device_memory();
@@ -101,6 +105,11 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         // the metrics stay in memory (early stopping reads them there) and reach the run folder
         // through the renderer's `history.json`: no folder of log files per epoch and split
         .with_metric_logger(InMemoryMetricLogger::default());
+    if auc {
+        training = training
+            .metric_train_numeric(gnn_train::link::LinkAucMetric::new())
+            .metric_valid_numeric(gnn_train::link::LinkAucMetric::new());
+    }
     let interrupter = training.interrupter();
     let tui = tui.then(|| {
         Box::new(burn::train::renderer::tui::TuiMetricsRendererWrapper::new(interrupter, start))
@@ -159,7 +168,6 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let mut epochs = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
     epochs.sort_by_key(|e| e.epoch);
     let mut trained = result.model;
-    let loss_scale = trained.loss_scaler().as_ref().map(LossScaleSummary::from);
     let mut selected_epoch = epochs.last().map(|e| e.epoch);
     if keep_best {
         if let Some(best) = best_checkpoint(&epochs, &checkpoints) {
@@ -179,31 +187,14 @@ pub fn train<B: SparseGnnAutodiffBackend>(
             let _ = std::fs::remove_dir(&checkpoints); // only if now empty
         }
     }
-    let final_accuracy = evaluate(&trained, &batcher, device);
-    trained
-        .clone()
-        .save_file(model_path(out), &AtomicFileRecorder::new())
-        .map_err(|e| AppError::Format { path: model_path(out).with_extension("mpk"), msg: e.to_string() })?;
-    gnn_train::write_safetensors(&trained.model, &safetensors_path(out))?;
-    // the whole history: the epochs before the resumed checkpoint, then this run's
-    let mut all = earlier;
-    all.retain(|e| !epochs.iter().any(|n| n.epoch == e.epoch));
-    all.extend(epochs);
-    all.sort_by_key(|e| e.epoch);
-    let report = TrainReport {
-        config: cfg.clone(),
-        dataset: DatasetSummary::from(&stats),
-        backend: backend.to_string(),
-        commit: crate::bench::commit(),
-        epochs: all,
-        final_accuracy,
-        selected_epoch,
-        resumed_from: start,
-        train_seconds,
-        graph_setup_seconds,
-        parameters,
-        loss_scale,
-    };
+    let divergence = divergence.lock().unwrap_or_else(|e| e.into_inner()).take();
+    Ok(Learned { trained, epochs, earlier, selected_epoch, start, train_seconds, divergence, graph_setup_seconds })
+}
+
+/// Writes a finished run's report (`results.json`, `history.json`, `curves.png`) and turns a
+/// diverged run into its error.
+pub(crate) fn finish(cfg: &TrainConfig, report: TrainReport, divergence: Option<String>) -> Result<TrainReport> {
+    let out = &cfg.out;
     let path = results_path(out);
     write_json(&path, &report)?;
     if cfg.checkpoints {
@@ -215,7 +206,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     }
     let finite = |v: Option<f64>| v.is_none_or(f64::is_finite);
     let hint = cfg.divergence_hint();
-    if let Some(reason) = divergence.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    if let Some(reason) = divergence {
         return Err(AppError::Diverged(format!(
             "{reason} in {}; the run stopped there (see {}){hint}",
             crate::training::config::name_of(&cfg.precision),
@@ -235,4 +226,99 @@ pub fn train<B: SparseGnnAutodiffBackend>(
         return Err(AppError::Diverged(format!("test loss {}{hint}", report.final_accuracy.test_loss)));
     }
     Ok(report)
+}
+
+/// The whole history: the epochs before the resumed checkpoint, then this run's.
+pub(crate) fn all_epochs(earlier: Vec<EpochMetrics>, epochs: Vec<EpochMetrics>) -> Vec<EpochMetrics> {
+    let mut all = earlier;
+    all.retain(|e| !epochs.iter().any(|n| n.epoch == e.epoch));
+    all.extend(epochs);
+    all.sort_by_key(|e| e.epoch);
+    all
+}
+
+/// Trains node classification on backend `B`; `resume` continues from a checkpoint epoch of
+/// `cfg.out` (the latest complete one at or before it).
+/// `tui`: the terminal dashboard (else plain epoch lines).
+pub fn train<B: SparseGnnAutodiffBackend>(
+    cfg: &TrainConfig,
+    host: HostGraph,
+    device: &B::Device,
+    backend: &str,
+    resume: Option<usize>,
+    tui: bool,
+) -> Result<TrainReport> {
+    cfg.check()?;
+    cfg.check_device::<B>(device, backend)?;
+    let stats = host.data.stats();
+    if backend != "cuda" {
+        // activations live in host memory on the CPU and lavapipe backends; on CUDA the
+        // device estimate of `train` decides
+        cfg.check_size(host.data.num_nodes(), host.d_in, host.data.num_classes())?;
+    }
+    let model_cfg = cfg.model_config(host.d_in, host.data.num_classes())?;
+    crate::fsutil::make_out_dir(&cfg.out)?;
+    B::seed(device, cfg.seed);
+    let model = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
+    // every parameter drawn now, from `cfg.seed` alone (not on first use, between the first
+    // epoch's dropout draws): a run on a partitioned graph starts from the same parameters
+    model.initialise_parameters();
+    let model = NodeClassifier::new(model, cfg.seed).with_loss_scale(cfg.loss_scale.config(cfg.precision));
+    let parameters = model.num_params();
+    let host = Arc::new(host);
+    let batcher_slot: Arc<Mutex<Option<FullGraphBatcher>>> = Arc::new(Mutex::new(None));
+    let slot = batcher_slot.clone();
+    let learned = run_learner::<B, _>(cfg, model, device, resume, tui, false, |start| {
+        let batcher = FullGraphBatcher::new(host.clone(), start.unwrap_or(0));
+        let setup = Instant::now();
+        let _ = batcher.resident::<B>(device);
+        let seconds = setup.elapsed().as_secs_f64();
+        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(batcher.clone());
+        Ok((loaders::<B, _, _, _>(batcher, device), seconds))
+    })?;
+    let batcher = batcher_slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let batcher = batcher.ok_or_else(|| AppError::Config("the training data was never prepared".into()))?;
+    let trained = learned.trained;
+    let loss_scale = trained.loss_scaler().as_ref().map(LossScaleSummary::from);
+    let final_accuracy = evaluate(&trained, &batcher, device);
+    trained
+        .clone()
+        .save_file(model_path(&cfg.out), &AtomicFileRecorder::new())
+        .map_err(|e| AppError::Format { path: model_path(&cfg.out).with_extension("mpk"), msg: e.to_string() })?;
+    gnn_train::write_safetensors(&trained.model, &safetensors_path(&cfg.out))?;
+    let report = TrainReport {
+        config: cfg.clone(),
+        dataset: DatasetSummary::from(&stats),
+        backend: backend.to_string(),
+        commit: crate::bench::commit(),
+        epochs: all_epochs(learned.earlier, learned.epochs),
+        final_accuracy,
+        selected_epoch: learned.selected_epoch,
+        resumed_from: learned.start,
+        train_seconds: learned.train_seconds,
+        graph_setup_seconds: learned.graph_setup_seconds,
+        parameters,
+        loss_scale,
+        link: None,
+    };
+    finish(cfg, report, learned.divergence)
+}
+
+/// burn-train's loaders over a full-graph batcher: one batch per epoch and split.
+pub(crate) fn loaders<B, T, O, V>(batcher: T, device: &B::Device) -> Loaders<B, O, V>
+where
+    B: SparseGnnAutodiffBackend,
+    T: Batcher<B, SplitKind, O> + Batcher<B::InnerBackend, SplitKind, V> + Clone + Send + Sync + 'static,
+    O: Send + Clone + std::fmt::Debug + 'static,
+    V: Send + Clone + std::fmt::Debug + 'static,
+{
+    let train = DataLoaderBuilder::new(batcher.clone())
+        .batch_size(1)
+        .set_device(device.clone())
+        .build(InMemDataset::new(vec![SplitKind::Train]));
+    let valid = DataLoaderBuilder::new(batcher)
+        .batch_size(1)
+        .set_device(device.clone())
+        .build(InMemDataset::new(vec![SplitKind::Valid]));
+    (train, valid)
 }

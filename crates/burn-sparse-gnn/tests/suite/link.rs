@@ -1,0 +1,68 @@
+//! Link prediction's negative sampling: the kernels (wgpu) and the host implementation (NdArray)
+//! against the CPU reference, exactly; and the negatives' statistics.
+
+use burn::backend::{Autodiff, NdArray};
+use burn_sparse_gnn::conformance::link_checks;
+use burn_sparse_gnn::link::negative_pairs;
+use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+
+fn assert_exact(checks: &[(String, Option<f64>)]) {
+    assert_eq!(checks.len(), 5 * 3 + 2 * 2);
+    for (what, diff) in checks {
+        println!("{what}: {diff:?}");
+        assert_eq!(*diff, Some(0.0), "{what}");
+    }
+}
+
+#[test]
+fn host_implementation_matches_the_reference() {
+    assert_exact(&link_checks::<Autodiff<NdArray>>(&Default::default()));
+}
+
+#[cfg(feature = "wgpu")]
+#[test]
+fn kernels_match_the_reference_on_wgpu() {
+    let device = burn::backend::wgpu::WgpuDevice::DefaultDevice;
+    assert_exact(&link_checks::<Autodiff<burn_sparse_gnn::Wgpu>>(&device));
+}
+
+/// Every relabelled pair is uniform over the ordered pairs: over many seeds, the image of a
+/// node under each permutation spreads evenly over the nodes (chi-square against uniform at the
+/// 0.1 % level), and a kept pair is never an edge nor a node with itself. (The pairs of one epoch
+/// are not independent: the pairs of a row all share its image.)
+#[test]
+fn negatives_are_uniform_over_the_nodes_and_never_edges() {
+    type B = NdArray;
+    let dev = Default::default();
+    let n = 50usize;
+    // a star (hub 0) plus a path: very uneven degrees
+    let mut src: Vec<i64> = (1..n as i64).collect();
+    let mut dst: Vec<i64> = vec![0; n - 1];
+    src.extend(1..n as i64 - 1);
+    dst.extend(2..n as i64);
+    let adj = Csr::from_edges(n, &src, &dst, None, BuildOptions::undirected()).unwrap();
+    let g = Graph::<B>::new(&adj, &dev, GraphOptions::default());
+    let (mut hub_src, mut leaf_dst) = (vec![0usize; n], vec![0usize; n]);
+    let rows: Vec<usize> =
+        (0..n).flat_map(|r| std::iter::repeat_n(r, adj.row_ptr()[r + 1] - adj.row_ptr()[r])).collect();
+    let seeds = 2_000u64;
+    for seed in 0..seeds {
+        let neg = negative_pairs(&g, &g, seed).unwrap();
+        let pa = neg.rows.into_data().convert::<i64>().into_vec::<i64>().unwrap();
+        let pb = neg.cols.into_data().convert::<i64>().into_vec::<i64>().unwrap();
+        let mask = neg.mask.into_data().convert::<i64>().into_vec::<i64>().unwrap();
+        for (e, &m) in mask.iter().enumerate() {
+            let (u, v) = (pa[rows[e]] as usize, pb[adj.col_idx()[e] as usize] as usize);
+            let edge = adj.col_idx()[adj.row_ptr()[u]..adj.row_ptr()[u + 1]].contains(&(v as u32));
+            assert_eq!(m == 1, u != v && !edge, "pair {e} ({u}, {v}) seed {seed}");
+        }
+        hub_src[pa[0] as usize] += 1;
+        leaf_dst[pb[n - 1] as usize] += 1;
+    }
+    for (what, counts) in [("the hub's image", &hub_src), ("a leaf's image", &leaf_dst)] {
+        let expect = seeds as f64 / n as f64;
+        let chi2: f64 = counts.iter().map(|&c| (c as f64 - expect).powi(2) / expect).sum();
+        // 49 degrees of freedom: the 0.1 % critical value is 85.35
+        assert!(chi2 < 85.35, "{what}: chi-square {chi2:.1} over {n} nodes");
+    }
+}

@@ -1,0 +1,182 @@
+//! The link predictor: a GNN encoder and a pair decoder (dot product through the SDDMM, or a
+//! Hadamard-product MLP), trained with binary cross-entropy on the positive pairs and negatives
+//! drawn on the device each epoch.
+
+use super::batch::{LinkBatch, Pairs};
+use crate::classifier::backward_step;
+use crate::loss_scale::{LossScaleConfig, LossScaler};
+use burn::module::Module;
+use burn::nn::{Linear, LinearConfig};
+use burn::prelude::Backend;
+use burn::tensor::activation::relu;
+use burn::tensor::{Int, Tensor};
+use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
+use burn_sparse_gnn::link::negative_pairs;
+use burn_sparse_gnn::loss::sum_terms;
+use burn_sparse_gnn::ops::attention::sddmm;
+use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
+use gnn_models::GnnModel;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+
+/// How a pair of embeddings becomes a score.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum Decoder {
+    /// `<z_u, z_v>`: one SDDMM over the pairs' pattern, no `[pairs, width]` gather.
+    #[default]
+    Dot,
+    /// `w2 . relu(W1 (z_u * z_v) + b1) + b2`: the Hadamard product through a two-layer MLP.
+    Mlp,
+}
+
+/// The MLP decoder's layers.
+#[derive(Module, Debug)]
+pub struct HadamardMlp<B: Backend> {
+    hidden: Linear<B>,
+    out: Linear<B>,
+}
+
+impl<B: Backend> HadamardMlp<B> {
+    /// An MLP over embeddings of width `width`.
+    pub fn new(width: usize, device: &B::Device) -> Self {
+        Self { hidden: LinearConfig::new(width, width).init(device), out: LinearConfig::new(width, 1).init(device) }
+    }
+
+    /// Scores of the Hadamard products `h` (`[pairs, width]`).
+    pub fn forward(&self, h: Tensor<B, 2>) -> Tensor<B, 1> {
+        let y = self.out.forward(relu(self.hidden.forward(h)));
+        let n = y.dims()[0];
+        y.reshape([n])
+    }
+}
+
+/// A [`GnnModel`] encoder with a pair decoder (what burn-train trains for link prediction).
+#[derive(Module, Debug)]
+pub struct LinkPredictor<B: Backend> {
+    pub model: GnnModel<B>,
+    pub mlp: Option<HadamardMlp<B>>,
+    seed: u64,
+    #[module(skip)]
+    loss_scale: Option<Arc<Mutex<LossScaler>>>,
+}
+
+/// `log(1 + exp(x))` without overflow.
+fn softplus<B: Backend>(x: Tensor<B, 1>) -> Tensor<B, 1> {
+    relu(x.clone()) + x.abs().neg().exp().log1p()
+}
+
+impl<B: SparseGnnBackend> LinkPredictor<B> {
+    /// Wraps an encoder whose output width is the embedding width `width`; `seed` seeds each
+    /// epoch's dropout draws together with the epoch number.
+    pub fn new(model: GnnModel<B>, decoder: Decoder, width: usize, seed: u64, device: &B::Device) -> Self {
+        let mlp = (decoder == Decoder::Mlp).then(|| HadamardMlp::new(width, device));
+        Self { model, mlp, seed, loss_scale: None }
+    }
+
+    /// Trains with dynamic loss scaling (`None`: without).
+    pub fn with_loss_scale(mut self, config: Option<LossScaleConfig>) -> Self {
+        self.loss_scale = config.map(|c| Arc::new(Mutex::new(LossScaler::new(c))));
+        self
+    }
+
+    /// The loss scaler's state, where the model trains with one.
+    pub fn loss_scaler(&self) -> Option<LossScaler> {
+        self.loss_scale.as_ref().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).clone())
+    }
+
+    /// The embeddings of every node, `[n, width]`, in f32.
+    pub fn embed(&self, batch: &LinkBatch<B>) -> Tensor<B, 2> {
+        self.model.forward(&batch.graph, batch.x.clone()).cast(burn::tensor::FloatDType::F32)
+    }
+
+    /// Scores of the pairs of `pairs` (CSR order), the sources' embeddings from `src` and the
+    /// destinations' from `dst` (`[n, width]` each).
+    pub fn score(&self, pairs: &Pairs<B>, dst: Tensor<B, 2>, src: Tensor<B, 2>) -> Tensor<B, 1> {
+        match &self.mlp {
+            None => sddmm(&pairs.pattern, dst, src),
+            Some(mlp) => mlp.forward(dst.select(0, pairs.rows.clone()) * src.select(0, pairs.cols.clone())),
+        }
+    }
+
+    /// The training step's output: the mean binary cross-entropy over the positive pairs and
+    /// `batch.negatives` negatives per positive (pairs that hit a known edge or a node itself do
+    /// not count), and a strided sample of positives and first negatives as two-class logits
+    /// `[0, score]` for the metrics.
+    pub fn train_output(&self, batch: &LinkBatch<B>) -> ClassificationOutput<B> {
+        let z = self.embed(batch);
+        let pos = self.score(&batch.pairs, z.clone(), z.clone());
+        let nnz = pos.dims()[0];
+        let mut total = sum_terms(softplus(pos.clone().neg()));
+        // the pairs that count, kept on the device (no read back in the step)
+        let mut count = Tensor::<B, 1>::from_floats([nnz as f32], &pos.device());
+        let mut first_neg = None;
+        for k in 0..batch.negatives {
+            let seed = batch.negative_seed.wrapping_add((k as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+            let neg = negative_pairs(&batch.pairs.pattern, &batch.pairs.pattern, seed)
+                .unwrap_or_else(|e| panic!("the positive pattern is square: {e}"));
+            let s = self.score(&batch.pairs, z.clone().select(0, neg.rows), z.clone().select(0, neg.cols));
+            let mask = neg.mask.float();
+            count = count + sum_terms(mask.clone());
+            total = total + sum_terms(softplus(s.clone()) * mask);
+            if first_neg.is_none() {
+                first_neg = Some(s);
+            }
+        }
+        let loss = total / count.clamp_min(1.0);
+        let neg = first_neg.unwrap_or_else(|| pos.clone());
+        let take = |s: Tensor<B, 1>| s.detach().select(0, batch.sample.clone());
+        let (p, n) = (take(pos), take(neg));
+        let m = p.dims()[0];
+        let scores = Tensor::cat(vec![p, n], 0);
+        let device = scores.device();
+        let targets =
+            Tensor::<B, 1, Int>::cat(vec![Tensor::ones([m], &device), Tensor::zeros([m], &device)], 0);
+        ClassificationOutput::new(loss, two_class(scores), targets)
+    }
+
+    /// The valid / test output: the mean binary cross-entropy over the split's pairs and every
+    /// pair's two-class logits with its label.
+    pub fn eval_output(&self, batch: &LinkBatch<B>) -> ClassificationOutput<B> {
+        let z = self.embed(batch);
+        let s = self.score(&batch.pairs, z.clone(), z);
+        let n = s.dims()[0];
+        let device = s.device();
+        let labels = batch.labels.clone().unwrap_or_else(|| Tensor::ones([n], &device));
+        let y = labels.clone().float();
+        // label 1: softplus(-s); label 0: softplus(s)
+        let terms = softplus(s.clone().neg()) * y.clone() + softplus(s.clone()) * y.neg().add_scalar(1.0);
+        let loss = sum_terms(terms).div_scalar(n.max(1) as f64);
+        ClassificationOutput::new(loss, two_class(s.detach()), labels)
+    }
+}
+
+/// Scores as two-class logits `[0, s]` (class 1 where `s > 0`).
+fn two_class<B: Backend>(s: Tensor<B, 1>) -> Tensor<B, 2> {
+    let n = s.dims()[0];
+    let s = s.reshape([n, 1]);
+    Tensor::cat(vec![s.zeros_like(), s], 1)
+}
+
+impl<B: SparseGnnAutodiffBackend> TrainStep for LinkPredictor<B> {
+    type Input = LinkBatch<B>;
+    type Output = ClassificationOutput<B>;
+
+    fn step(&self, batch: LinkBatch<B>) -> TrainOutput<ClassificationOutput<B>> {
+        let device = batch.x.device();
+        // dropout draws depend on (seed, epoch) only: a resumed run repeats them
+        B::seed(&device, self.seed.wrapping_mul(1_000_003).wrapping_add(batch.epoch as u64));
+        let item = self.train_output(&batch);
+        backward_step(self, self.loss_scale.as_ref(), item, &device)
+    }
+}
+
+impl<B: SparseGnnBackend> InferenceStep for LinkPredictor<B> {
+    type Input = LinkBatch<B>;
+    type Output = ClassificationOutput<B>;
+
+    fn step(&self, batch: LinkBatch<B>) -> ClassificationOutput<B> {
+        self.eval_output(&batch)
+    }
+}

@@ -1,0 +1,93 @@
+//! `train --task link`: the split, the memory estimate and the run; the summary line.
+
+use super::train::TrainJob;
+use burn_sparse_gnn::{GraphData, SparseGnnAutodiffBackend};
+use train_app::error::{AppError, Result};
+use train_app::fsutil::RunFolder;
+use train_app::training::config::name_of;
+use train_app::training::link::{prepare_link, read_split, split_dir, train_link};
+
+/// Trains link prediction on one device (`folder`: the claimed run folder, `None` for
+/// `--dry-run`).
+pub fn run<B: SparseGnnAutodiffBackend>(
+    job: &TrainJob,
+    data: GraphData,
+    device: B::Device,
+    backend: &str,
+    folder: Option<RunFolder>,
+) -> Result<()> {
+    let cfg = &job.cfg;
+    if job.spread.is_some() || job.rank.is_some() {
+        return Err(AppError::Config(
+            "--task link trains on one device; --devices / --processes partition node classification only".into(),
+        ));
+    }
+    let stats = data.stats();
+    // a resumed run keeps the split it was trained on
+    let run_split = split_dir(&cfg.out);
+    let split = match job.resume.is_some() && run_split.is_dir() {
+        true => {
+            let opts = burn_sparse_gnn::BuildOptions { symmetrize: cfg.symmetrize, add_self_loops: false, dedup: true };
+            let d = train_app::datasets::rebuild(data.clone(), opts)?;
+            Some(read_split(&run_split, d.num_nodes(), d.adjacency(), cfg.seed)?)
+        }
+        false => None,
+    };
+    let host = prepare_link(cfg, data, split)?;
+    let s = &host.split;
+    eprintln!(
+        "link split: {} training edges, valid {} + {} and test {} + {} pairs (positive + negative){}",
+        s.train.len(),
+        s.valid_pos.len(),
+        s.valid_neg.len(),
+        s.test_pos.len(),
+        s.test_neg.len(),
+        if s.undirected { ", undirected" } else { ", directed" }
+    );
+    if s.valid_pos.is_empty() {
+        return Err(AppError::Config(
+            "the link split has no validation pairs: training selects and logs by them (--link-valid > 0)".into(),
+        ));
+    }
+    let model = cfg.model_config(host.d_in, cfg.embedding)?;
+    let pattern_edges = s.train.len() * if s.undirected { 2 } else { 1 };
+    let est = gnn_models::memory_estimate::estimate_training(
+        &gnn_models::memory_estimate::GraphSize {
+            nodes: s.num_nodes,
+            edges: pattern_edges + if host.self_loops { s.num_nodes } else { 0 },
+            features: host.d_in,
+            hot_split: false,
+            staging_slots: 0,
+        },
+        &model,
+    );
+    eprintln!("device memory estimate of the encoder: {est}");
+    if job.dry_run {
+        println!("{}", serde_json::to_string(&est).map_err(|e| AppError::Config(e.to_string()))?);
+        return Ok(());
+    }
+    if let (Some(f), None) = (&folder, job.resume) {
+        f.start_new_run()?;
+    }
+    let tui = std::io::IsTerminal::is_terminal(&std::io::stdout()) && std::env::var_os("SGNN_PLAIN_LOG").is_none();
+    let report = train_link::<B>(cfg, host, stats, &device, backend, job.resume, tui)?;
+    let link = report.link.as_ref().ok_or_else(|| AppError::Config("the run reported no link metrics".into()))?;
+    println!(
+        "{} {} link prediction on {} ({backend}, {}): {} epochs in {:.1} s; test auc {:.4} ap {:.4} hits@{} {:.4} \
+         mrr {:.4}{}",
+        cfg.model.name(),
+        cfg.nonlin,
+        report.dataset.name,
+        name_of(&cfg.precision),
+        report.epochs.len(),
+        report.train_seconds,
+        link.test.auc,
+        link.test.ap,
+        link.test.hits_k,
+        link.test.hits,
+        link.test.mrr,
+        link.valid.map(|v| format!("; valid auc {:.4}", v.auc)).unwrap_or_default()
+    );
+    println!("results: {}", cfg.out.join("results.json").display());
+    Ok(())
+}
