@@ -5,9 +5,11 @@
 #   100 epochs, the test metrics of the epoch best on valid AUC) on the npy folders of DATA
 #   (cora citeseer coauthor_cs amazon_computers) over seeds 42 1 2 3 4; ours writes each split
 #   into its run folder and bench/pyg_link.py trains PyG on that split and its fixed negatives.
-# speed: the same GCN / GraphSAGE on the reddit-scale R-MAT graph, f32 and mixed f16: our epoch
-#   time (train step plus the forward pass over the 1 % valid pairs, from results.json) and
-#   PyG's train step (bench/pyg_link.py --time).
+# ours: the accuracy runs of ours alone.
+# speed: the same GCN / GraphSAGE training step (encoder, decoder over every training edge and one
+#   negative per positive, loss, backward, Adam) on the reddit- and products-scale R-MAT graphs
+#   (SCALES), f32 and mixed f16: ours through `bench-train --task link`, PyG through
+#   `bench/pyg_link.py --time` on the split ours wrote.
 set -u
 BIN=$1; OUT=$2; DATA=$3; shift 3
 PARTS=${*:-accuracy speed}
@@ -19,7 +21,7 @@ export SGNN_PLAIN_LOG=1 SGNN_COMMIT=${SGNN_COMMIT:-unknown}
 COMMON="--task link --hidden 128 --embedding 64 --dropout 0 --input-dropout 0 --weight-decay 0 --lr 0.01"
 for part in $PARTS; do
   case $part in
-  accuracy)
+  accuracy|ours)
     for ds in cora citeseer coauthor_cs amazon_computers; do
       for seed in 42 1 2 3 4; do
         for m in gcn sage; do
@@ -27,6 +29,8 @@ for part in $PARTS; do
         done
       done
     done | jobs_run
+    python3 "$HERE/link_collect.py" "$OUT/runs" >> "$OUT/ours_link_accuracy.jsonl"
+    [ "$part" = ours ] && continue
     for ds in cora citeseer coauthor_cs amazon_computers; do
       for seed in 42 1 2 3 4; do
         echo "timeout 300 python3 $HERE/pyg_link.py --graph $DATA/$ds --split $OUT/runs/$ds-gcn-$seed --models gcn,sage --seeds $seed --epochs 100 --hidden 128 --embedding 64 --out $OUT/pyg_link_accuracy.jsonl"
@@ -34,17 +38,24 @@ for part in $PARTS; do
     done | jobs_run
     ;;
   speed)
-    G=$OUT/rmat-reddit
-    [ -d "$G" ] || timeout 120 "$BIN" gen rmat --features 602 --classes 41 --out "$G" >> "$LOG" 2>&1
-    for m in gcn sage; do
-      for p in f32 mixedf16; do
-        timeout 240 "$BIN" train --backend cuda --dataset "$G" --model $m $COMMON --precision $p --link-valid 0.01 --link-test 0.01 \
-          --epochs 8 --checkpoints false --log-every 1 --out "$OUT/speed-$m-$p" >> "$LOG" 2>&1
+    for scale in ${SCALES:-reddit products}; do
+      G=$OUT/rmat-$scale
+      case $scale in
+        reddit) GEN="--features 602 --classes 41" ;;
+        products) GEN="--nodes 2449029 --edges 123718280 --features 100 --classes 47" ;;
+      esac
+      [ -d "$G" ] || timeout 150 "$BIN" gen rmat $GEN --out "$G" >> "$LOG" 2>&1
+      timeout 400 "$BIN" bench-train --backend cuda --dataset "$G" --task link --models gcn,sage --nonlins relu \
+        --precisions f32,mixedf16 --layers 2 --hidden 128 --embedding 64 --epochs 10 --warmup 3 \
+        --link-split "$OUT/split-$scale" --out "$OUT/ours_link_speed.jsonl" >> "$LOG" 2>&1
+      for m in gcn sage; do
+        for amp in "" --amp; do
+          timeout ${PEER_TIMEOUT:-240} python3 "$HERE/pyg_link.py" --graph "$G" --split "$OUT/split-$scale" --models $m --time $amp \
+            --runs 5 --warmup 2 --hidden 128 --embedding 64 --out "$OUT/pyg_link_speed.jsonl" >> "$LOG" 2>&1 \
+            || echo "pyg $m $amp on $scale: exit $?" >> "$OUT/pyg_link_speed.log"
+        done
       done
-      timeout 200 python3 "$HERE/pyg_link.py" --graph "$G" --split "$OUT/speed-$m-f32" --models $m --time --runs 5 --warmup 2 \
-        --hidden 128 --embedding 64 --out "$OUT/pyg_link_speed.jsonl" >> "$LOG" 2>&1
-      timeout 200 python3 "$HERE/pyg_link.py" --graph "$G" --split "$OUT/speed-$m-f32" --models $m --time --amp --runs 5 --warmup 2 \
-        --hidden 128 --embedding 64 --out "$OUT/pyg_link_speed.jsonl" >> "$LOG" 2>&1
+      rm -rf "$G" "$OUT/split-$scale"
     done
     ;;
   esac

@@ -6,6 +6,7 @@ use crate::bench::{commit, Record};
 use crate::error::{AppError, Result};
 use crate::training::{FullGraphBatcher, GraphBatch, NodeClassifier, SplitKind, TrainConfig, ADAM_EPSILON};
 use burn::data::dataloader::batcher::Batcher;
+use burn::module::AutodiffModule;
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
 use std::time::Instant;
@@ -37,8 +38,6 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     let init = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
     // drawn now, as `train` draws them
     init.initialise_parameters();
-    let mut model = NodeClassifier::new(init, cfg.seed);
-    let mut scaler = cfg.loss_scale.config(cfg.precision).map(gnn_train::LossScaler::new);
     let start = Instant::now();
     let batch: GraphBatch<B> = batcher.batch(vec![SplitKind::Train], device);
     B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
@@ -47,75 +46,8 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         start.elapsed().as_secs_f64(),
         crate::host_memory::host_resident_note()
     );
-    let mut optim = AdamConfig::new().with_epsilon(ADAM_EPSILON).init();
-    let mut times = Vec::new();
-    let mut peak = 0u64;
-    let mut peak_in_use = 0u64;
-    let mut device_peak = 0u64;
-    // one more epoch after the timed ones samples the live-tensor peak
-    let total = tb.warmup + tb.epochs + 1;
-    for epoch in 0..total {
-        B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
-        // the live-tensor peak: sampled at every sparse kernel, dense product and row pass
-        // (forward and backward) and at the end of the forward and backward passes, in the extra untimed epoch (a query per kernel)
-        let probe = epoch + 1 == total;
-        if probe {
-            burn_sparse_gnn::memory::start_peak_sampling();
-        }
-        let start = Instant::now();
-        let out = model.classify(&batch);
-        // live tensors peak around the end of the forward pass (everything saved for backward)
-        let mut sample = || {
-            if let Some((_, in_use)) = B::device_memory(device) {
-                peak_in_use = peak_in_use.max(in_use);
-            }
-        };
-        sample();
-        let loss = out.loss.clone();
-        let raw = match &scaler {
-            Some(s) => loss.mul_scalar(s.scale()).backward(),
-            None => loss.backward(),
-        };
-        sample();
-        let mut grads = GradientsParams::from_grads(raw, &model);
-        if let Some(s) = &mut scaler {
-            s.unscale::<B, NodeClassifier<B>>(&mut grads, &model);
-        }
-        model = optim.step(cfg.lr, model, grads);
-        B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
-        let ms = start.elapsed().as_secs_f64() * 1e3;
-        if probe {
-            peak_in_use = peak_in_use.max(burn_sparse_gnn::memory::stop_peak_sampling());
-            device_peak = burn_sparse_gnn::memory::device_peak();
-        }
-        let l: f64 = out.loss.into_scalar().elem();
-        if !l.is_finite() {
-            return Err(AppError::Diverged(format!("loss {l} at epoch {epoch}{}", cfg.divergence_hint())));
-        }
-        if epoch == 0 {
-            // what the first epoch allocated only once (set-up, compilation) goes back to the
-            // device; later epochs allocate the same sizes again
-            B::memory_cleanup(device);
-        }
-        if epoch >= tb.warmup && !probe {
-            times.push(ms);
-        }
-        let kind = if epoch < tb.warmup {
-            "warm-up"
-        } else if probe {
-            "memory probe"
-        } else {
-            "timed"
-        };
-        eprintln!(
-            "epoch {}/{total} ({kind}): {ms:.1} ms, loss {l:.4}{}",
-            epoch + 1,
-            crate::host_memory::host_resident_note()
-        );
-        if let Some((reserved, _)) = B::device_memory(device) {
-            peak = peak.max(reserved);
-        }
-    }
+    let model = NodeClassifier::new(init, cfg.seed);
+    let timed = time_epochs::<B, _>(tb, model, device, device_name, |m| m.classify(&batch).loss)?;
     let graph_shape = batch.graph.shape();
     let size = gnn_models::memory_estimate::GraphSize {
         nodes,
@@ -131,11 +63,9 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         hot_split: None,
         pools: crate::bench::pools_name(),
     };
-    let mut rec = epoch_record(cfg, &graph_name, nodes, edges, times, shape, device_name);
+    let mut rec = epoch_record(cfg, &graph_name, nodes, edges, timed.times.clone(), shape, device_name);
     rec.variant = Some(format!("{} layers{}", cfg.layers, if cfg.atomic { ", atomic sspmm" } else { "" }));
-    rec.peak_bytes = (peak > 0).then_some(peak);
-    rec.peak_in_use_bytes = (peak_in_use > 0).then_some(peak_in_use);
-    rec.device_peak_bytes = used_before.filter(|_| device_peak > 0).map(|before| device_peak.saturating_sub(before));
+    timed.fill(&mut rec, used_before);
     rec.estimate = Some(gnn_models::memory_estimate::estimate_training(&size, &model_cfg));
     Ok(rec)
 }
@@ -190,7 +120,159 @@ pub fn epoch_record(
         devices: None,
         partition: None,
         estimate: None,
+        task: None,
     }
 }
 
 use burn::tensor::ElementConversion;
+
+/// What [`time_epochs`] measured.
+pub struct Timed {
+    /// The timed epochs, ms.
+    pub times: Vec<f64>,
+    /// The largest reserve of the pools after an epoch.
+    pub peak: u64,
+    /// The live-tensor peak of the probe epoch.
+    pub peak_in_use: u64,
+    /// The driver's bytes in use at the probe epoch's peak.
+    pub device_peak: u64,
+}
+
+impl Timed {
+    /// The memory fields of `rec` (`used_before`: the driver's bytes in use before the run).
+    pub fn fill(&self, rec: &mut Record, used_before: Option<u64>) {
+        rec.peak_bytes = (self.peak > 0).then_some(self.peak);
+        rec.peak_in_use_bytes = (self.peak_in_use > 0).then_some(self.peak_in_use);
+        rec.device_peak_bytes =
+            used_before.filter(|_| self.device_peak > 0).map(|before| self.device_peak.saturating_sub(before));
+    }
+}
+
+/// Times `tb.warmup + tb.epochs` training steps of `model` (forward through `loss_of`, backward
+/// with the run's loss scaling, Adam step, device synchronised) and one more that samples the
+/// live-tensor peak.
+pub fn time_epochs<B: SparseGnnAutodiffBackend, M: AutodiffModule<B>>(
+    tb: &TrainBench,
+    mut model: M,
+    device: &B::Device,
+    device_name: &str,
+    loss_of: impl Fn(&M) -> burn::tensor::Tensor<B, 1>,
+) -> Result<Timed> {
+    let cfg = &tb.cfg;
+    let mut scaler = cfg.loss_scale.config(cfg.precision).map(gnn_train::LossScaler::new);
+    let mut optim = AdamConfig::new().with_epsilon(ADAM_EPSILON).init::<B, M>();
+    let mut times = Vec::new();
+    let mut peak = 0u64;
+    let mut peak_in_use = 0u64;
+    let mut device_peak = 0u64;
+    // one more epoch after the timed ones samples the live-tensor peak
+    let total = tb.warmup + tb.epochs + 1;
+    for epoch in 0..total {
+        B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
+        // the live-tensor peak: sampled at every sparse kernel, dense product and row pass
+        // (forward and backward) and at the end of the forward and backward passes, in the extra untimed epoch (a query per kernel)
+        let probe = epoch + 1 == total;
+        if probe {
+            burn_sparse_gnn::memory::start_peak_sampling();
+        }
+        let start = Instant::now();
+        let out_loss = loss_of(&model);
+        // live tensors peak around the end of the forward pass (everything saved for backward)
+        let mut sample = || {
+            if let Some((_, in_use)) = B::device_memory(device) {
+                peak_in_use = peak_in_use.max(in_use);
+            }
+        };
+        sample();
+        let loss = out_loss.clone();
+        let raw = match &scaler {
+            Some(s) => loss.mul_scalar(s.scale()).backward(),
+            None => loss.backward(),
+        };
+        sample();
+        let mut grads = GradientsParams::from_grads(raw, &model);
+        if let Some(s) = &mut scaler {
+            s.unscale::<B, M>(&mut grads, &model);
+        }
+        model = optim.step(cfg.lr, model, grads);
+        B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        if probe {
+            peak_in_use = peak_in_use.max(burn_sparse_gnn::memory::stop_peak_sampling());
+            device_peak = burn_sparse_gnn::memory::device_peak();
+        }
+        let l: f64 = out_loss.into_scalar().elem();
+        if !l.is_finite() {
+            return Err(AppError::Diverged(format!("loss {l} at epoch {epoch}{}", cfg.divergence_hint())));
+        }
+        if epoch == 0 {
+            // what the first epoch allocated only once (set-up, compilation) goes back to the
+            // device; later epochs allocate the same sizes again
+            B::memory_cleanup(device);
+        }
+        if epoch >= tb.warmup && !probe {
+            times.push(ms);
+        }
+        let kind = if epoch < tb.warmup {
+            "warm-up"
+        } else if probe {
+            "memory probe"
+        } else {
+            "timed"
+        };
+        eprintln!(
+            "epoch {}/{total} ({kind}): {ms:.1} ms, loss {l:.4}{}",
+            epoch + 1,
+            crate::host_memory::host_resident_note()
+        );
+        if let Some((reserved, _)) = B::device_memory(device) {
+            peak = peak.max(reserved);
+        }
+    }
+    Ok(Timed { times, peak, peak_in_use, device_peak })
+}
+
+/// Times link-prediction training steps of `tb.cfg` (encoder, decoder over every positive
+/// training pair and as many device-drawn negatives per positive as configured, binary
+/// cross-entropy, backward, Adam step) on the graph and split of `batcher`.
+pub fn run_link<B: SparseGnnAutodiffBackend>(
+    tb: &TrainBench,
+    batcher: &gnn_train::link::LinkBatcher,
+    graph_name: &str,
+    device: &B::Device,
+    device_name: &str,
+) -> Result<Record> {
+    let cfg = &tb.cfg;
+    let host = batcher.host();
+    let model_cfg = cfg.model_config(host.d_in, cfg.embedding)?;
+    B::seed(device, cfg.seed);
+    let used_before = B::device_capacity(device).map(|(free, total)| total.saturating_sub(free));
+    let init = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
+    init.initialise_parameters();
+    let model = gnn_train::link::LinkPredictor::new(init, cfg.decoder, cfg.embedding, cfg.seed, device);
+    let start = Instant::now();
+    let batch = batcher.try_batch::<B>(SplitKind::Train, device)?;
+    B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
+    eprintln!("graph, features and training pairs on the device in {:.1} s", start.elapsed().as_secs_f64());
+    let timed = time_epochs::<B, _>(tb, model, device, device_name, |m| m.train_output(&batch).loss)?;
+    let shape = crate::bench::Shape {
+        graph: Some(batch.graph.shape().into()),
+        kernels: *batch.graph.kernel_config(),
+        spmm_tile_features: None,
+        hot_split: None,
+        pools: crate::bench::pools_name(),
+    };
+    let nodes = host.split.num_nodes;
+    let edges = batch.graph.num_edges();
+    let mut rec = epoch_record(cfg, graph_name, nodes, edges, timed.times.clone(), shape, device_name);
+    rec.variant = Some(format!(
+        "{} layers, link, {} decoder, {} negative(s) per positive, {} positive pairs",
+        cfg.layers,
+        crate::training::config::name_of(&cfg.decoder),
+        cfg.negatives,
+        batch.pairs.pattern.num_edges()
+    ));
+    rec.task = Some("link".into());
+    timed.fill(&mut rec, used_before);
+    Ok(rec)
+}

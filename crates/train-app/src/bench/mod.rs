@@ -84,6 +84,9 @@ pub struct Record {
     /// `reserved_bytes_per_device`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimate: Option<gnn_models::memory_estimate::MemoryEstimate>,
+    /// The task of a training-epoch record (`link`; absent: node classification).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 /// The launch shape of a record (see [`Record::shape`]).
@@ -218,6 +221,7 @@ impl Bench {
             devices: None,
             partition: None,
             estimate: None,
+            task: None,
         }
     }
 

@@ -44,6 +44,18 @@ pub struct BenchTrainArgs {
     #[arg(long, default_value_t = 3)]
     pub warmup: usize,
     /// Atomic SSpMM backward for MaxK.
+    /// What the timed steps train: node classification, or link prediction (the classic
+    /// stack of `--layers` convolutions, `--hidden` wide, to `--embedding`; dot decoder, one
+    /// negative per positive, no dropout, as `bench/pyg_link.py --time` trains).
+    #[arg(long, value_enum, default_value_t = train_app::training::Task::Node)]
+    pub task: train_app::training::Task,
+    /// Link prediction: the embedding width.
+    #[arg(long, default_value_t = 64)]
+    pub embedding: usize,
+    /// Link prediction: write the split the steps train on into this folder (`link-split/`),
+    /// for the peer script.
+    #[arg(long)]
+    pub link_split: Option<PathBuf>,
     #[arg(long)]
     pub atomic: bool,
     /// Edge-group width of the aggregation kernels (the `train` default when omitted).

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use train_app::backend::{dispatch, Job};
 use train_app::error::{AppError, Result};
 use train_app::out_of_memory::catch_out_of_memory;
-use train_app::training::{Architecture, FullGraphBatcher, TrainConfig};
+use train_app::training::{Architecture, FullGraphBatcher, Task, TrainConfig};
 use train_app::{bench, datasets, gen};
 
 fn parse_rmat(s: &str) -> Result<(usize, usize)> {
@@ -91,6 +91,12 @@ impl Job for BenchTrainJob {
                     if let Some(w) = a.group_width {
                         cfg.group_width = Some(w);
                     }
+                    if a.task == Task::Link {
+                        cfg.task = Task::Link;
+                        cfg.architecture = Architecture::Classic;
+                        cfg.dropout = 0.0;
+                        cfg.embedding = a.embedding;
+                    }
                     cfg.check()?;
                     cfg.check_device::<B>(&device, backend)?;
                     configs.push((m, nl, p, cfg));
@@ -115,6 +121,55 @@ impl Job for BenchTrainJob {
             None => None,
         };
         let mut failed = Vec::new();
+        if a.task == Task::Link {
+            if a.spread.spread()?.is_some() {
+                return Err(AppError::Config("bench-train --task link runs on one device".into()));
+            }
+            let first = configs.first().map(|c| c.3.clone()).unwrap_or_default();
+            let start = std::time::Instant::now();
+            let host = train_app::training::link::prepare_link(&first, data, None)?;
+            eprintln!(
+                "link split: {} training edges in {:.1} s",
+                host.split.train.len(),
+                start.elapsed().as_secs_f64()
+            );
+            if let Some(dir) = &a.link_split {
+                train_app::training::link::write_split(&train_app::training::link::split_dir(dir), &host.split)?;
+            }
+            let graph = std::path::Path::new(&a.dataset)
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_else(|| a.dataset.clone());
+            let split = host.split.clone();
+            let mut host = Some(host);
+            for (m, nl, p, cfg) in configs {
+                let h = match host.take() {
+                    Some(h) if h.self_loops == (cfg.self_loops || cfg.model.needs_self_loops()) => h,
+                    _ => {
+                        let d = datasets::load(&a.dataset, BuildOptions::default())?;
+                        train_app::training::link::prepare_link(&cfg, d, Some(split.clone()))?
+                    }
+                };
+                let batcher = gnn_train::link::LinkBatcher::new(Arc::new(h), 0);
+                let tb = train_app::trainbench::TrainBench { cfg, epochs: a.epochs, warmup: a.warmup };
+                let run = catch_out_of_memory(|| train_app::trainbench::run_link::<B>(&tb, &batcher, &graph, &device, &name));
+                match run.map_err(|msg| out_of_memory(backend, &m, &nl, &p, &msg))? {
+                    Ok(rec) => {
+                        let line = serde_json::to_string(&rec).map_err(|e| AppError::Config(e.to_string()))?;
+                        println!("{line}");
+                        if let (Some(f), Some(path)) = (file.as_mut(), a.out.as_ref()) {
+                            use std::io::Write;
+                            writeln!(f, "{line}").map_err(|e| AppError::io(path, e))?;
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("{m} {nl} {p}: {e}");
+                        failed.push(format!("{m} {nl} {p}"));
+                    }
+                }
+            }
+            return all_ran(&failed);
+        }
         if let Some(spread) = a.spread.spread()? {
             train_app::partitioned::check_device_indices::<B>(&device, &spread.devices, backend)?;
             for (m, nl, p, cfg) in configs {

@@ -9,6 +9,7 @@ mod cli;
 mod inputs;
 #[cfg(feature = "wgpu")]
 mod layers_wgpu;
+mod link;
 mod loaders;
 mod memory_estimate;
 mod processes;
