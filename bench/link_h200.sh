@@ -48,10 +48,11 @@ for part in $PARTS; do
       timeout 400 "$BIN" bench-train --backend cuda --dataset "$G" --task link --models gcn,sage --nonlins relu \
         --precisions f32,mixedf16 --layers 2 --hidden 128 --embedding 64 --epochs 10 --warmup 3 \
         --link-split "$OUT/split-$scale" --out "$OUT/ours_link_speed.jsonl" >> "$LOG" 2>&1
-      for m in gcn sage; do
-        for amp in "" --amp; do
+      for m in ${PEER_MODELS:-gcn sage}; do
+        for prec in ${PEER_PRECISIONS:-f32 mixed}; do
+          amp=; [ "$prec" = mixed ] && amp=--amp
           timeout ${PEER_TIMEOUT:-240} python3 "$HERE/pyg_link.py" --graph "$G" --split "$OUT/split-$scale" --models $m --time $amp \
-            --runs 5 --warmup 2 --hidden 128 --embedding 64 --out "$OUT/pyg_link_speed.jsonl" >> "$LOG" 2>&1 \
+            --runs ${PEER_RUNS:-5} --warmup ${PEER_WARMUP:-2} --hidden 128 --embedding 64 --out "$OUT/pyg_link_speed.jsonl" >> "$LOG" 2>&1 \
             || echo "pyg $m $amp on $scale: exit $?" >> "$OUT/pyg_link_speed.log"
         done
       done

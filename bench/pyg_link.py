@@ -183,7 +183,12 @@ def time_one(a, kind, seed, x, ei, pos, n, dev):
     convs = make_encoder(kind, x.shape[1], a.hidden, a.embedding, a.layers).to(dev)
     opt = torch.optim.Adam(convs.parameters(), lr=a.lr, weight_decay=a.weight_decay)
     scaler = torch.amp.GradScaler(dev.type, enabled=a.amp)
-    fn = lambda: train_step(convs, opt, scaler, x, ei, pos, n, a.dropout, a.amp)  # noqa: E731
+    def fn():
+        t0 = time.perf_counter()
+        train_step(convs, opt, scaler, x, ei, pos, n, a.dropout, a.amp)
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        print(f"{kind} step: {(time.perf_counter() - t0) * 1e3:.1f} ms", file=sys.stderr, flush=True)
     if dev.type != "cuda":
         for _ in range(a.warmup):
             fn()
@@ -234,8 +239,10 @@ def main():
     import torch
     from common import Results, load_npy_folder
     dev = torch.device(a.device)
+    t0 = time.perf_counter()
     n, indptr, indices, x, labels, split = load_npy_folder(a.graph)
     meta, arrs = load_split(a.split)
+    print(f"graph and split read in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     if int(meta["num_nodes"]) != n:
         raise SystemExit(f"link-split has {meta['num_nodes']} nodes, {a.graph} has {n}")
     name = os.path.basename(os.path.normpath(a.graph))

@@ -82,12 +82,7 @@ pub fn has_edge(row_ptr: &[u32], col_idx: &[u32], u: u32, v: u32) -> bool {
 /// Host reference of [`launch_pair_mask`]: for every pair `(r, c)` of the pattern (CSR order),
 /// 1 when `(pa[r], pb[c])` is not an edge of `adj` (rows sorted) and not a node with itself,
 /// else 0.
-pub fn pair_mask(
-    pattern: (&[u32], &[u32]),
-    adj: (&[u32], &[u32]),
-    pa: &[u32],
-    pb: &[u32],
-) -> Vec<i32> {
+pub fn pair_mask(pattern: (&[u32], &[u32]), adj: (&[u32], &[u32]), pa: &[u32], pb: &[u32]) -> Vec<i32> {
     let (rp, ci) = pattern;
     let mut out = Vec::with_capacity(ci.len());
     for r in 0..rp.len().saturating_sub(1) {

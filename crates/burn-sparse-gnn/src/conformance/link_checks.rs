@@ -58,9 +58,8 @@ pub fn link_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Opti
     };
     let pattern = graph(&spec, false);
     let known = graph(&RandomGraphSpec { seed: 12, avg_degree: 40, ..spec }, true);
-    let host = |c: &Csr| -> (Vec<u32>, Vec<u32>) {
-        (c.row_ptr().iter().map(|&v| v as u32).collect(), c.col_idx().to_vec())
-    };
+    let host =
+        |c: &Csr| -> (Vec<u32>, Vec<u32>) { (c.row_ptr().iter().map(|&v| v as u32).collect(), c.col_idx().to_vec()) };
     let (prp, pci) = host(&pattern);
     for (name, k) in [("a known graph of its own", &known), ("the pattern itself", &pattern)] {
         let (krp, kci) = host(k);

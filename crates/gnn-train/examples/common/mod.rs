@@ -1,6 +1,8 @@
 // Graphs shared by the examples, generated here from a seed (no files needed).
 #![allow(dead_code)]
 
+pub mod epoch_lines;
+
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, Split};
 
 /// A small seeded generator (SplitMix64): the examples draw the same graph on every machine.

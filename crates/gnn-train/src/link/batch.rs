@@ -101,12 +101,17 @@ fn ints<B: burn::prelude::Backend>(v: Vec<i64>, device: &B::Device) -> Tensor<B,
 }
 
 fn pairs_of<B: SparseGnnBackend>(csr: &Csr, opts: GraphOptions, device: &B::Device) -> Pairs<B> {
+    pairs_on(csr, Graph::new(csr, device, opts), device)
+}
+
+/// The pairs of `csr`, whose device graph is `pattern`.
+fn pairs_on<B: SparseGnnBackend>(csr: &Csr, pattern: Graph<B>, device: &B::Device) -> Pairs<B> {
     let mut rows = Vec::with_capacity(csr.nnz());
     for r in 0..csr.n_rows() {
         rows.extend(std::iter::repeat_n(r as i64, csr.row_ptr()[r + 1] - csr.row_ptr()[r]));
     }
     let cols = csr.col_idx().iter().map(|&c| c as i64).collect();
-    Pairs { pattern: Graph::new(csr, device, opts), rows: ints::<B>(rows, device), cols: ints::<B>(cols, device) }
+    Pairs { pattern, rows: ints::<B>(rows, device), cols: ints::<B>(cols, device) }
 }
 
 /// The pattern of `pos` then `neg` (row = destination) and each pair's label in CSR order.
@@ -158,15 +163,21 @@ impl LinkBatcher {
         let h = &self.host;
         self.cached((TypeId::of::<B>(), format!("{device:?}")), || {
             let message = h.split.message_graph(h.self_loops)?;
-            let positives = h.split.positive_pattern()?;
             let graph = Graph::<B>::new(&message, device, h.opts);
+            // the encoder's graph is the positive pattern itself where it has neither
+            // self-loops nor weights: one graph on the device, not two
+            let same = !h.self_loops && h.split.train_weights.is_none();
+            let positives = if same { message } else { h.split.positive_pattern()? };
             let n = h.split.num_nodes;
             let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
             let x = Tensor::<B, 2>::from_data(
                 TensorData::new(h.x.clone(), [n, h.d_in]).convert_dtype(dtype),
                 (device, dtype),
             );
-            let pairs = pairs_of::<B>(&positives, h.opts, device);
+            let pairs = match same {
+                true => pairs_on::<B>(&positives, graph.clone(), device),
+                false => pairs_of::<B>(&positives, h.opts, device),
+            };
             let nnz = positives.nnz();
             let step = nnz.div_ceil(TRAIN_METRIC_PAIRS).max(1);
             let sample = ints::<B>((0..nnz as i64).step_by(step).collect(), device);
@@ -188,7 +199,11 @@ impl LinkBatcher {
     }
 
     /// The batch of `split` (the training split draws the next epoch's negatives).
-    pub fn try_batch<B: SparseGnnBackend>(&self, split: SplitKind, device: &B::Device) -> Result<LinkBatch<B>, TrainError> {
+    pub fn try_batch<B: SparseGnnBackend>(
+        &self,
+        split: SplitKind,
+        device: &B::Device,
+    ) -> Result<LinkBatch<B>, TrainError> {
         let (graph, x, train_pairs, sample) = self.resident::<B>(device)?;
         let epoch = if split == SplitKind::Train {
             self.epoch.fetch_add(1, Ordering::SeqCst) + 1

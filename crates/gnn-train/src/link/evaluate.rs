@@ -61,13 +61,7 @@ pub fn evaluate_link<B: SparseGnnBackend>(
     };
     let (test, test_loss, test_accuracy) =
         split_scores(model, &batcher.try_batch::<B>(SplitKind::Test, device)?, hits_k);
-    Ok(LinkEvaluation {
-        valid: valid.map(|v| v.0),
-        test,
-        test_loss,
-        test_accuracy,
-        valid_accuracy: valid.map(|v| v.2),
-    })
+    Ok(LinkEvaluation { valid: valid.map(|v| v.0), test, test_loss, test_accuracy, valid_accuracy: valid.map(|v| v.2) })
 }
 
 /// Every node's embedding, `[n, width]` row-major in f32 (run it on an inference backend).

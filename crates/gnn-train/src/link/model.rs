@@ -131,8 +131,7 @@ impl<B: SparseGnnBackend> LinkPredictor<B> {
         let m = p.dims()[0];
         let scores = Tensor::cat(vec![p, n], 0);
         let device = scores.device();
-        let targets =
-            Tensor::<B, 1, Int>::cat(vec![Tensor::ones([m], &device), Tensor::zeros([m], &device)], 0);
+        let targets = Tensor::<B, 1, Int>::cat(vec![Tensor::ones([m], &device), Tensor::zeros([m], &device)], 0);
         ClassificationOutput::new(loss, two_class(scores), targets)
     }
 

@@ -156,7 +156,8 @@ impl LinkSplit {
                 }
             }
         }
-        for (what, len) in [("train", self.train.len()), ("test_pos", self.test_pos.len()), ("test_neg", self.test_neg.len())]
+        for (what, len) in
+            [("train", self.train.len()), ("test_pos", self.test_pos.len()), ("test_neg", self.test_neg.len())]
         {
             if len == 0 {
                 return Err(TrainError::Data(format!("the link split's {what} is empty")));

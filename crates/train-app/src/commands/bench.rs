@@ -152,7 +152,8 @@ impl Job for BenchTrainJob {
                 };
                 let batcher = gnn_train::link::LinkBatcher::new(Arc::new(h), 0);
                 let tb = train_app::trainbench::TrainBench { cfg, epochs: a.epochs, warmup: a.warmup };
-                let run = catch_out_of_memory(|| train_app::trainbench::run_link::<B>(&tb, &batcher, &graph, &device, &name));
+                let run =
+                    catch_out_of_memory(|| train_app::trainbench::run_link::<B>(&tb, &batcher, &graph, &device, &name));
                 match run.map_err(|msg| out_of_memory(backend, &m, &nl, &p, &msg))? {
                     Ok(rec) => {
                         let line = serde_json::to_string(&rec).map_err(|e| AppError::Config(e.to_string()))?;

@@ -2,9 +2,9 @@
 
 use crate::cli::{EvalArgs, PredictArgs};
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
+use gnn_train::link::evaluate_link;
 use std::path::PathBuf;
 use train_app::backend::{dispatch, Job};
-use gnn_train::link::evaluate_link;
 use train_app::error::{AppError, Result};
 use train_app::training::link::{load_link_run, predict_link};
 use train_app::training::Task;
@@ -124,5 +124,8 @@ pub fn eval(a: EvalArgs) -> Result<()> {
 }
 
 pub fn predict(a: PredictArgs) -> Result<()> {
-    dispatch(a.backend, PredictJob { dir: a.dir, dataset: a.dataset, nodes: a.nodes, out: a.out, pairs: a.pairs, top_k: a.top_k })
+    dispatch(
+        a.backend,
+        PredictJob { dir: a.dir, dataset: a.dataset, nodes: a.nodes, out: a.out, pairs: a.pairs, top_k: a.top_k },
+    )
 }

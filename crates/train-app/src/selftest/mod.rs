@@ -14,8 +14,7 @@ use crate::backend::Job;
 use crate::error::{AppError, Result};
 use burn_sparse_gnn::conformance::{
     add_rows_checks, cross_entropy_checks, from_host_checks, half_rows_checks, inv_degree_checks, link_checks,
-    relu_dropout_checks,
-    run, ConformanceConfig,
+    relu_dropout_checks, run, ConformanceConfig,
 };
 use burn_sparse_gnn::{Choice, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 

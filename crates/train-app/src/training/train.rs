@@ -11,16 +11,15 @@ use crate::training::config::{ModelSelection, TrainConfig};
 use crate::training::files::{model_path, safetensors_path};
 use crate::training::renderer::{DivergenceGuard, RecordingRenderer};
 use crate::training::report::{
-    earlier_epochs, history_path, results_path, write_json, DatasetSummary, EpochMetrics, LossScaleSummary,
-    TrainReport,
+    earlier_epochs, history_path, results_path, write_json, DatasetSummary, EpochMetrics, LossScaleSummary, TrainReport,
 };
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataloader::{DataLoader, DataLoaderBuilder};
 use burn::data::dataset::InMemDataset;
 use burn::module::{AutodiffModule, Module};
-use burn::tensor::backend::AutodiffBackend;
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::AdamConfig;
+use burn::tensor::backend::AutodiffBackend;
 use burn::train::logger::InMemoryMetricLogger;
 use burn::train::metric::store::{Aggregate, Direction, Split as MetricSplit};
 use burn::train::metric::{AccuracyMetric, LossMetric};

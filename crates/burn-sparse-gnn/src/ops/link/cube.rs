@@ -22,7 +22,8 @@ where
 {
     fn permutation(n: usize, keys: [u32; kernel::ROUNDS], device: &R::Device) -> Ft<R> {
         let client = R::client(device);
-        let out = empty_device_contiguous_dtype::<R>(client.clone(), device.clone(), Shape::new([n.max(1)]), DType::I32);
+        let out =
+            empty_device_contiguous_dtype::<R>(client.clone(), device.clone(), Shape::new([n.max(1)]), DType::I32);
         kernel::launch_permutation::<R>(&client, bind(&out), n, &keys);
         out
     }

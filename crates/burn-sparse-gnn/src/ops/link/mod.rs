@@ -71,7 +71,11 @@ pub struct NegativePairs<B: Backend> {
 /// builds them from edges).
 ///
 /// Errors when the graphs are not square over the same nodes.
-pub fn negative_pairs<B: LinkOps>(pattern: &Graph<B>, known: &Graph<B>, seed: u64) -> Result<NegativePairs<B>, OpError> {
+pub fn negative_pairs<B: LinkOps>(
+    pattern: &Graph<B>,
+    known: &Graph<B>,
+    seed: u64,
+) -> Result<NegativePairs<B>, OpError> {
     let n = pattern.n_rows();
     for (what, g) in [("pattern", pattern), ("known", known)] {
         if g.n_rows() != n || g.n_cols() != n {

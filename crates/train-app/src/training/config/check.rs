@@ -1,7 +1,7 @@
 //! The checks of a [`TrainConfig`] that do not depend on the dataset.
 
-use super::{Task, TrainConfig, MAX_HIDDEN, MAX_LAYERS};
 use super::parse_nonlin;
+use super::{Task, TrainConfig, MAX_HIDDEN, MAX_LAYERS};
 use crate::error::{AppError, Result};
 
 impl TrainConfig {
@@ -78,5 +78,4 @@ impl TrainConfig {
         }
         parse_nonlin(&self.nonlin).map(|_| ())
     }
-
 }
