@@ -63,8 +63,9 @@ pub fn keeps(seed: [u32; 2], row: u32, col: u32, threshold: u32) -> bool {
     (h >> 8) < threshold
 }
 
+/// [`mix32`] in a kernel.
 #[cube]
-fn mix32_dev(x: u32) -> u32 {
+pub(crate) fn mix32_dev(x: u32) -> u32 {
     let mut h = x;
     h ^= h >> 16;
     h *= 0x7FEB_352Du32;

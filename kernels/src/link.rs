@@ -94,39 +94,23 @@ pub fn pair_mask(pattern: (&[u32], &[u32]), adj: (&[u32], &[u32]), pa: &[u32], p
     out
 }
 
+/// One Feistel round's function of the right half.
 #[cube]
-fn mix32_dev(x: u32) -> u32 {
-    let mut h = x;
-    h ^= h >> 16;
-    h *= 0x7FEB_352Du32;
-    h ^= h >> 15;
-    h *= 0x846C_A68Bu32;
-    h ^= h >> 16;
-    h
+fn round_dev(r: u32, key: u32, mask: u32) -> u32 {
+    crate::dropout::mix32_dev(r ^ key) & mask
 }
 
 #[cube]
 fn feistel_dev(x: u32, half: u32, k0: u32, k1: u32, k2: u32, k3: u32) -> u32 {
     let mask = (1u32 << half) - 1u32;
-    let mut l = x >> half;
-    let mut r = x & mask;
-    let f0 = mix32_dev(r ^ k0) & mask;
-    let t0 = l ^ f0;
-    l = r;
-    r = t0;
-    let f1 = mix32_dev(r ^ k1) & mask;
-    let t1 = l ^ f1;
-    l = r;
-    r = t1;
-    let f2 = mix32_dev(r ^ k2) & mask;
-    let t2 = l ^ f2;
-    l = r;
-    r = t2;
-    let f3 = mix32_dev(r ^ k3) & mask;
-    let t3 = l ^ f3;
-    l = r;
-    r = t3;
-    (l << half) | r
+    // (l, r) -> (r, l ^ f(r)), four times, with the keys in order
+    let a = x >> half;
+    let b = x & mask;
+    let c = a ^ round_dev(b, k0, mask);
+    let d = b ^ round_dev(c, k1, mask);
+    let e = c ^ round_dev(d, k2, mask);
+    let f = d ^ round_dev(e, k3, mask);
+    (e << half) | f
 }
 
 #[cube(launch)]

@@ -4,13 +4,13 @@
 
 use crate::error::{AppError, Result};
 use crate::training::config::TrainConfig;
-use crate::training::files::{model_path, safetensors_path};
-use crate::training::report::{write_json, DatasetSummary, LossScaleSummary, TrainReport};
-use crate::training::train::{all_epochs, finish, loaders, run_learner};
+use crate::training::files::model_path;
+use crate::training::report::{write_json, LossScaleSummary, TrainReport};
+use crate::training::train::{conclude, loaders, run_learner, Learned, Outcome};
 use burn::module::Module;
 use burn_sparse_gnn::{BuildOptions, GraphData, SparseGnnAutodiffBackend, SparseGnnBackend};
 use gnn_train::link::{evaluate_link, LinkBatcher, LinkHost, LinkPredictor, LinkSplit, LinkSplitConfig, Pair};
-use gnn_train::{Accuracies, AtomicFileRecorder};
+use gnn_train::Accuracies;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -183,36 +183,17 @@ pub fn train_link<B: SparseGnnAutodiffBackend>(
     })?;
     let batcher = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
     let batcher = batcher.ok_or_else(|| AppError::Config("the training data was never prepared".into()))?;
-    let trained = learned.trained;
+    let Learned { trained, run } = learned;
     let loss_scale = trained.loss_scaler().as_ref().map(LossScaleSummary::from);
     let link = evaluate_link(&trained, &batcher, device, cfg.hits_k)?;
-    trained
-        .clone()
-        .save_file(model_path(&cfg.out), &AtomicFileRecorder::new())
-        .map_err(|e| AppError::Format { path: model_path(&cfg.out).with_extension("mpk"), msg: e.to_string() })?;
-    gnn_train::write_safetensors(&trained, &safetensors_path(&cfg.out))?;
     let final_accuracy = Accuracies {
-        train: learned.epochs.last().and_then(|e| e.train_accuracy).unwrap_or(f64::NAN),
+        train: run.epochs.last().and_then(|e| e.train_accuracy).unwrap_or(f64::NAN),
         valid: link.valid_accuracy.unwrap_or(f64::NAN),
         test: link.test_accuracy,
         test_loss: link.test_loss,
     };
-    let report = TrainReport {
-        config: cfg.clone(),
-        dataset: DatasetSummary::from(&stats),
-        backend: backend.to_string(),
-        commit: crate::bench::commit(),
-        epochs: all_epochs(learned.earlier, learned.epochs),
-        final_accuracy,
-        selected_epoch: learned.selected_epoch,
-        resumed_from: learned.start,
-        train_seconds: learned.train_seconds,
-        graph_setup_seconds: learned.graph_setup_seconds,
-        parameters,
-        loss_scale,
-        link: Some(link),
-    };
-    finish(cfg, report, learned.divergence)
+    let outcome = Outcome { final_accuracy, parameters, loss_scale, link: Some(link) };
+    conclude(cfg, &stats, backend, (&trained, &trained), run, outcome)
 }
 
 /// A trained link predictor loaded from its run folder, with the batcher of its split.

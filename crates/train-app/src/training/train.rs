@@ -29,7 +29,7 @@ use burn::train::{
     TrainStep,
 };
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
-use gnn_train::{evaluate, AtomicFileRecorder, FullGraphBatcher, HostGraph, NodeClassifier, SplitKind};
+use gnn_train::{evaluate, Accuracies, AtomicFileRecorder, FullGraphBatcher, HostGraph, NodeClassifier, SplitKind};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -37,9 +37,14 @@ use std::time::Instant;
 /// with small gradients, e.g. the first layer over row-normalised bag-of-words features.
 pub const ADAM_EPSILON: f32 = 1e-8;
 
-/// What [`run_learner`] hands back: the selected model and the epochs of the run.
+/// What [`run_learner`] hands back: the selected model and the log of the run.
 pub(crate) struct Learned<M> {
     pub trained: M,
+    pub run: RunLog,
+}
+
+/// The log of a run: its epochs, the selection, the timings and how it ended.
+pub(crate) struct RunLog {
     /// This run's epochs, in order.
     pub epochs: Vec<EpochMetrics>,
     /// The epochs before the resumed checkpoint (from the run folder's history).
@@ -50,6 +55,47 @@ pub(crate) struct Learned<M> {
     /// Why the divergence guard stopped the run, if it did.
     pub divergence: Option<String>,
     pub graph_setup_seconds: f64,
+}
+
+/// What a task measured of its selected model, for its report.
+pub(crate) struct Outcome {
+    pub final_accuracy: Accuracies,
+    pub parameters: usize,
+    pub loss_scale: Option<LossScaleSummary>,
+    pub link: Option<gnn_train::link::LinkEvaluation>,
+}
+
+/// Saves the selected model (`record` as `model.mpk`, `tensors` as `model.safetensors`), writes
+/// the run's report and ends the run ([`finish`]).
+pub(crate) fn conclude<B: burn::tensor::backend::Backend, M: Module<B>, T: Module<B>>(
+    cfg: &TrainConfig,
+    stats: &burn_sparse_gnn::DatasetStats,
+    backend: &str,
+    (record, tensors): (&M, &T),
+    run: RunLog,
+    outcome: Outcome,
+) -> Result<TrainReport> {
+    record
+        .clone()
+        .save_file(model_path(&cfg.out), &AtomicFileRecorder::new())
+        .map_err(|e| AppError::Format { path: model_path(&cfg.out).with_extension("mpk"), msg: e.to_string() })?;
+    gnn_train::write_safetensors(tensors, &safetensors_path(&cfg.out))?;
+    let report = TrainReport {
+        config: cfg.clone(),
+        dataset: DatasetSummary::from(stats),
+        backend: backend.to_string(),
+        commit: crate::bench::commit(),
+        epochs: all_epochs(run.earlier, run.epochs),
+        final_accuracy: outcome.final_accuracy,
+        selected_epoch: run.selected_epoch,
+        resumed_from: run.start,
+        train_seconds: run.train_seconds,
+        graph_setup_seconds: run.graph_setup_seconds,
+        parameters: outcome.parameters,
+        loss_scale: outcome.loss_scale,
+        link: outcome.link,
+    };
+    finish(cfg, report, run.divergence)
 }
 
 /// The loaders of a run's training and validation batches, built from the epoch it starts
@@ -187,7 +233,8 @@ where
         }
     }
     let divergence = divergence.lock().unwrap_or_else(|e| e.into_inner()).take();
-    Ok(Learned { trained, epochs, earlier, selected_epoch, start, train_seconds, divergence, graph_setup_seconds })
+    let run = RunLog { epochs, earlier, selected_epoch, start, train_seconds, divergence, graph_setup_seconds };
+    Ok(Learned { trained, run })
 }
 
 /// Writes a finished run's report (`results.json`, `history.json`, `curves.png`) and turns a
@@ -277,30 +324,11 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     })?;
     let batcher = batcher_slot.lock().unwrap_or_else(|e| e.into_inner()).take();
     let batcher = batcher.ok_or_else(|| AppError::Config("the training data was never prepared".into()))?;
-    let trained = learned.trained;
+    let Learned { trained, run } = learned;
     let loss_scale = trained.loss_scaler().as_ref().map(LossScaleSummary::from);
     let final_accuracy = evaluate(&trained, &batcher, device);
-    trained
-        .clone()
-        .save_file(model_path(&cfg.out), &AtomicFileRecorder::new())
-        .map_err(|e| AppError::Format { path: model_path(&cfg.out).with_extension("mpk"), msg: e.to_string() })?;
-    gnn_train::write_safetensors(&trained.model, &safetensors_path(&cfg.out))?;
-    let report = TrainReport {
-        config: cfg.clone(),
-        dataset: DatasetSummary::from(&stats),
-        backend: backend.to_string(),
-        commit: crate::bench::commit(),
-        epochs: all_epochs(learned.earlier, learned.epochs),
-        final_accuracy,
-        selected_epoch: learned.selected_epoch,
-        resumed_from: learned.start,
-        train_seconds: learned.train_seconds,
-        graph_setup_seconds: learned.graph_setup_seconds,
-        parameters,
-        loss_scale,
-        link: None,
-    };
-    finish(cfg, report, learned.divergence)
+    let outcome = Outcome { final_accuracy, parameters, loss_scale, link: None };
+    conclude(cfg, &stats, backend, (&trained, &trained.model), run, outcome)
 }
 
 /// burn-train's loaders over a full-graph batcher: one batch per epoch and split.

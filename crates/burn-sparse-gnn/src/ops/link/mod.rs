@@ -12,7 +12,7 @@
 //! let adj = Csr::from_edges(4, &[0, 1, 2], &[1, 2, 3], None, burn_sparse_gnn::BuildOptions::undirected()).unwrap();
 //! let g = Graph::<B>::new(&adj, &dev, GraphOptions::default());
 //! let neg = negative_pairs(&g, &g, 7).unwrap();
-//! let mask = neg.mask.to_data().to_vec::<i64>().unwrap();
+//! let mask = neg.mask.to_data().convert::<i64>().to_vec::<i64>().unwrap();
 //! assert_eq!(mask.len(), adj.nnz());
 //! assert!(mask.iter().all(|&m| m == 0 || m == 1));
 //! ```
