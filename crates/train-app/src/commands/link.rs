@@ -1,23 +1,31 @@
 //! `train --task link`: the split, the memory estimate and the run; the summary line.
 
-use super::train::TrainJob;
 use burn_sparse_gnn::{GraphData, SparseGnnAutodiffBackend};
 use train_app::error::{AppError, Result};
 use train_app::fsutil::RunFolder;
 use train_app::training::config::name_of;
 use train_app::training::link::{prepare_link, read_split, split_dir, train_link};
 
+/// How a link run was asked for, beyond its configuration.
+pub struct LinkJob<'a> {
+    pub cfg: &'a train_app::training::TrainConfig,
+    pub resume: Option<usize>,
+    pub dry_run: bool,
+    /// `--devices` / `--processes` were given.
+    pub partitioned: bool,
+}
+
 /// Trains link prediction on one device (`folder`: the claimed run folder, `None` for
 /// `--dry-run`).
 pub fn run<B: SparseGnnAutodiffBackend>(
-    job: &TrainJob,
+    job: LinkJob<'_>,
     data: GraphData,
     device: B::Device,
     backend: &str,
     folder: Option<RunFolder>,
 ) -> Result<()> {
-    let cfg = &job.cfg;
-    if job.spread.is_some() || job.rank.is_some() {
+    let cfg = job.cfg;
+    if job.partitioned {
         return Err(AppError::Config(
             "--task link trains on one device; --devices / --processes partition node classification only".into(),
         ));

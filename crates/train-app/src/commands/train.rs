@@ -153,7 +153,13 @@ impl Job for TrainJob {
             stats.name, stats.nodes, stats.edges, stats.features, stats.classes
         );
         if self.cfg.task == train_app::training::Task::Link {
-            return super::link::run::<B>(&self, data, device, backend, folder);
+            let job = super::link::LinkJob {
+                cfg: &self.cfg,
+                resume: self.resume,
+                dry_run: self.dry_run,
+                partitioned: self.spread.is_some() || self.rank.is_some(),
+            };
+            return super::link::run::<B>(job, data, device, backend, folder);
         }
         let host = train_app::training::prepare(&self.cfg, data)?;
         if let Some(spread) = &self.spread {
