@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use train_app::npyio::write;
 
-fn app(args: &[&str]) -> (i32, String) {
+pub(crate) fn app(args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_train-app")).args(args).env("SGNN_PLAIN_LOG", "1").output().unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(!text.contains("panicked"), "a bad input must not panic:\n{text}");
@@ -14,7 +14,7 @@ fn app(args: &[&str]) -> (i32, String) {
 }
 
 /// A valid 6-node npy dataset.
-fn tiny(name: &str) -> PathBuf {
+pub(crate) fn tiny(name: &str) -> PathBuf {
     let dir = tmp(name);
     let adj = Csr::from_edges(6, &[0, 1, 2, 3, 4], &[1, 2, 3, 4, 5], None, BuildOptions::undirected()).unwrap();
     let x = Features::dense(6, 3, (0..18).map(|v| v as f32 / 10.0).collect()).unwrap();
@@ -24,7 +24,7 @@ fn tiny(name: &str) -> PathBuf {
     dir
 }
 
-fn train_on(dir: &Path, extra: &[&str]) -> (i32, String) {
+pub(crate) fn train_on(dir: &Path, extra: &[&str]) -> (i32, String) {
     let out = dir.join("run");
     let mut args = vec![
         "train",
@@ -44,7 +44,7 @@ fn train_on(dir: &Path, extra: &[&str]) -> (i32, String) {
     app(&args)
 }
 
-fn fails_with(r: (i32, String), needle: &str) {
+pub(crate) fn fails_with(r: (i32, String), needle: &str) {
     assert_ne!(r.0, 0, "must fail: {}", r.1);
     assert!(r.1.to_lowercase().contains(&needle.to_lowercase()), "expected `{needle}` in:\n{}", r.1);
 }
@@ -594,38 +594,3 @@ fn a_two_layer_gat_predicts_embeddings() {
     assert_eq!(correct as f64 / 2.0, test_acc, "{eval}");
 }
 
-#[test]
-fn link_prediction_refuses_bad_options_and_a_graph_too_small() {
-    let dir = tiny("link-bad");
-    fails_with(train_on(&dir, &["--task", "link", "--negatives", "0"]), "--negatives must be >= 1");
-    fails_with(train_on(&dir, &["--task", "link", "--link-test", "0"]), "--link-test must be > 0");
-    fails_with(
-        train_on(&dir, &["--task", "link", "--link-valid", "0.6", "--link-test", "0.5"]),
-        "no edges to train on",
-    );
-    fails_with(train_on(&dir, &["--task", "link", "--split", "random:0.5,0.2"]), "link prediction splits the edges");
-    // 5 edges: 5 % and 10 % of them round to no held-out edge
-    fails_with(train_on(&dir, &["--task", "link"]), "too small to split");
-}
-
-#[test]
-fn link_predict_needs_pairs_or_nodes_and_refuses_a_node_run() {
-    let dir = tiny("link-predict");
-    let (code, text) = train_on(&dir, &[]);
-    assert_eq!(code, 0, "{text}");
-    let run = dir.join("run");
-    let pairs = dir.join("pairs.csv");
-    std::fs::write(&pairs, "0,1\n").unwrap();
-    let out = dir.join("pred");
-    let r = app(&[
-        "predict",
-        run.to_str().unwrap(),
-        "--backend",
-        "cpu",
-        "--out",
-        out.to_str().unwrap(),
-        "--pairs",
-        pairs.to_str().unwrap(),
-    ]);
-    fails_with(r, "this run classifies nodes");
-}

@@ -1,6 +1,7 @@
 //! Link prediction end to end on the CPU: a Cora run reaches its measured test ROC-AUC, writes
 //! its split, and `eval` and `predict` of the saved run agree with it; bad input is refused.
 
+use crate::cli::{app, fails_with, tiny, train_on};
 use crate::common::{datasets, tmp};
 use burn::backend::Autodiff;
 use burn_sparse_gnn::{BuildOptions, Cpu};
@@ -55,4 +56,40 @@ fn cora_gcn_link_prediction_reaches_its_test_auc_and_reloads() {
     assert!(e.to_string().contains("outside 0..2708"), "{e}");
     let e = predict_link::<Cpu>(&out, None, Some(5), None, &out.join("pred"), &Default::default()).unwrap_err();
     assert!(e.to_string().contains("--nodes"), "{e}");
+}
+
+#[test]
+fn link_prediction_refuses_bad_options_and_a_graph_too_small() {
+    let dir = tiny("link-bad");
+    fails_with(train_on(&dir, &["--task", "link", "--negatives", "0"]), "--negatives must be >= 1");
+    fails_with(train_on(&dir, &["--task", "link", "--link-test", "0"]), "--link-test must be > 0");
+    fails_with(
+        train_on(&dir, &["--task", "link", "--link-valid", "0.6", "--link-test", "0.5"]),
+        "no edges to train on",
+    );
+    fails_with(train_on(&dir, &["--task", "link", "--split", "random:0.5,0.2"]), "link prediction splits the edges");
+    // 5 edges: 5 % and 10 % of them round to no held-out edge
+    fails_with(train_on(&dir, &["--task", "link"]), "too small to split");
+}
+
+#[test]
+fn link_predict_needs_pairs_or_nodes_and_refuses_a_node_run() {
+    let dir = tiny("link-predict");
+    let (code, text) = train_on(&dir, &[]);
+    assert_eq!(code, 0, "{text}");
+    let run = dir.join("run");
+    let pairs = dir.join("pairs.csv");
+    std::fs::write(&pairs, "0,1\n").unwrap();
+    let out = dir.join("pred");
+    let r = app(&[
+        "predict",
+        run.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+        "--pairs",
+        pairs.to_str().unwrap(),
+    ]);
+    fails_with(r, "this run classifies nodes");
 }
