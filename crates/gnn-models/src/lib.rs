@@ -27,6 +27,7 @@
 pub mod activation;
 pub mod aggregate;
 pub mod conv;
+pub mod graph_model;
 pub mod hidden;
 pub mod linear;
 pub mod memory_estimate;
@@ -45,6 +46,7 @@ pub use conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
 pub use conv::gin::{GinConv, GinConvConfig};
 pub use conv::sage::{SageAggr, SageConv, SageConvConfig};
 pub use conv::{Conv, ConvKind, ConvOptions, ConvSpec, EstimateLayer, LayerShape, SavedBytes};
+pub use graph_model::{pool_pattern, GraphModel, GraphModelConfig, Readout};
 pub use hidden::Hidden;
 pub use model::{GnnModel, GnnModelConfig, ModelError, NormKind};
 pub use partitioned::devices::{

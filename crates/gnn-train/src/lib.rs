@@ -54,6 +54,7 @@ pub mod classifier;
 pub mod error;
 pub mod evaluate;
 pub mod export;
+pub mod graphs;
 pub mod link;
 pub mod loss_scale;
 pub mod record;

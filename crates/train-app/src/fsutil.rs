@@ -21,7 +21,7 @@ pub const RUN_MARKER: &str = ".train-app-run";
 pub const RUN_LOCK: &str = ".train-app-lock";
 
 /// The files and folders (`true`) a run writes into its folder (partition caches aside).
-const RUN_FILES: [(&str, bool); 11] = [
+const RUN_FILES: [(&str, bool); 14] = [
     ("config.json", false),
     ("history.json", false),
     ("results.json", false),
@@ -33,6 +33,9 @@ const RUN_FILES: [(&str, bool); 11] = [
     ("train", true),
     ("valid", true),
     ("link-split", true),
+    ("graph-data.json", false),
+    ("cross-validation.json", false),
+    ("folds", true),
 ];
 
 /// Entries a folder may hold and still count as free for a new run: the marker, the lock and

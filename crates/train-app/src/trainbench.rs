@@ -121,6 +121,7 @@ pub fn epoch_record(
         partition: None,
         estimate: None,
         task: None,
+        batch_size: None,
     }
 }
 
@@ -273,6 +274,83 @@ pub fn run_link<B: SparseGnnAutodiffBackend>(
         batch.pairs.pattern.num_edges()
     ));
     rec.task = Some("link".into());
+    timed.fill(&mut rec, used_before);
+    Ok(rec)
+}
+
+/// Times graph-classification epochs of `tb.cfg`: one pass over every graph of `set` in
+/// shuffled batches of `batch_size` (each batch gathered on the host, uploaded, forward,
+/// backward, Adam step), the device synchronised at the end of the epoch, as PyG's
+/// `DataLoader` + model are timed.
+pub fn run_graph<B: SparseGnnAutodiffBackend>(
+    tb: &TrainBench,
+    set: &gnn_train::graphs::GraphSet,
+    batch_size: usize,
+    device: &B::Device,
+    device_name: &str,
+) -> Result<Record> {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    let cfg = &tb.cfg;
+    let model_cfg = crate::training::graph::graph_model_config(cfg, set.d_in, set.num_classes())?;
+    B::seed(device, cfg.seed);
+    let used_before = B::device_capacity(device).map(|(free, total)| total.saturating_sub(free));
+    let model = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
+    let mut model = gnn_train::graphs::GraphClassifier::new(model);
+    let mut optim = AdamConfig::new().with_epsilon(ADAM_EPSILON).init::<B, gnn_train::graphs::GraphClassifier<B>>();
+    let sync = || B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() });
+    let mut ids: Vec<usize> = (0..set.num_graphs()).collect();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);
+    let mut times = Vec::new();
+    let mut peak = 0u64;
+    for epoch in 0..tb.warmup + tb.epochs {
+        ids.shuffle(&mut rng);
+        sync()?;
+        let start = Instant::now();
+        let mut last = None;
+        for chunk in ids.chunks(batch_size) {
+            let batch = set.batch::<B>(chunk, device);
+            let loss = model.classify(&batch).loss;
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            model = optim.step(cfg.lr, model, grads);
+            last = Some(loss);
+        }
+        sync()?;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        let l: f64 = last.map(|l| l.into_scalar().elem()).unwrap_or(f64::NAN);
+        if !l.is_finite() {
+            return Err(AppError::Diverged(format!("loss {l} at epoch {epoch}")));
+        }
+        if epoch >= tb.warmup {
+            times.push(ms);
+        }
+        if let Some((reserved, _)) = B::device_memory(device) {
+            peak = peak.max(reserved);
+        }
+        eprintln!(
+            "epoch {}/{}: {ms:.1} ms ({:.0} graphs/s), last batch loss {l:.4}",
+            epoch + 1,
+            tb.warmup + tb.epochs,
+            set.num_graphs() as f64 / (ms / 1e3)
+        );
+    }
+    let shape = crate::bench::Shape {
+        graph: None,
+        kernels: Default::default(),
+        spmm_tile_features: None,
+        hot_split: None,
+        pools: crate::bench::pools_name(),
+    };
+    let mut rec = epoch_record(cfg, &set.name, set.adjacency.n_rows(), set.adjacency.nnz(), times, shape, device_name);
+    rec.variant = Some(format!(
+        "{} layers, {} readout, {} graphs per epoch, batch {batch_size}",
+        cfg.layers,
+        cfg.readout.name(),
+        set.num_graphs()
+    ));
+    rec.task = Some("graph".into());
+    rec.batch_size = Some(batch_size);
+    let timed = Timed { times: Vec::new(), peak, peak_in_use: 0, device_peak: 0 };
     timed.fill(&mut rec, used_before);
     Ok(rec)
 }

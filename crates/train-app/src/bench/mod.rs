@@ -87,6 +87,9 @@ pub struct Record {
     /// The task of a training-epoch record (`link`; absent: node classification).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
+    /// Graphs per batch of a graph-classification epoch record.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_size: Option<usize>,
 }
 
 /// The launch shape of a record (see [`Record::shape`]).
@@ -222,6 +225,7 @@ impl Bench {
             partition: None,
             estimate: None,
             task: None,
+            batch_size: None,
         }
     }
 

@@ -49,6 +49,13 @@ pub struct BenchTrainArgs {
     /// negative per positive, no dropout, as `bench/pyg_link.py --time` trains).
     #[arg(long, value_enum, default_value_t = train_app::training::Task::Node)]
     pub task: train_app::training::Task,
+    /// Graph classification (`--task graph`, `--dataset` a TU folder): graphs per batch, one
+    /// record each.
+    #[arg(long, value_delimiter = ',', default_value = "128")]
+    pub batch_sizes: Vec<usize>,
+    /// Graph classification: how a graph's node states are pooled.
+    #[arg(long, value_enum, default_value_t = gnn_models::Readout::Sum)]
+    pub readout: gnn_models::Readout,
     /// Link prediction: the embedding width.
     #[arg(long, default_value_t = 64)]
     pub embedding: usize,

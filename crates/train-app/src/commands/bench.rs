@@ -91,6 +91,10 @@ impl Job for BenchTrainJob {
                     if let Some(w) = a.group_width {
                         cfg.group_width = Some(w);
                     }
+                    if a.task == Task::Graph {
+                        cfg.task = Task::Graph;
+                        cfg.readout = a.readout;
+                    }
                     if a.task == Task::Link {
                         cfg.task = Task::Link;
                         cfg.architecture = Architecture::Classic;
@@ -102,6 +106,9 @@ impl Job for BenchTrainJob {
                     configs.push((m, nl, p, cfg));
                 }
             }
+        }
+        if a.task == Task::Graph {
+            return bench_graph::<B>(&a, configs, &device, backend);
         }
         let start = std::time::Instant::now();
         let data = datasets::load(&a.dataset, BuildOptions::default())?;
@@ -296,4 +303,54 @@ fn out_of_memory(
 
 pub fn bench_train(a: BenchTrainArgs) -> Result<()> {
     dispatch(a.backend, BenchTrainJob(a))
+}
+
+/// `bench-train --task graph`: epochs over every graph of a TU dataset at each batch size.
+fn bench_graph<B: SparseGnnAutodiffBackend>(
+    a: &BenchTrainArgs,
+    configs: Vec<(&String, &String, &String, TrainConfig)>,
+    device: &B::Device,
+    backend: &str,
+) -> Result<()> {
+    if a.spread.spread()?.is_some() {
+        return Err(AppError::Config("bench-train --task graph runs on one device".into()));
+    }
+    if let Some(b) = a.batch_sizes.iter().find(|&&b| b == 0) {
+        return Err(AppError::Config(format!("--batch-sizes must be >= 1, got {b}")));
+    }
+    let data = train_app::training::graph::load_tu(&a.dataset)?;
+    let encoding = gnn_train::graphs::TuEncoding::fit(&data, gnn_train::graphs::TuFeatures::Auto)
+        .map_err(|e| AppError::Config(e.to_string()))?;
+    let name = a.device_name.clone().unwrap_or_else(|| backend.to_string());
+    let mut failed = Vec::new();
+    for (m, nl, p, cfg) in configs {
+        let self_loops = cfg.self_loops || cfg.model.needs_self_loops();
+        let set = gnn_train::graphs::GraphSet::new(&data, encoding.clone(), self_loops, cfg.graph_options())
+            .map_err(|e| AppError::Config(e.to_string()))?;
+        for &bs in &a.batch_sizes {
+            let tb = train_app::trainbench::TrainBench { cfg: cfg.clone(), epochs: a.epochs, warmup: a.warmup };
+            let run = catch_out_of_memory(|| train_app::trainbench::run_graph::<B>(&tb, &set, bs, device, &name));
+            match run.map_err(|msg| out_of_memory(backend, &m, &nl, &p, &msg))? {
+                Ok(rec) => emit(a, &rec)?,
+                Err(e) => {
+                    eprintln!("{m} {p} batch {bs}: {e}");
+                    failed.push(format!("{m} {p} batch {bs}"));
+                }
+            }
+        }
+    }
+    all_ran(&failed)
+}
+
+/// Prints a record and appends it to `--out`.
+fn emit(a: &BenchTrainArgs, rec: &bench::Record) -> Result<()> {
+    let line = serde_json::to_string(rec).map_err(|e| AppError::Config(e.to_string()))?;
+    println!("{line}");
+    if let Some(path) = a.out.as_ref() {
+        use std::io::Write;
+        let mut f =
+            std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| AppError::io(path, e))?;
+        writeln!(f, "{line}").map_err(|e| AppError::io(path, e))?;
+    }
+    Ok(())
 }

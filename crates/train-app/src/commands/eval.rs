@@ -17,7 +17,20 @@ struct EvalJob {
 impl Job for EvalJob {
     type Output = ();
     fn run<B: SparseGnnAutodiffBackend>(self, device: B::Device, _backend: &str) -> Result<()> {
-        if train_app::training::eval::run_config(&self.dir, None)?.task == Task::Link {
+        let task = train_app::training::eval::run_config(&self.dir, None)?.task;
+        if task == Task::Graph {
+            if self.dataset.is_some() {
+                return Err(AppError::Config(
+                    "a graph classification run is evaluated on its own split; `predict --dataset` scores other graphs"
+                        .into(),
+                ));
+            }
+            for line in train_app::training::graph::eval_graph::<B::InnerBackend>(&self.dir, &device)? {
+                println!("{line}");
+            }
+            return Ok(());
+        }
+        if task == Task::Link {
             if self.dataset.is_some() {
                 return Err(AppError::Config(
                     "a link prediction run is evaluated on its own split (the run folder's link-split); \
@@ -71,7 +84,30 @@ struct PredictJob {
 impl Job for PredictJob {
     type Output = ();
     fn run<B: SparseGnnAutodiffBackend>(self, device: B::Device, _backend: &str) -> Result<()> {
-        let link = train_app::training::eval::run_config(&self.dir, None)?.task == Task::Link;
+        let task = train_app::training::eval::run_config(&self.dir, None)?.task;
+        if task == Task::Graph {
+            if self.pairs.is_some() || self.top_k.is_some() || self.nodes.is_some() {
+                return Err(AppError::Config(
+                    "a graph classification run predicts whole graphs; --pairs, --top-k and --nodes are for node \
+                     and link runs"
+                        .into(),
+                ));
+            }
+            let p = train_app::training::graph::predict_graph::<B::InnerBackend>(
+                &self.dir,
+                self.dataset.as_deref(),
+                &self.out,
+                &device,
+            )?;
+            println!(
+                "{} graphs, {} classes: {}",
+                p.graphs,
+                p.classes,
+                p.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+            );
+            return Ok(());
+        }
+        let link = task == Task::Link;
         if !link && (self.pairs.is_some() || self.top_k.is_some()) {
             return Err(AppError::Config(
                 "--pairs and --top-k score node pairs of a link prediction run; this run classifies nodes".into(),

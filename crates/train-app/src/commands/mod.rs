@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod data;
 pub mod eval;
+pub mod graph;
 pub mod link;
 pub mod train;
 

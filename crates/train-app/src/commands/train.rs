@@ -146,6 +146,10 @@ impl Job for TrainJob {
             (Some(f), None) => f.start_new_run(),
             _ => Ok(()),
         };
+        if self.cfg.task == train_app::training::Task::Graph {
+            let partitioned = self.spread.is_some() || self.rank.is_some();
+            return super::graph::run::<B>(&self.cfg, self.resume, self.dry_run, partitioned, device, backend, folder);
+        }
         let data = datasets::load(&self.cfg.dataset, BuildOptions::default())?;
         let stats = data.stats();
         eprintln!(

@@ -17,7 +17,8 @@ use crate::error::{AppError, Result};
 use burn::prelude::Backend;
 use burn_sparse_gnn::{Choice, GraphOptions, KernelPolicy, SspmmStrategy};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use gnn_models::{ConvKind, GcnNorm, GnnModelConfig, NormKind, Precision, SageAggr};
+use gnn_models::{ConvKind, GcnNorm, GnnModelConfig, NormKind, Precision, Readout, SageAggr};
+use gnn_train::graphs::TuFeatures;
 use gnn_train::link::Decoder;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -62,6 +63,8 @@ pub enum Task {
     Node,
     /// Which pairs of nodes are edges (docs/LINK_PREDICTION.md).
     Link,
+    /// A class per graph of a set of graphs (a TU dataset; docs/GRAPH_CLASSIFICATION.md).
+    Graph,
 }
 
 /// How the convolutions are stacked.
@@ -107,6 +110,35 @@ pub struct TrainConfig {
     /// Link prediction: the K of Hits@K.
     #[arg(long, default_value_t = 50)]
     pub hits_k: usize,
+    /// Graph classification: stratified cross-validation folds (0: one stratified split by
+    /// --graph-valid and --graph-test).
+    #[arg(long, default_value_t = 0)]
+    pub folds: usize,
+    /// Graph classification: with --folds, train only this fold (1-based; folds spread over
+    /// processes or machines, each into its own folder; no cross-validation.json).
+    #[arg(long)]
+    pub fold: Option<usize>,
+    /// Graph classification: share of the graphs for validation (without --folds).
+    #[arg(long, default_value_t = 0.1)]
+    pub graph_valid: f64,
+    /// Graph classification: share of the graphs for testing (without --folds).
+    #[arg(long, default_value_t = 0.1)]
+    pub graph_test: f64,
+    /// Graph classification: graphs per batch.
+    #[arg(long, default_value_t = 128)]
+    pub batch_size: usize,
+    /// Graph classification: how a graph's node states are pooled.
+    #[arg(long, value_enum, default_value_t = Readout::Sum)]
+    pub readout: Readout,
+    /// Graph classification: the node features of a TU dataset.
+    #[arg(long, value_enum, default_value_t = TuFeatures::Auto)]
+    pub tu_features: TuFeatures,
+    /// Multiply the learning rate by --lr-gamma every this many epochs (none: constant).
+    #[arg(long)]
+    pub lr_step: Option<usize>,
+    /// The learning rate's factor every --lr-step epochs.
+    #[arg(long, default_value_t = 0.5)]
+    pub lr_gamma: f64,
     /// Split to apply: `per-class:TRAIN,VALID` (nodes per class), `random:TRAIN,VALID`
     /// (fractions; the rest is the test split) or `mask:K` (the K-th of a file's splits).
     /// [default: the dataset's own split, else per-class:20,30]

@@ -172,7 +172,7 @@ pub fn train_link<B: SparseGnnAutodiffBackend>(
     let host = Arc::new(host);
     let slot: Arc<Mutex<Option<LinkBatcher>>> = Arc::new(Mutex::new(None));
     let kept = slot.clone();
-    let learned = run_learner::<B, _>(cfg, model, device, resume, tui, true, |start| {
+    let learned = run_learner::<B, _>(cfg, model, device, resume, tui, true, 1, |start| {
         let batcher = LinkBatcher::new(host.clone(), start.unwrap_or(0));
         let setup = Instant::now();
         batcher.resident::<B>(device)?;

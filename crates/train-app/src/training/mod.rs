@@ -7,6 +7,8 @@
 //! - [`report`]: `results.json` and `history.json`.
 //! - [`eval`]: `eval` and `predict` on a trained run.
 //! - [`link`]: link prediction: the edge split in the run folder, training, `eval` and `predict`.
+//! - [`graph`]: graph classification: TU datasets, splits and cross-validation folds, `eval` and
+//!   `predict`.
 //!
 //! The batcher, the classifier with its train / inference steps and the evaluation live in the
 //! `gnn-train` library (re-exported here).
@@ -15,6 +17,7 @@ pub mod checkpoints;
 pub mod config;
 pub mod eval;
 pub mod files;
+pub mod graph;
 pub mod link;
 pub mod renderer;
 pub mod report;

@@ -2,6 +2,7 @@
 //! epoch, and records every epoch's metrics (for `history.json` and `results.json`).
 
 use crate::training::report::EpochMetrics;
+use burn::train::metric::NumericEntry;
 use burn::train::renderer::{
     EvaluationName, EvaluationProgress, MetricState, MetricsRenderer, MetricsRendererEvaluation,
     MetricsRendererTraining, ProgressType, TrainingProgress,
@@ -49,7 +50,9 @@ pub struct DivergenceGuard {
 pub struct RecordingRenderer {
     pub inner: Option<Box<dyn MetricsRenderer>>,
     pub names: HashMap<String, String>,
-    pub current: HashMap<(bool, String), f64>,
+    /// Per split and metric: the epoch's sum of batch value x batch size, and the batch sizes'
+    /// sum (the epoch's value is their ratio, as burn-train's running value).
+    pub current: HashMap<(bool, String), (f64, usize)>,
     pub log: Arc<Mutex<Vec<EpochMetrics>>>,
     pub last: Instant,
     pub total_epochs: usize,
@@ -96,6 +99,7 @@ impl RecordingRenderer {
             .iter()
             .filter(|(_, n)| n.as_str() == name)
             .find_map(|(id, _)| self.current.get(&(valid, id.clone())).copied())
+            .map(|(sum, count)| sum / count.max(1) as f64)
     }
 
     fn epoch_done(&mut self, epoch: usize) {
@@ -114,6 +118,7 @@ impl RecordingRenderer {
             device_bytes_reserved: mem.map(|m| m.0),
             device_bytes_in_use: mem.map(|m| m.1),
         };
+        self.current.clear();
         if self.inner.is_none() && self.log_every > 0 && (epoch % self.log_every == 0 || epoch == self.total_epochs) {
             let f = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
             let mem = m
@@ -168,25 +173,33 @@ impl RecordingRenderer {
     }
 }
 
-fn metric_key(state: &MetricState) -> Option<(String, f64)> {
+fn metric_key(state: &MetricState) -> Option<(String, f64, usize)> {
     match state {
-        MetricState::Numeric(entry, value) => Some((format!("{:?}", entry.metric_id), value.current())),
+        MetricState::Numeric(entry, value) => {
+            let count = match value {
+                NumericEntry::Aggregated { count, .. } => *count,
+                NumericEntry::Value(_) => 1,
+            };
+            Some((format!("{:?}", entry.metric_id), value.current() * count as f64, count))
+        }
         MetricState::Generic(_) => None,
     }
 }
 
 impl MetricsRendererTraining for RecordingRenderer {
     fn update_train(&mut self, state: MetricState) {
-        if let Some((id, v)) = metric_key(&state) {
-            self.current.insert((false, id), v);
+        if let Some((id, sum, count)) = metric_key(&state) {
+            let e = self.current.entry((false, id)).or_insert((0.0, 0));
+            *e = (e.0 + sum, e.1 + count);
         }
         if let Some(r) = self.inner.as_mut() {
             r.update_train(state);
         }
     }
     fn update_valid(&mut self, state: MetricState) {
-        if let Some((id, v)) = metric_key(&state) {
-            self.current.insert((true, id), v);
+        if let Some((id, sum, count)) = metric_key(&state) {
+            let e = self.current.entry((true, id)).or_insert((0.0, 0));
+            *e = (e.0 + sum, e.1 + count);
         }
         if let Some(r) = self.inner.as_mut() {
             r.update_valid(state);
@@ -199,10 +212,14 @@ impl MetricsRendererTraining for RecordingRenderer {
     }
     fn render_valid(&mut self, item: TrainingProgress, progress: Vec<ProgressType>) {
         let epoch = item.global_progress.items_processed;
+        // the epoch ends with its last validation batch
+        let last = item.progress.as_ref().is_none_or(|p| p.items_processed >= p.items_total);
         if let Some(r) = self.inner.as_mut() {
             r.render_valid(item, progress);
         }
-        self.epoch_done(epoch);
+        if last {
+            self.epoch_done(epoch);
+        }
     }
     fn on_train_end(&mut self, summary: Option<LearnerSummary>) -> std::result::Result<(), Box<dyn std::error::Error>> {
         match self.inner.as_mut() {

@@ -18,6 +18,7 @@ use burn::data::dataloader::{DataLoader, DataLoaderBuilder};
 use burn::data::dataset::InMemDataset;
 use burn::module::{AutodiffModule, Module};
 use burn::optim::decay::WeightDecayConfig;
+use burn::optim::lr_scheduler::step::{StepLrScheduler, StepLrSchedulerConfig};
 use burn::optim::AdamConfig;
 use burn::tensor::backend::AutodiffBackend;
 use burn::train::logger::InMemoryMetricLogger;
@@ -107,7 +108,9 @@ pub(crate) type Loaders<B, I, V> =
 /// renderer (TUI or plain lines) recording every epoch, the divergence guard, checkpoints and
 /// resume, best-validation selection and early stopping. `loaders` builds the data loaders
 /// once the starting epoch is known (and reports the seconds its device setup took); `auc`
-/// adds ROC-AUC to the metrics (link prediction).
+/// adds ROC-AUC to the metrics (link prediction); `batches_per_epoch`: the training steps of
+/// an epoch (the learning rate steps by `cfg.lr_gamma` every `cfg.lr_step` epochs).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_learner<B, M>(
     cfg: &TrainConfig,
     model: M,
@@ -115,6 +118,7 @@ pub(crate) fn run_learner<B, M>(
     resume: Option<usize>,
     tui: bool,
     auc: bool,
+    batches_per_epoch: usize,
     loaders: impl FnOnce(Option<usize>) -> Result<(Loaders<B, M::Input, <M::InnerModule as InferenceStep>::Input>, f64)>,
 ) -> Result<Learned<M::InnerModule>>
 where
@@ -198,7 +202,7 @@ where
         ));
     }
     let started = Instant::now();
-    let result = training.launch(Learner::new(model, optim, cfg.lr));
+    let result = training.launch(Learner::new(model, optim, lr_schedule(cfg, batches_per_epoch)?));
     let train_seconds = started.elapsed().as_secs_f64();
     // burn-train stops quietly when a checkpoint cannot be written: the run fails here instead
     if let Some(e) = recorder.errors().first() {
@@ -235,6 +239,16 @@ where
     let divergence = divergence.lock().unwrap_or_else(|e| e.into_inner()).take();
     let run = RunLog { epochs, earlier, selected_epoch, start, train_seconds, divergence, graph_setup_seconds };
     Ok(Learned { trained, run })
+}
+
+/// The learning rate of every step: `cfg.lr`, times `cfg.lr_gamma` every `cfg.lr_step` epochs
+/// (burn-train steps the schedule once per batch).
+fn lr_schedule(cfg: &TrainConfig, batches_per_epoch: usize) -> Result<StepLrScheduler> {
+    let step = match cfg.lr_step {
+        Some(epochs) => epochs.saturating_mul(batches_per_epoch.max(1)),
+        None => i32::MAX as usize,
+    };
+    StepLrSchedulerConfig::new(cfg.lr, step).with_gamma(cfg.lr_gamma).init().map_err(AppError::Config)
 }
 
 /// Writes a finished run's report (`results.json`, `history.json`, `curves.png`) and turns a
@@ -314,7 +328,7 @@ pub fn train<B: SparseGnnAutodiffBackend>(
     let host = Arc::new(host);
     let batcher_slot: Arc<Mutex<Option<FullGraphBatcher>>> = Arc::new(Mutex::new(None));
     let slot = batcher_slot.clone();
-    let learned = run_learner::<B, _>(cfg, model, device, resume, tui, false, |start| {
+    let learned = run_learner::<B, _>(cfg, model, device, resume, tui, false, 1, |start| {
         let batcher = FullGraphBatcher::new(host.clone(), start.unwrap_or(0));
         let setup = Instant::now();
         let _ = batcher.resident::<B>(device);

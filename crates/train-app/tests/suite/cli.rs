@@ -593,4 +593,3 @@ fn a_two_layer_gat_predicts_embeddings() {
     let correct = (y.data[4] == 0) as usize + (y.data[5] == 1) as usize;
     assert_eq!(correct as f64 / 2.0, test_acc, "{eval}");
 }
-

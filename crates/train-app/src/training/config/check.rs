@@ -76,6 +76,59 @@ impl TrainConfig {
                     .into());
             }
         }
+        if self.lr_step == Some(0) {
+            return bad("--lr-step must be >= 1 (epochs between learning-rate steps)".into());
+        }
+        if !(self.lr_gamma > 0.0 && self.lr_gamma <= 1.0) {
+            return bad(format!("--lr-gamma must be in (0, 1], got {}", self.lr_gamma));
+        }
+        if self.task == Task::Graph {
+            if self.batch_size == 0 {
+                return bad("--batch-size must be >= 1 (graphs per batch)".into());
+            }
+            if let Some(f) = self.fold {
+                if f == 0 || f > self.folds {
+                    return bad(format!("--fold must be in 1..={} (--folds), got {f}", self.folds));
+                }
+            }
+            if self.folds == 1 {
+                return bad("--folds must be 0 (one split) or >= 2".into());
+            }
+            if self.folds == 0 {
+                for (flag, v) in [("--graph-valid", self.graph_valid), ("--graph-test", self.graph_test)] {
+                    if !(v > 0.0 && v < 1.0) {
+                        return bad(format!("{flag} must be a share of the graphs in (0, 1), got {v}"));
+                    }
+                }
+                if self.graph_valid + self.graph_test >= 1.0 {
+                    return bad(format!(
+                        "--graph-valid {} and --graph-test {} leave no graphs to train on",
+                        self.graph_valid, self.graph_test
+                    ));
+                }
+            } else {
+                if self.patience.is_some() {
+                    return bad("--patience stops on the validation loss; cross-validation (--folds) runs every \
+                                epoch of every fold (its test fold is its validation)"
+                        .into());
+                }
+                if self.select == super::ModelSelection::BestValid {
+                    return bad("--select best-valid would select on the test fold; cross-validation reports \
+                                the epoch best on average over the folds"
+                        .into());
+                }
+            }
+            if self.split.is_some() {
+                return bad("--split chooses nodes for node classification; graph classification splits the \
+                            graphs (--folds, or --graph-valid / --graph-test)"
+                    .into());
+            }
+            if parse_nonlin(&self.nonlin)? != gnn_models::Nonlinearity::Relu {
+                return bad("graph classification runs ReLU between its layers; --nonlin is for node \
+                            classification and link prediction"
+                    .into());
+            }
+        }
         parse_nonlin(&self.nonlin).map(|_| ())
     }
 }
