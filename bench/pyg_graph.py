@@ -3,8 +3,8 @@
 writes into its run folder (`graph-data.json`: the feature encoding and the folds or split), the
 peer of ours. Model as ours (`gnn_models::GraphModel`): `--layers` convolutions (GINConv with a
 Linear-ReLU-Linear MLP and eps = 0, GCNConv, or SAGEConv mean) d_in -> hidden -> ... -> hidden,
-each followed by BatchNorm1d and ReLU; the readout (`--readout sum|mean|max`) of every state, the
-input included, through a linear map of its own, dropout on each, summed. Adam with
+each followed by BatchNorm1d and ReLU; the readouts (`--readout sum|mean|max`) of every state,
+the input included, concatenated, dropout, one linear map. Adam with
 `--lr`, StepLR (`--lr-step` epochs, `--lr-gamma`), PyG's DataLoader with shuffled batches of
 `--batch-size`. Cross-validation: every fold trains `--epochs` epochs and scores its test fold
 after each; the record holds the mean over the folds at the epoch best on average (the GIN
@@ -99,15 +99,15 @@ def build(torch, pyg, kind, d_in, hidden, classes, layers, readout, dropout):
                 else:
                     self.convs.append(SAGEConv(d, hidden, aggr="mean"))
                 self.bns.append(nn.BatchNorm1d(hidden))
-            self.heads = nn.ModuleList([nn.Linear(d_in, classes)] + [nn.Linear(hidden, classes) for _ in range(layers)])
+            self.head = nn.Linear(d_in + layers * hidden, classes)
 
         def forward(self, x, ei, batch, size):
             states, h = [x], x
             for conv, bn in zip(self.convs, self.bns):
                 h = torch.relu(bn(conv(h, ei)))
                 states.append(h)
-            return sum(torch.nn.functional.dropout(head(pool(s, batch, size)), dropout, self.training)
-                       for head, s in zip(self.heads, states))
+            z = torch.cat([pool(s, batch, size) for s in states], 1)
+            return self.head(torch.nn.functional.dropout(z, dropout, self.training))
 
     return Net()
 

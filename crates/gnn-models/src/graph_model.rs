@@ -2,10 +2,11 @@
 //! graph), batch normalisation and ReLU after each, and a readout that pools every node state
 //! of a graph into one vector (sum, mean or max).
 //!
-//! The setup of the GIN paper (Xu et al., ICLR 2019) is the default: the readout of every
-//! layer, the input features included, goes through a linear map of its own to the classes and
-//! the maps' outputs are summed (`score = sum_l dropout(W_l pool(h_l))`); with
-//! [`GraphModelConfig::every_layer`] off only the last layer's readout is scored.
+//! The setup of the GIN paper (Xu et al., ICLR 2019) is the default: the readouts of every
+//! layer, the input features included, are concatenated and one linear map scores them
+//! (`score = W dropout([pool(h_0) | pool(h_1) | ... | pool(h_L)])`, the paper's sum of one linear
+//! map per layer written as one product); with [`GraphModelConfig::every_layer`] off only the
+//! last layer's readout is scored.
 //!
 //! The readout is an SpMM with the pooling pattern: a `[graphs, nodes]` CSR whose row `g` holds
 //! the nodes of graph `g` ([`pool_pattern`]), so sum, mean and max pooling and their backward
@@ -84,14 +85,14 @@ pub struct GraphModelConfig {
     /// Pooling of each graph's node states.
     #[config(default = "Readout::Sum")]
     pub readout: Readout,
-    /// Score the readout of every layer, the input included, and sum the scores (the GIN
-    /// paper); else only the last layer's.
+    /// Score the readouts of every layer, the input included, concatenated (the GIN paper);
+    /// else only the last layer's.
     #[config(default = true)]
     pub every_layer: bool,
     /// Batch normalisation after each convolution (before its ReLU).
     #[config(default = true)]
     pub batch_norm: bool,
-    /// Dropout on each layer's score (the GIN paper's final dropout, 0.5).
+    /// Dropout on the readout before the linear map (the GIN paper's final dropout, 0.5).
     #[config(default = 0.5)]
     pub dropout: f64,
     /// Storage precision of the sparse aggregations.
@@ -116,8 +117,10 @@ pub struct GraphModelConfig {
 pub struct GraphModel<B: Backend> {
     convs: Vec<Conv<B>>,
     norms: Vec<BatchNorm<B>>,
-    heads: Vec<Linear<B>>,
+    head: Linear<B>,
     dropout: Dropout,
+    #[module(skip)]
+    every_layer: bool,
     #[module(skip)]
     readout: Readout,
     #[module(skip)]
@@ -181,18 +184,16 @@ impl GraphModelConfig {
             true => (0..self.layers).map(|_| BatchNormConfig::new(h).init(device)).collect(),
             false => Vec::new(),
         };
-        let heads = match self.every_layer {
-            true => std::iter::once(self.d_in)
-                .chain(std::iter::repeat_n(h, self.layers))
-                .map(|d| LinearConfig::new(d, self.classes).init(device))
-                .collect(),
-            false => vec![LinearConfig::new(h, self.classes).init(device)],
+        let scored = match self.every_layer {
+            true => self.d_in + self.layers * h,
+            false => h,
         };
         Ok(GraphModel {
             convs,
             norms,
-            heads,
+            head: LinearConfig::new(scored, self.classes).init(device),
             dropout: DropoutConfig::new(self.dropout).init(),
+            every_layer: self.every_layer,
             readout: self.readout,
             precision: self.precision,
         })
@@ -203,15 +204,12 @@ impl<B: SparseGnnBackend> GraphModel<B> {
     /// Logits `[graphs, classes]`: `g` is the batch's block-diagonal graph, `pool` its pooling
     /// pattern ([`pool_pattern`]), `x` the node features `[nodes, d_in]`.
     pub fn forward(&self, g: &Graph<B>, pool: &Graph<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
-        let states = self.states(g, x);
-        let scored: Box<dyn Iterator<Item = (&Linear<B>, Tensor<B, 2>)>> = match self.heads.len() {
-            1 => Box::new(self.heads.iter().zip(states.into_iter().last())),
-            _ => Box::new(self.heads.iter().zip(states)),
+        let mut states = self.states(g, x);
+        let readout = match self.every_layer {
+            true => Tensor::cat(states.into_iter().map(|h| self.pool(pool, h)).collect(), 1),
+            false => self.pool(pool, states.pop().expect("the input state")),
         };
-        scored
-            .map(|(head, h)| self.dropout.forward(head.forward(self.pool(pool, h))))
-            .reduce(|a, b| a + b)
-            .expect("at least one scored layer")
+        self.head.forward(self.dropout.forward(readout))
     }
 
     /// The node states: the input, then each convolution's output after its normalisation and

@@ -334,6 +334,33 @@ pub fn run_graph<B: SparseGnnAutodiffBackend>(
             set.num_graphs() as f64 / (ms / 1e3)
         );
     }
+    // one more epoch, synchronised after every phase: where a step's time goes
+    let mut phases = [0f64; 5];
+    let mut mark = Instant::now();
+    let mut lap = |i: usize, phases: &mut [f64; 5]| -> Result<()> {
+        sync()?;
+        phases[i] += mark.elapsed().as_secs_f64() * 1e3;
+        mark = Instant::now();
+        Ok(())
+    };
+    for chunk in ids.chunks(batch_size) {
+        let host = set.gather(chunk);
+        lap(0, &mut phases)?;
+        drop(host);
+        let batch = set.batch::<B>(chunk, device);
+        lap(1, &mut phases)?;
+        let loss = model.classify(&batch).loss;
+        lap(2, &mut phases)?;
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        lap(3, &mut phases)?;
+        model = optim.step(cfg.lr, model, grads);
+        lap(4, &mut phases)?;
+    }
+    eprintln!(
+        "phases of one synchronised epoch, ms: host gather {:.1}, batch on the device (gather, graphs, upload) {:.1}, \
+         forward {:.1}, backward {:.1}, optimizer {:.1}",
+        phases[0], phases[1], phases[2], phases[3], phases[4]
+    );
     let shape = crate::bench::Shape {
         graph: None,
         kernels: Default::default(),

@@ -28,15 +28,29 @@ pub struct Cli {
     pub command: Option<Command>,
     /// How the GPU memory pools hold memory: `exact` (buffers of the exact sizes the work
     /// allocates, reused for the same sizes: reserved memory stays close to what is in use) or
-    /// `pooled` (CubeCL's default pages and slices).
-    #[arg(long, global = true, value_enum, default_value = "exact")]
+    /// `pooled` (CubeCL's default pages and slices). `auto`: pooled for graph classification
+    /// (`--task graph`), whose batches differ in size every step, exact otherwise.
+    #[arg(long, global = true, value_enum, default_value = "auto")]
     pub memory_pools: PoolsArg,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PoolsArg {
+    Auto,
     Exact,
     Pooled,
+}
+
+impl Cli {
+    /// Whether the command trains or times graph classification (batches of varying sizes).
+    pub fn graph_task(&self) -> bool {
+        use train_app::training::Task;
+        match &self.command {
+            Some(Command::Train(a)) => a.cfg.task == Task::Graph,
+            Some(Command::BenchTrain(a)) => a.task == Task::Graph,
+            _ => false,
+        }
+    }
 }
 
 /// Every command lets a negative number reach its option's own check (`--epochs -1` is an

@@ -204,6 +204,7 @@ pub fn train_graph<B: SparseGnnAutodiffBackend>(
     }
     let folds = stratified_folds(&labels, cfg.folds, cfg.seed).map_err(AppError::Config)?;
     write_json(&cfg.out.join(GRAPH_DATA), &run_data(None, Some(folds.clone())))?;
+    write_json(&cfg.out.join("config.json"), cfg)?;
     let started = Instant::now();
     let mut curves = Vec::with_capacity(folds.len());
     let mut final_accuracy = Vec::with_capacity(folds.len());
@@ -373,7 +374,7 @@ pub fn eval_graph<B: SparseGnnBackend>(dir: &Path, device: &B::Device) -> Result
     if cfg.folds >= 2 && dir.join(FOLDS_DIR).is_dir() {
         let mut lines = Vec::new();
         let mut accs = Vec::new();
-        for f in 0..cfg.folds {
+        for f in (0..cfg.folds).filter(|&f| fold_dir(dir, f).join("model.mpk").is_file()) {
             let (_, run, set, model) = load_graph_run::<B>(&fold_dir(dir, f), device)?;
             let split = run.split.ok_or_else(|| AppError::Config(format!("fold {} has no split", f + 1)))?;
             if let Some(s) = score_graphs(&model, &set, &split.test, cfg.batch_size, device) {
