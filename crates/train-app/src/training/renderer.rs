@@ -41,6 +41,10 @@ pub fn diverged(first: Option<f64>, epoch: usize, loss: f64) -> Option<String> {
 pub struct DivergenceGuard {
     pub interrupter: burn::train::Interrupter,
     pub first: Option<f64>,
+    /// Whether growth past [`DIVERGENCE_FACTOR`] times the first epoch's loss counts (full-graph
+    /// training); else only a loss that is not finite does (mini-batches of graphs, whose epoch
+    /// losses rise and fall with batch normalisation's early statistics).
+    pub growth: bool,
     pub reason: Arc<Mutex<Option<String>>>,
 }
 
@@ -146,7 +150,7 @@ impl RecordingRenderer {
             if g.first.is_none() {
                 g.first = Some(loss);
             }
-            if let Some(reason) = diverged(g.first.filter(|_| epoch > 1), epoch, loss) {
+            if let Some(reason) = diverged(g.first.filter(|_| epoch > 1 && g.growth), epoch, loss) {
                 *g.reason.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
                 g.interrupter.stop(Some("the training loss diverged"));
                 stop = true;
