@@ -363,7 +363,8 @@ pub fn load_graph_run<B: SparseGnnBackend>(
     let model = graph_model_config(&cfg, set.d_in, set.num_classes())?
         .init::<B>(device)
         .map_err(|e| AppError::Config(e.to_string()))?;
-    let model = gnn_train::load_checked(model, &model_path(dir), device)?;
+    // model.mpk is the classifier's record (the model under `model`)
+    let model = gnn_train::load_checked(GraphClassifier::new(model), &model_path(dir), device)?.model;
     Ok((cfg, run, set, model))
 }
 

@@ -6,6 +6,7 @@
 mod common;
 
 mod cli;
+mod graph;
 mod inputs;
 #[cfg(feature = "wgpu")]
 mod layers_wgpu;
