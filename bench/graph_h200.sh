@@ -13,7 +13,8 @@
 #   epoch best on average) for MODELS (default gin gcn sage) on DATASETS (default MUTAG PROTEINS
 #   NCI1 IMDB-BINARY): every fold of every run is one job (ours `train --folds 10 --fold F`, PyG
 #   `pyg_graph.py --only-folds F` on the folds ours wrote), JOBS at a time (default 12);
-#   `graph_collect.py` turns them into one record per dataset, model and implementation.
+#   `graph_collect.py` turns them into one record per dataset, model and implementation;
+#   JOB_TIMEOUT (default 590 s) bounds each job.
 set -u
 BIN=$1; OUT=$2; TU=$3; shift 3
 PARTS=${*:-speed accuracy}
@@ -68,8 +69,8 @@ for part in $PARTS; do
     for ds in ${DATASETS:-MUTAG PROTEINS NCI1 IMDB-BINARY}; do
       for m in ${MODELS:-gin gcn sage}; do
         for f in ${FOLDS:-1 2 3 4 5 6 7 8 9 10}; do
-          echo "timeout 590 $BIN train --backend $BACKEND --task graph --dataset $TU/$ds --model $m $MODEL $PROTOCOL --folds 10 --fold $f --checkpoints false --log-every 0 --out $OUT/runs/$ds-$m-ours-$f"
-          echo "timeout 590 python3 $HERE/pyg_graph.py --run $OUT/folds-$ds --dataset $TU/$ds --model $m $PROTOCOL --only-folds $f --out $OUT/runs/$ds-$m-pyg-$f.jsonl"
+          echo "timeout ${JOB_TIMEOUT:-590} $BIN train --backend $BACKEND --task graph --dataset $TU/$ds --model $m $MODEL $PROTOCOL --folds 10 --fold $f --checkpoints false --log-every 0 --out $OUT/runs/$ds-$m-ours-$f"
+          echo "timeout ${JOB_TIMEOUT:-590} python3 $HERE/pyg_graph.py --run $OUT/folds-$ds --dataset $TU/$ds --model $m $PROTOCOL --only-folds $f --out $OUT/runs/$ds-$m-pyg-$f.jsonl"
         done
       done
     done | run_jobs
