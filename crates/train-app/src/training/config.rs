@@ -14,7 +14,6 @@ pub use nonlin::parse_nonlin;
 pub use split::{apply_split, DEFAULT_SPLIT};
 
 use crate::error::{AppError, Result};
-use burn::prelude::Backend;
 use burn_sparse_gnn::{Choice, GraphOptions, KernelPolicy, SspmmStrategy};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use gnn_models::{ConvKind, GcnNorm, GnnModelConfig, NormKind, Precision, Readout, SageAggr};
@@ -392,46 +391,6 @@ impl TrainConfig {
             .with_input_dropout(self.input_dropout);
         cfg.check().map_err(|e| AppError::Config(e.to_string()))?;
         Ok(cfg)
-    }
-
-    /// A hint appended to a divergence error where the configuration explains it: GIN's
-    /// unnormalised sum grows with the degree and the depth, and f16's range is narrow.
-    pub fn divergence_hint(&self) -> String {
-        let lr = format!("a lower --lr (now {})", self.lr);
-        if self.model == ConvKind::Gin && self.gin_lambda.is_none() {
-            format!(
-                "; GIN's unnormalised sum grows with the degree and the depth: try the half-safe \
-                 aggregation (--gin-lambda 0.1), a normalisation (--norm layernorm) or {lr}"
-            )
-        } else if self.precision == Precision::MixedF16 {
-            format!("; f16's range is narrow: try --precision mixedbf16 or f32, or {lr}")
-        } else {
-            format!("; try {lr}")
-        }
-    }
-
-    /// Refuses a run whose host estimate ([`host_estimate`]: the tensors, the copies of the
-    /// features and of the parameters) cannot fit in what the host can still give (its
-    /// available memory, or less under a cgroup limit), before the model is built: for the
-    /// backends whose tensors live in host memory.
-    pub fn check_size(&self, nodes: usize, d_in: usize, classes: usize) -> Result<()> {
-        self.check_host_memory(nodes, d_in, classes, crate::host_memory::host_available_bytes()).map(|_| ())
-    }
-
-    /// Checks that the device stores the precision's half type (the CPU backend has no f16 /
-    /// bf16; lavapipe has no bf16).
-    pub fn check_device<B: Backend>(&self, device: &B::Device, backend: &str) -> Result<()> {
-        match self.precision.half() {
-            Some(h) if !B::supports_dtype(device, h.into()) => {
-                let half = if name_of(&self.precision).contains("bf16") { "bf16" } else { "f16" };
-                Err(AppError::Config(format!(
-                    "--precision {} needs {half} storage, which the {backend} backend does not support; \
-                     use --precision f32 or another backend (cuda supports f16 and bf16, wgpu f16)",
-                    name_of(&self.precision)
-                )))
-            }
-            _ => Ok(()),
-        }
     }
 
     /// The graph options of the run.

@@ -174,7 +174,7 @@ where
     renderer.guard = Some(DivergenceGuard {
         interrupter: training.interrupter(),
         first: earlier.first().and_then(|e| e.train_loss),
-        growth: cfg.task != crate::training::Task::Graph,
+        growth: cfg.task != crate::training::config::Task::Graph,
         reason: divergence.clone(),
     });
     training = training.renderer(renderer);

@@ -1,8 +1,11 @@
-//! The checks of a [`TrainConfig`] that do not depend on the dataset.
+//! The checks of a [`TrainConfig`]: its values alone, the device's types, the host's memory, and
+//! the hint a divergence error carries.
 
 use super::parse_nonlin;
-use super::{Task, TrainConfig, MAX_HIDDEN, MAX_LAYERS};
+use super::{name_of, Task, TrainConfig, MAX_HIDDEN, MAX_LAYERS};
 use crate::error::{AppError, Result};
+use burn::prelude::Backend;
+use gnn_models::{ConvKind, Precision};
 
 impl TrainConfig {
     /// Checks the values that do not depend on the dataset.
@@ -130,5 +133,47 @@ impl TrainConfig {
             }
         }
         parse_nonlin(&self.nonlin).map(|_| ())
+    }
+}
+
+impl TrainConfig {
+    /// A hint appended to a divergence error where the configuration explains it: GIN's
+    /// unnormalised sum grows with the degree and the depth, and f16's range is narrow.
+    pub fn divergence_hint(&self) -> String {
+        let lr = format!("a lower --lr (now {})", self.lr);
+        if self.model == ConvKind::Gin && self.gin_lambda.is_none() {
+            format!(
+                "; GIN's unnormalised sum grows with the degree and the depth: try the half-safe \
+                 aggregation (--gin-lambda 0.1), a normalisation (--norm layernorm) or {lr}"
+            )
+        } else if self.precision == Precision::MixedF16 {
+            format!("; f16's range is narrow: try --precision mixedbf16 or f32, or {lr}")
+        } else {
+            format!("; try {lr}")
+        }
+    }
+
+    /// Refuses a run whose host estimate ([`host_estimate`]: the tensors, the copies of the
+    /// features and of the parameters) cannot fit in what the host can still give (its
+    /// available memory, or less under a cgroup limit), before the model is built: for the
+    /// backends whose tensors live in host memory.
+    pub fn check_size(&self, nodes: usize, d_in: usize, classes: usize) -> Result<()> {
+        self.check_host_memory(nodes, d_in, classes, crate::host_memory::host_available_bytes()).map(|_| ())
+    }
+
+    /// Checks that the device stores the precision's half type (the CPU backend has no f16 /
+    /// bf16; lavapipe has no bf16).
+    pub fn check_device<B: Backend>(&self, device: &B::Device, backend: &str) -> Result<()> {
+        match self.precision.half() {
+            Some(h) if !B::supports_dtype(device, h.into()) => {
+                let half = if name_of(&self.precision).contains("bf16") { "bf16" } else { "f16" };
+                Err(AppError::Config(format!(
+                    "--precision {} needs {half} storage, which the {backend} backend does not support; \
+                     use --precision f32 or another backend (cuda supports f16 and bf16, wgpu f16)",
+                    name_of(&self.precision)
+                )))
+            }
+            _ => Ok(()),
+        }
     }
 }
