@@ -15,7 +15,7 @@
 use crate::activation::relu;
 use crate::conv::{Conv, ConvKind, ConvOptions, GcnNorm, LayerShape, SageAggr};
 use crate::hidden::Hidden;
-use crate::model::ModelError;
+use crate::model::{check_stack, ModelError};
 use crate::precision::Precision;
 use burn::config::Config;
 use burn::module::Module;
@@ -142,19 +142,7 @@ impl GraphModelConfig {
 
     /// Checks the widths, depth, dropout and the convolution's options.
     pub fn check(&self) -> Result<(), ModelError> {
-        let e = |m: String| Err(ModelError(m));
-        if self.d_in == 0 || self.hidden == 0 || self.classes == 0 {
-            return e(format!(
-                "widths must be positive (d_in {}, hidden {}, classes {})",
-                self.d_in, self.hidden, self.classes
-            ));
-        }
-        if self.layers == 0 {
-            return e("at least one convolution layer is needed".into());
-        }
-        if !(0.0..1.0).contains(&self.dropout) {
-            return e(format!("dropout must be in [0, 1), got {}", self.dropout));
-        }
+        check_stack((self.d_in, self.hidden, self.classes, self.layers), &[("dropout", self.dropout)])?;
         self.conv.check(&self.conv_options()).map_err(ModelError)
     }
 

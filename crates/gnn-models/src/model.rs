@@ -99,28 +99,38 @@ pub struct GnnModel<B: Backend> {
     split_halo: bool,
 }
 
+/// The checks every stack shares: positive widths `(d_in, hidden, classes)`, at least one
+/// convolution, each named dropout probability in `[0, 1)`.
+pub(crate) fn check_stack(
+    (d_in, hidden, classes, layers): (usize, usize, usize, usize),
+    dropouts: &[(&str, f64)],
+) -> Result<(), ModelError> {
+    let e = |m: String| Err(ModelError(m));
+    if d_in == 0 || hidden == 0 || classes == 0 {
+        return e(format!("widths must be positive (d_in {d_in}, hidden {hidden}, classes {classes})"));
+    }
+    if layers == 0 {
+        return e("at least one convolution layer is needed".into());
+    }
+    for &(what, p) in dropouts {
+        if !(0.0..1.0).contains(&p) {
+            return e(format!("{what} must be in [0, 1), got {p}"));
+        }
+    }
+    Ok(())
+}
+
 impl GnnModelConfig {
     /// Checks the configuration (widths, k, heads, dropout).
     pub fn check(&self) -> Result<(), ModelError> {
-        let e = |m: String| Err(ModelError(m));
-        if self.d_in == 0 || self.hidden == 0 || self.classes == 0 {
-            return e(format!(
-                "widths must be positive (d_in {}, hidden {}, classes {})",
-                self.d_in, self.hidden, self.classes
-            ));
-        }
-        if self.layers == 0 {
-            return e("at least one convolution layer is needed".into());
-        }
-        for (what, p) in [
-            ("dropout", self.dropout),
-            ("attention dropout", self.gat_attention_dropout),
-            ("input dropout", self.input_dropout),
-        ] {
-            if !(0.0..1.0).contains(&p) {
-                return e(format!("{what} must be in [0, 1), got {p}"));
-            }
-        }
+        check_stack(
+            (self.d_in, self.hidden, self.classes, self.layers),
+            &[
+                ("dropout", self.dropout),
+                ("attention dropout", self.gat_attention_dropout),
+                ("input dropout", self.input_dropout),
+            ],
+        )?;
         self.conv.check(&self.conv_options()).map_err(ModelError)?;
         self.nonlin.check(self.hidden).map_err(ModelError)
     }

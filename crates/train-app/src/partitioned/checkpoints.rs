@@ -168,8 +168,10 @@ impl RunKeeper {
                 .map_err(|e| fail("model", recorder_message(&e)))?;
             Recorder::<B>::record(&recorder, optim.to_record(), self.dir.join(format!("optim-{epoch}")))
                 .map_err(|e| fail("optimizer", recorder_message(&e)))?;
-            // the constant learning rate's schedule, as a whole-graph run writes it
-            Recorder::<B>::record(&recorder, (), self.dir.join(format!("scheduler-{epoch}")))
+            // the schedule's position as a whole-graph run writes it (burn-train's step schedule:
+            // the index of the last step, one step per epoch), so either kind of run resumes it
+            let position = i32::try_from(epoch).unwrap_or(i32::MAX) - 1;
+            Recorder::<B>::record(&recorder, position, self.dir.join(format!("scheduler-{epoch}")))
                 .map_err(|e| fail("schedule", recorder_message(&e)))?;
             write_json(&epochs_path(&self.dir), &epochs)?;
             self.saved.push(epoch);

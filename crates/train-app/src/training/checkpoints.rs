@@ -102,7 +102,10 @@ where
     Recorder::<B>::load::<O::Record>(&recorder, optim.clone(), device)
         .map_err(|e| format!("{}: {}", optim.display(), recorder_message(&e)))?;
     let scheduler = dir.join(format!("scheduler-{epoch}.mpk"));
-    Recorder::<B>::load::<()>(&recorder, scheduler.clone(), device)
+    // one-device runs keep the step schedule's position (an i32), runs over parts a unit record
+    Recorder::<B>::load::<i32>(&recorder, scheduler.clone(), device)
+        .map(|_| ())
+        .or_else(|_| Recorder::<B>::load::<()>(&recorder, scheduler.clone(), device))
         .map_err(|e| format!("{}: {}", scheduler.display(), recorder_message(&e)))?;
     Ok(())
 }
