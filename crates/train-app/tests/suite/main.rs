@@ -13,6 +13,7 @@ mod layers_wgpu;
 mod link;
 mod loaders;
 mod memory_estimate;
+mod predict;
 mod processes;
 mod resume;
 mod runs;
