@@ -58,6 +58,8 @@ pub use ops::dropout;
 /// Weighted softmax cross-entropy (the module [`ops::loss`]).
 pub use ops::link;
 pub use ops::loss;
+/// Adam in one kernel per parameter tensor (the module [`ops::optim`]).
+pub use ops::optim;
 /// Rows picked by distinct ids (the module [`ops::rows`]).
 pub use ops::rows;
 

@@ -17,7 +17,7 @@ use burn::backend::Autodiff;
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::data::dataset::InMemDataset;
 use burn::optim::lr_scheduler::step::StepLrSchedulerConfig;
-use burn::optim::AdamConfig;
+use burn_sparse_gnn::optim::FusedAdamConfig;
 use burn::train::logger::InMemoryMetricLogger;
 use burn::train::metric::{AccuracyMetric, LossMetric};
 use burn::train::{Learner, SupervisedTraining};
@@ -73,7 +73,7 @@ fn main() {
         .with_application_logger(None)
         .with_metric_logger(InMemoryMetricLogger::default())
         .renderer(common::epoch_lines::EpochLines::new(10, &["Loss", "Accuracy"]))
-        .launch(Learner::new(GraphClassifier::new(model), AdamConfig::new().init(), lr));
+        .launch(Learner::new(GraphClassifier::new(model), FusedAdamConfig::new().init(), lr));
     let test = score_graphs(&result.model.model, &set, &split.test, 128, &device).expect("labeled test graphs");
     println!("test acc {:.3} ({} graphs, loss {:.3})", test.accuracy, test.graphs, test.loss);
 }

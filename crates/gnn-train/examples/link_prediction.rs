@@ -16,7 +16,7 @@ mod common;
 use burn::backend::Autodiff;
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::data::dataset::InMemDataset;
-use burn::optim::AdamConfig;
+use burn_sparse_gnn::optim::FusedAdamConfig;
 use burn::train::logger::InMemoryMetricLogger;
 use burn::train::metric::LossMetric;
 use burn::train::{Learner, SupervisedTraining};
@@ -64,7 +64,7 @@ fn main() {
         .with_application_logger(None)
         .with_metric_logger(InMemoryMetricLogger::default())
         .renderer(common::epoch_lines::EpochLines::new(5, &["Loss", "AUC"]))
-        .launch(Learner::new(model, AdamConfig::new().init(), 0.01));
+        .launch(Learner::new(model, FusedAdamConfig::new().init(), 0.01));
     let e = evaluate_link(&result.model, &batcher, &device, 50).expect("the split's pairs");
     println!("test auc {:.3} ap {:.3} hits@50 {:.3} mrr {:.3}", e.test.auc, e.test.ap, e.test.hits, e.test.mrr);
 }

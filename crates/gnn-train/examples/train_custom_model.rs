@@ -17,7 +17,7 @@ use burn::data::dataloader::DataLoaderBuilder;
 use burn::data::dataset::InMemDataset;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
-use burn::optim::AdamConfig;
+use burn_sparse_gnn::optim::FusedAdamConfig;
 use burn::tensor::ElementConversion;
 use burn::tensor::Tensor;
 use burn::train::logger::InMemoryMetricLogger;
@@ -104,7 +104,7 @@ fn main() {
         .with_metric_logger(InMemoryMetricLogger::default())
         .with_application_logger(None)
         .renderer(common::epoch_lines::EpochLines::new(10, &["Loss", "Accuracy"]))
-        .launch(Learner::new(model, AdamConfig::new().init(), 0.01));
+        .launch(Learner::new(model, FusedAdamConfig::new().init(), 0.01));
     let trained = result.model; // the trained model without autodiff
     let (train, valid, test) = (
         accuracy(&trained, &batcher, SplitKind::Train),

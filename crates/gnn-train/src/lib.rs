@@ -25,7 +25,7 @@
 //! use burn::backend::Autodiff;
 //! use burn::data::dataloader::DataLoaderBuilder;
 //! use burn::data::dataset::InMemDataset;
-//! use burn::optim::AdamConfig;
+//! use burn_sparse_gnn::optim::FusedAdamConfig;
 //! use burn::train::{Learner, SupervisedTraining};
 //! use burn_sparse_gnn::{Cpu, GraphData, GraphOptions};
 //! use gnn_models::{ConvKind, GnnModelConfig};
@@ -44,7 +44,7 @@
 //! let valid = DataLoaderBuilder::new(batcher).batch_size(1).build(InMemDataset::new(vec![SplitKind::Valid]));
 //! let result = SupervisedTraining::new("/tmp/run", train, valid)
 //!     .num_epochs(200)
-//!     .launch(Learner::new(model, AdamConfig::new().init(), 0.01));
+//!     .launch(Learner::new(model, FusedAdamConfig::new().init(), 0.01));
 //! let trained = result.model;
 //! ```
 

@@ -7,7 +7,8 @@ use crate::error::{AppError, Result};
 use crate::training::{FullGraphBatcher, GraphBatch, NodeClassifier, SplitKind, TrainConfig, ADAM_EPSILON};
 use burn::data::dataloader::batcher::Batcher;
 use burn::module::AutodiffModule;
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::optim::{GradientsParams, Optimizer};
+use burn_sparse_gnn::optim::FusedAdamConfig;
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
 use std::time::Instant;
 
@@ -161,7 +162,7 @@ pub fn time_epochs<B: SparseGnnAutodiffBackend, M: AutodiffModule<B>>(
 ) -> Result<Timed> {
     let cfg = &tb.cfg;
     let mut scaler = cfg.loss_scale.config(cfg.precision).map(gnn_train::LossScaler::new);
-    let mut optim = AdamConfig::new().with_epsilon(ADAM_EPSILON).init::<B, M>();
+    let mut optim = FusedAdamConfig::new().with_epsilon(ADAM_EPSILON).init::<B, M>();
     let mut times = Vec::new();
     let mut peak = 0u64;
     let mut peak_in_use = 0u64;
@@ -297,7 +298,7 @@ pub fn run_graph<B: SparseGnnAutodiffBackend>(
     let used_before = B::device_capacity(device).map(|(free, total)| total.saturating_sub(free));
     let model = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
     let mut model = gnn_train::graphs::GraphClassifier::new(model);
-    let mut optim = AdamConfig::new().with_epsilon(ADAM_EPSILON).init::<B, gnn_train::graphs::GraphClassifier<B>>();
+    let mut optim = FusedAdamConfig::new().with_epsilon(ADAM_EPSILON).init::<B, gnn_train::graphs::GraphClassifier<B>>();
     let sync = || B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() });
     let mut ids: Vec<usize> = (0..set.num_graphs()).collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);

@@ -17,6 +17,7 @@ mod half_wgpu;
 mod heuristics;
 mod link;
 mod loss;
+mod optim;
 mod partition;
 mod properties;
 mod relu_dropout;

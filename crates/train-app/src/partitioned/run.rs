@@ -12,8 +12,8 @@ use crate::partitioned::report::{write_outputs, PartitionReport, PartitionedEpoc
 use crate::training::report::LossScaleSummary;
 use crate::training::{TrainConfig, ADAM_EPSILON};
 use burn::module::AutodiffModule;
-use burn::optim::decay::WeightDecayConfig;
-use burn::optim::{AdamConfig, Optimizer};
+use burn::optim::Optimizer;
+use burn_sparse_gnn::optim::FusedAdamConfig;
 use burn::tensor::backend::Backend;
 use burn::tensor::{ElementConversion, Tensor};
 use burn_sparse_gnn::collective::CommStats;
@@ -26,11 +26,11 @@ pub fn scalar<B: Backend>(loss: Tensor<B, 1>) -> f64 {
     loss.into_scalar().elem()
 }
 
-/// Adam as `train` configures it.
-pub fn adam(cfg: &TrainConfig) -> AdamConfig {
-    AdamConfig::new()
+/// Adam as `train` configures it (one fused kernel per parameter tensor).
+pub fn adam(cfg: &TrainConfig) -> FusedAdamConfig {
+    FusedAdamConfig::new()
         .with_epsilon(ADAM_EPSILON)
-        .with_weight_decay((cfg.weight_decay > 0.0).then(|| WeightDecayConfig::new(cfg.weight_decay as f32)))
+        .with_weight_decay(cfg.weight_decay as f32)
 }
 
 /// What an epoch measured over the whole graph: the training step's loss, the accuracies of

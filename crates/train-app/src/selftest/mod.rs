@@ -13,7 +13,7 @@ pub use products::{product_checks, product_tolerance};
 use crate::backend::Job;
 use crate::error::{AppError, Result};
 use burn_sparse_gnn::conformance::{
-    add_rows_checks, cross_entropy_checks, from_host_checks, half_rows_checks, inv_degree_checks, link_checks,
+    adam_checks, add_rows_checks, cross_entropy_checks, fused_adam_checks, from_host_checks, half_rows_checks, inv_degree_checks, link_checks,
     relu_dropout_checks, run, ConformanceConfig,
 };
 use burn_sparse_gnn::{Choice, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
@@ -26,6 +26,10 @@ pub const PARTITION_TOLERANCE: f64 = 1e-4;
 
 /// Prints checks that must give a difference of exactly 0 (`None`: skipped, the dtype is not
 /// supported here) and returns how many failed and how many ran.
+/// Bound of the normwise error of the fused Adam step against the CPU reference and of ten
+/// steps of it against Burn's Adam: the same f32 arithmetic in another order (a few ulp).
+const ADAM_TOLERANCE: f64 = 1e-5;
+
 fn print_exact_checks(checks: &[(String, Option<f64>)]) -> (usize, usize) {
     let mut failed = 0;
     for (what, diff) in checks {
@@ -268,6 +272,21 @@ impl Job for SelfTest {
             for (what, diff) in &checks {
                 let ok = *diff == 0.0;
                 println!("{} {what}: largest difference {diff:.2e}", if ok { "ok  " } else { "FAIL" });
+                failed += usize::from(!ok);
+            }
+            total += checks.len();
+        }
+        if self.filter.is_none() {
+            let start = std::time::Instant::now();
+            let mut checks = adam_checks::<B::InnerBackend>(&device);
+            checks.extend(fused_adam_checks::<B>(&device));
+            println!(
+                "== {backend}: the fused Adam step against the CPU reference and Burn's Adam ({:.1} s)",
+                start.elapsed().as_secs_f64()
+            );
+            for (what, err) in &checks {
+                let ok = err.is_some_and(|e| e <= ADAM_TOLERANCE);
+                println!("{} {what}: error {:.2e} (bound {ADAM_TOLERANCE:.0e})", if ok { "ok  " } else { "FAIL" }, err.unwrap_or(f64::NAN));
                 failed += usize::from(!ok);
             }
             total += checks.len();

@@ -17,9 +17,7 @@ use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataloader::{DataLoader, DataLoaderBuilder};
 use burn::data::dataset::InMemDataset;
 use burn::module::{AutodiffModule, Module};
-use burn::optim::decay::WeightDecayConfig;
 use burn::optim::lr_scheduler::step::{StepLrScheduler, StepLrSchedulerConfig};
-use burn::optim::AdamConfig;
 use burn::tensor::backend::AutodiffBackend;
 use burn::train::logger::InMemoryMetricLogger;
 use burn::train::metric::store::{Aggregate, Direction, Split as MetricSplit};
@@ -127,10 +125,7 @@ where
     M::InnerModule: InferenceStep<Output = ClassificationOutput<B::InnerBackend>>,
 {
     let out = &cfg.out;
-    let optim = AdamConfig::new()
-        .with_epsilon(ADAM_EPSILON)
-        .with_weight_decay((cfg.weight_decay > 0.0).then(|| WeightDecayConfig::new(cfg.weight_decay as f32)))
-        .init::<B, M>();
+    let optim = crate::partitioned::run::adam(cfg).init::<B, M>();
     let checkpoints = checkpoint_dir(out);
     let start = match resume {
         Some(n) => {
