@@ -6,6 +6,7 @@
 mod common;
 
 mod cli;
+mod cora;
 mod graph;
 mod inputs;
 #[cfg(feature = "wgpu")]

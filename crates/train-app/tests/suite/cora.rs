@@ -9,11 +9,21 @@
 //! (lin_in, two SAGE layers, lin_out) at MaxK-GNN's sparsity (k = 1/8 of the width: 16 of 128,
 //! as its 32 of 256, in half the CPU time), compared on the mean of three paired seeds.
 
+use crate::common::datasets;
+use burn::backend::Autodiff;
+use burn_sparse_gnn::{BuildOptions, Cpu};
 use gnn_models::{ConvKind, NormKind};
-use gnn_tests::{datasets, train_cpu};
-use train_app::training::{Architecture, ModelSelection, TrainConfig};
+use train_app::training::{prepare, train, Architecture, ModelSelection, TrainConfig, TrainReport};
 
-fn cora(model: ConvKind, tag: &str) -> TrainConfig {
+/// Trains `cfg` on the CPU backend (the suite runs one test at a time: the CPU backend's random
+/// generator is process-wide, and the seeded results need it to themselves).
+fn train_cpu(cfg: &TrainConfig) -> TrainReport {
+    let data = train_app::datasets::load(&cfg.dataset, BuildOptions::default()).expect("dataset loads");
+    let host = prepare(cfg, data).expect("data prepared");
+    train::<Autodiff<Cpu>>(cfg, host, &Default::default(), "cpu", None, false).expect("training runs")
+}
+
+fn cora_config(model: ConvKind, tag: &str) -> TrainConfig {
     TrainConfig {
         dataset: datasets().join("npy/cora").to_string_lossy().to_string(),
         model,
@@ -52,13 +62,13 @@ fn test_accuracy(cfg: &TrainConfig) -> f64 {
 
 #[test]
 fn gcn_reaches_80_percent() {
-    let cfg = TrainConfig { dropout: 0.6, input_dropout: 0.6, ..cora(ConvKind::Gcn, "gcn") };
+    let cfg = TrainConfig { dropout: 0.6, input_dropout: 0.6, ..cora_config(ConvKind::Gcn, "gcn") };
     assert!(test_accuracy(&cfg) >= 0.80);
 }
 
 #[test]
 fn graphsage_reaches_78_percent() {
-    assert!(test_accuracy(&cora(ConvKind::Sage, "sage")) >= 0.78);
+    assert!(test_accuracy(&cora_config(ConvKind::Sage, "sage")) >= 0.78);
 }
 
 #[test]
@@ -68,20 +78,20 @@ fn gat_reaches_80_percent() {
         dropout: 0.6,
         input_dropout: 0.6,
         attention_dropout: 0.6,
-        ..cora(ConvKind::Gat, "gat")
+        ..cora_config(ConvKind::Gat, "gat")
     };
     assert!(test_accuracy(&cfg) >= 0.80);
 }
 
 #[test]
 fn gin_reaches_75_percent() {
-    let cfg = TrainConfig { lr: 0.005, weight_decay: 1e-3, ..cora(ConvKind::Gin, "gin") };
+    let cfg = TrainConfig { lr: 0.005, weight_decay: 1e-3, ..cora_config(ConvKind::Gin, "gin") };
     assert!(test_accuracy(&cfg) >= 0.75);
 }
 
 #[test]
 fn graphsage_maxk_16_of_128_is_within_1_5_points_of_its_relu_twin() {
-    let base = TrainConfig { hidden: 128, architecture: Architecture::LinearIo, ..cora(ConvKind::Sage, "twin") };
+    let base = TrainConfig { hidden: 128, architecture: Architecture::LinearIo, ..cora_config(ConvKind::Sage, "twin") };
     // paired seeds: one seed's test accuracy moves by 1-2 points with the order of float
     // additions, so the means of two seeds differed by up to 2 points between builds
     let seeds = [42u64, 1, 2];
@@ -95,14 +105,7 @@ fn graphsage_maxk_16_of_128_is_within_1_5_points_of_its_relu_twin() {
             ..base.clone()
         })
     };
-    // the eight trainings on two threads (each result depends only on its own seed)
-    let (first, second) = runs.split_at(runs.len() / 2);
-    let accuracies: Vec<f64> = std::thread::scope(|scope| {
-        let other = scope.spawn(|| second.iter().map(run).collect::<Vec<f64>>());
-        let mut acc: Vec<f64> = first.iter().map(run).collect();
-        acc.extend(other.join().expect("a training thread"));
-        acc
-    });
+    let accuracies: Vec<f64> = runs.iter().map(run).collect();
     let mean = |nonlin: &str| {
         let picked: Vec<f64> =
             runs.iter().zip(&accuracies).filter(|((nl, _), _)| *nl == nonlin).map(|(_, &a)| a).collect();
