@@ -176,7 +176,8 @@ mod tests {
         let step = AdamStep { lr: 0.01, beta_1: 0.9, beta_2: 0.999, epsilon: 1e-8, weight_decay: 0.0, time: 1 };
         let (p, m, s) = reference(&[1.0, -2.0, 0.5], &[0.3, -4.0, 0.0], &[0.0; 3], &[0.0; 3], step);
         assert!((p[0] - 0.99).abs() < 1e-6 && (p[1] + 1.99).abs() < 1e-6 && p[2] == 0.5, "{p:?}");
-        assert!((m[0] - 0.03).abs() < 1e-7 && (s[1] - 0.016).abs() < 1e-7, "{m:?} {s:?}");
+        // f32 products of the decay factors: within a few ulp of the exact moments
+        assert!((m[0] - 0.03).abs() < 1e-6 && (s[1] - 0.016).abs() < 1e-6, "{m:?} {s:?}");
     }
 
     #[test]

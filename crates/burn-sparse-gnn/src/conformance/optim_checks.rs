@@ -47,8 +47,10 @@ pub fn adam_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Opti
 
 /// Ten steps of a 33 x 17 linear map trained on random data with [`FusedAdamConfig`] against
 /// Burn's `AdamConfig` of the same hyper-parameters (with and without weight decay). Returns
-/// `(case, normwise difference of the final weights and biases)`; the two compose the same
-/// arithmetic in different orders, so the difference must be at rounding level (below 1e-5).
+/// `(case, normwise difference of the final weights and biases)`. The two compose the same
+/// arithmetic in different orders, and Adam, which divides each update by the gradient's scale,
+/// grows their last-bit differences over the steps: 3.8e-7 on the CPU and wgpu, 5.2e-5 on an
+/// H200 (whose kernels contract multiply-adds). The CPU backends' bound is 1e-5, selftest's 1e-3.
 pub fn fused_adam_checks<B: SparseGnnAutodiffBackend>(device: &B::Device) -> Vec<(String, Option<f64>)> {
     let mut out = Vec::new();
     for weight_decay in [0.0f32, 5e-4] {

@@ -26,9 +26,16 @@ pub const PARTITION_TOLERANCE: f64 = 1e-4;
 
 /// Prints checks that must give a difference of exactly 0 (`None`: skipped, the dtype is not
 /// supported here) and returns how many failed and how many ran.
-/// Bound of the normwise error of the fused Adam step against the CPU reference and of ten
-/// steps of it against Burn's Adam: the same f32 arithmetic in another order (a few ulp).
+/// Bound of the normwise error of one fused Adam step against the CPU reference: the same f32
+/// arithmetic, its multiply-adds contracted on CUDA (1.1e-7 on an H200).
 const ADAM_TOLERANCE: f64 = 1e-5;
+
+/// Bound of the normwise difference after ten steps of `FusedAdam` against Burn's Adam. Adam
+/// divides each update by the gradient's scale, so the last-bit differences of contracted
+/// multiply-adds grow over the steps: 3.8e-7 on the CPU and wgpu, 5.2e-5 on an H200. A lost or
+/// misplaced state (moments, step count) changes each update by a sizeable part of the learning
+/// rate (0.01 there), far above the bound.
+const ADAM_STEPS_TOLERANCE: f64 = 1e-3;
 
 fn print_exact_checks(checks: &[(String, Option<f64>)]) -> (usize, usize) {
     let mut failed = 0;
@@ -278,15 +285,18 @@ impl Job for SelfTest {
         }
         if self.filter.is_none() {
             let start = std::time::Instant::now();
-            let mut checks = adam_checks::<B::InnerBackend>(&device);
-            checks.extend(fused_adam_checks::<B>(&device));
+            let checks: Vec<_> = adam_checks::<B::InnerBackend>(&device)
+                .into_iter()
+                .map(|(what, e)| (what, e, ADAM_TOLERANCE))
+                .chain(fused_adam_checks::<B>(&device).into_iter().map(|(what, e)| (what, e, ADAM_STEPS_TOLERANCE)))
+                .collect();
             println!(
                 "== {backend}: the fused Adam step against the CPU reference and Burn's Adam ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
-            for (what, err) in &checks {
-                let ok = err.is_some_and(|e| e <= ADAM_TOLERANCE);
-                println!("{} {what}: error {:.2e} (bound {ADAM_TOLERANCE:.0e})", if ok { "ok  " } else { "FAIL" }, err.unwrap_or(f64::NAN));
+            for (what, err, bound) in &checks {
+                let ok = err.is_some_and(|e| e <= *bound);
+                println!("{} {what}: error {:.2e} (bound {bound:.0e})", if ok { "ok  " } else { "FAIL" }, err.unwrap_or(f64::NAN));
                 failed += usize::from(!ok);
             }
             total += checks.len();
