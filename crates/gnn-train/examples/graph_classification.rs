@@ -17,10 +17,10 @@ use burn::backend::Autodiff;
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::data::dataset::InMemDataset;
 use burn::optim::lr_scheduler::step::StepLrSchedulerConfig;
-use burn_sparse_gnn::optim::FusedAdamConfig;
 use burn::train::logger::InMemoryMetricLogger;
 use burn::train::metric::{AccuracyMetric, LossMetric};
 use burn::train::{Learner, SupervisedTraining};
+use burn_sparse_gnn::optim::FusedAdamConfig;
 use burn_sparse_gnn::{Cpu, GraphOptions};
 use gnn_models::{ConvKind, GraphModelConfig};
 use gnn_train::graphs::{

@@ -298,7 +298,8 @@ pub fn run_graph<B: SparseGnnAutodiffBackend>(
     let used_before = B::device_capacity(device).map(|(free, total)| total.saturating_sub(free));
     let model = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
     let mut model = gnn_train::graphs::GraphClassifier::new(model);
-    let mut optim = FusedAdamConfig::new().with_epsilon(ADAM_EPSILON).init::<B, gnn_train::graphs::GraphClassifier<B>>();
+    let mut optim =
+        FusedAdamConfig::new().with_epsilon(ADAM_EPSILON).init::<B, gnn_train::graphs::GraphClassifier<B>>();
     let sync = || B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() });
     let mut ids: Vec<usize> = (0..set.num_graphs()).collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);

@@ -13,7 +13,11 @@ use burn::tensor::{Tensor, TensorData, TensorPrimitive};
 use sparse_gnn_kernels::optim as kernel;
 
 fn host<B: SparseGnnBackend>(t: burn::tensor::ops::FloatTensor<B>) -> Vec<f64> {
-    Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(t)).into_data().convert::<f64>().into_vec().unwrap_or_default()
+    Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(t))
+        .into_data()
+        .convert::<f64>()
+        .into_vec()
+        .unwrap_or_default()
 }
 
 /// `adam_step` on `B` against the CPU reference: tensors of 1, 7, 1,031 and 65,537 entries of
@@ -31,7 +35,9 @@ pub fn adam_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Opti
             let s: Vec<f32> = vals(34 + n as u64).into_iter().map(|v| v * v * 0.1).collect();
             let (m, s) = if time == 1 { (vec![0.0; n], vec![0.0; n]) } else { (m, s) };
             let want = kernel::reference(&p, &g, &m, &s, step);
-            let dev = |v: &[f32]| Tensor::<B, 1>::from_data(TensorData::new(v.to_vec(), [n]), device).into_primitive().tensor();
+            let dev = |v: &[f32]| {
+                Tensor::<B, 1>::from_data(TensorData::new(v.to_vec(), [n]), device).into_primitive().tensor()
+            };
             let got = B::adam_step(dev(&p), dev(&g), dev(&m), dev(&s), step);
             let want = [want.0, want.1, want.2];
             let err = got
@@ -60,7 +66,8 @@ pub fn fused_adam_checks<B: SparseGnnAutodiffBackend>(device: &B::Device) -> Vec
         // parameters are initialised lazily: read them once so that both copies start equal
         let _ = (init.weight.val(), init.bias.as_ref().map(|b| b.val()));
         let loss = |l: &Linear<B>| l.forward(x.clone()).powi_scalar(2).mean();
-        let mut fused = FusedAdamConfig::new().with_epsilon(1e-8).with_weight_decay(weight_decay).init::<B, Linear<B>>();
+        let mut fused =
+            FusedAdamConfig::new().with_epsilon(1e-8).with_weight_decay(weight_decay).init::<B, Linear<B>>();
         let mut plain = AdamConfig::new()
             .with_epsilon(1e-8)
             .with_weight_decay((weight_decay > 0.0).then(|| WeightDecayConfig::new(weight_decay)))

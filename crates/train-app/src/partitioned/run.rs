@@ -13,10 +13,10 @@ use crate::training::report::LossScaleSummary;
 use crate::training::{TrainConfig, ADAM_EPSILON};
 use burn::module::AutodiffModule;
 use burn::optim::Optimizer;
-use burn_sparse_gnn::optim::FusedAdamConfig;
 use burn::tensor::backend::Backend;
 use burn::tensor::{ElementConversion, Tensor};
 use burn_sparse_gnn::collective::CommStats;
+use burn_sparse_gnn::optim::FusedAdamConfig;
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
 use gnn_models::GnnModel;
 use std::time::Instant;
@@ -28,9 +28,7 @@ pub fn scalar<B: Backend>(loss: Tensor<B, 1>) -> f64 {
 
 /// Adam as `train` configures it (one fused kernel per parameter tensor).
 pub fn adam(cfg: &TrainConfig) -> FusedAdamConfig {
-    FusedAdamConfig::new()
-        .with_epsilon(ADAM_EPSILON)
-        .with_weight_decay(cfg.weight_decay as f32)
+    FusedAdamConfig::new().with_epsilon(ADAM_EPSILON).with_weight_decay(cfg.weight_decay as f32)
 }
 
 /// What an epoch measured over the whole graph: the training step's loss, the accuracies of

@@ -13,8 +13,8 @@ pub use products::{product_checks, product_tolerance};
 use crate::backend::Job;
 use crate::error::{AppError, Result};
 use burn_sparse_gnn::conformance::{
-    adam_checks, add_rows_checks, cross_entropy_checks, fused_adam_checks, from_host_checks, half_rows_checks, inv_degree_checks, link_checks,
-    relu_dropout_checks, run, ConformanceConfig,
+    adam_checks, add_rows_checks, cross_entropy_checks, from_host_checks, fused_adam_checks, half_rows_checks,
+    inv_degree_checks, link_checks, relu_dropout_checks, run, ConformanceConfig,
 };
 use burn_sparse_gnn::{Choice, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 
@@ -296,7 +296,11 @@ impl Job for SelfTest {
             );
             for (what, err, bound) in &checks {
                 let ok = err.is_some_and(|e| e <= *bound);
-                println!("{} {what}: error {:.2e} (bound {bound:.0e})", if ok { "ok  " } else { "FAIL" }, err.unwrap_or(f64::NAN));
+                println!(
+                    "{} {what}: error {:.2e} (bound {bound:.0e})",
+                    if ok { "ok  " } else { "FAIL" },
+                    err.unwrap_or(f64::NAN)
+                );
                 failed += usize::from(!ok);
             }
             total += checks.len();

@@ -79,13 +79,8 @@ pub(crate) fn host_adam_step<B: Backend>(
     let (shape, dtype) = (param.shape(), param.dtype());
     let len = shape.num_elements();
     let flat = |t: FloatTensor<B>| host_f32::<B>(B::float_reshape(t, [len].into()));
-    let (p, m, s) = sparse_gnn_kernels::optim::reference(
-        &flat(param),
-        &flat(grad),
-        &flat(moment_1),
-        &flat(moment_2),
-        step,
-    );
+    let (p, m, s) =
+        sparse_gnn_kernels::optim::reference(&flat(param), &flat(grad), &flat(moment_1), &flat(moment_2), step);
     [p, m, s].map(|v| {
         let t = Tensor::<B, 1>::from_data(TensorData::new(v, [len]).convert_dtype(dtype), (&device, dtype));
         B::float_reshape(t.into_primitive().tensor(), shape.clone())
