@@ -8,6 +8,7 @@
 //! - [`spmm`]: CSR SpMM with sum / mean / max (GE-SpMM), max backward;
 //! - [`sddmm`]: per-edge dot products;
 //! - [`softmax`]: edge softmax over CSR rows and its backward;
+//! - [`attention`]: GAT's attention coefficients from per-node scores, and their backward;
 //! - [`sample`]: ES-SpMM sampled aggregation (Bucket, FastRand);
 //! - [`maxk`]: MaxK top-k selection into CBSR;
 //! - [`pool`]: k-max-pooling selection into CBSR;
@@ -22,6 +23,7 @@
 //! resolved by the measured rules of [`heuristics`]; a launch the device cannot take returns a
 //! [`KernelError`].
 
+pub mod attention;
 pub mod cbsr;
 pub mod config;
 pub mod csr;

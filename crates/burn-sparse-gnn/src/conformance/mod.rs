@@ -12,6 +12,7 @@
 //! [`testgen`] generates one `#[test]` per [`OpKind`] and configuration (and plane use on a
 //! device) from it.
 
+mod attention_checks;
 mod backend_checks;
 mod cases;
 mod config;
@@ -27,6 +28,10 @@ mod tensors;
 pub mod testgen;
 mod training_checks;
 
+pub use attention_checks::{
+    gat_attention_bound, gat_attention_checks, GAT_ATTENTION_BOUND_BF16, GAT_ATTENTION_BOUND_F16,
+    GAT_ATTENTION_BOUND_F32,
+};
 pub use backend_checks::{add_rows_checks, from_host_checks, half_rows_checks, inv_degree_checks};
 pub use cases::{cases, inputs, round_inputs, test_graphs, Inputs, TestGraph};
 pub use config::ConformanceConfig;

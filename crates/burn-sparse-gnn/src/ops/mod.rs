@@ -24,7 +24,7 @@ pub mod rows;
 pub(crate) mod tracking;
 
 pub use aggregation::{sampled_spmm, spmm, spmm_heads, spmm_weighted, try_sampled_spmm, try_spmm};
-pub use attention::{edge_softmax, sddmm, sddmm_heads, try_edge_softmax, try_sddmm};
+pub use attention::{edge_softmax, gat_attention, sddmm, sddmm_heads, try_edge_softmax, try_gat_attention, try_sddmm};
 pub use cbsr::{
     cbsr_spgemm, cbsr_spgemm_weighted, maxk, maxpool, try_cbsr_spgemm, try_maxk, try_maxk_with, try_maxpool, Cbsr,
 };

@@ -6,6 +6,7 @@
 //! `bench/shapes.sh`).
 
 mod aggregate_pair;
+mod attention;
 mod collective;
 mod conformance_cpu;
 #[cfg(feature = "cuda-tests")]

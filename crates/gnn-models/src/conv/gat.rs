@@ -16,7 +16,6 @@ use crate::precision::Precision;
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig, Initializer, Linear, LinearConfig};
-use burn::tensor::activation::leaky_relu;
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 use burn_sparse_gnn::{ops, Graph, Reduce, SparseGnnBackend};
@@ -117,16 +116,11 @@ impl<B: SparseGnnBackend> GatConv<B> {
             (xr.clone() * self.att_src.val().unsqueeze_dim::<3>(0)).sum_dim(2).reshape([n_cols, hd]);
         let xd = if n == n_cols { xr } else { xr.slice(0..n) };
         let s_dst: Tensor<B, 2> = (xd * self.att_dst.val().unsqueeze_dim::<3>(0)).sum_dim(2).reshape([n, hd]);
-        // per head: <[s_dst_i, 1], [1, s_src_j]> = s_dst_i + s_src_j
-        let a = Tensor::stack::<3>(vec![s_dst, Tensor::<B, 2>::ones([n, hd], &x.device())], 2).reshape([n, 2 * hd]);
-        let b = Tensor::stack::<3>(vec![Tensor::<B, 2>::ones([n_cols, hd], &x.device()), s_src], 2)
-            .reshape([n_cols, 2 * hd]);
-        // In mixed precision the whole edge chain (scores, softmax, dropout, coefficients) is
-        // stored in half precision: its `[edges, heads]` tensors are most of the layer's memory.
-        // The SDDMM and the softmax accumulate in f32 and round only what they store.
-        let (a, b) = (precision.down(a), precision.down(b));
-        let scores = leaky_relu(ops::sddmm_heads(g, a, b, hd), self.negative_slope);
-        let alpha = crate::activation::dropout(&self.dropout, ops::edge_softmax(g, scores));
+        // In mixed precision the coefficients are stored in half precision: the `[edges, heads]`
+        // tensors are most of the layer's memory. The fused op computes the scores and their
+        // softmax in f32 and keeps only the coefficients for its backward.
+        let alpha = ops::gat_attention(g, precision.down(s_dst), precision.down(s_src), self.negative_slope);
+        let alpha = crate::activation::dropout(&self.dropout, alpha);
         let alpha = match g.weights() {
             Some(w) => alpha * precision.down(w.clone()).unsqueeze_dim::<2>(1),
             None => alpha,
@@ -172,12 +166,14 @@ impl ConvSpec for GatConvConfig {
     }
 
     /// The projected rows (and their half copy the aggregation reads), and per edge and head
-    /// the scores, the softmax and its mask, in the storage precision.
+    /// the coefficients in the storage precision (with attention dropout also the dropped
+    /// coefficients and their mask).
     fn saved_bytes(opts: &ConvOptions, l: &EstimateLayer) -> SavedBytes {
         let heads = opts.gat_heads as u64;
+        let dropped = if opts.gat_attention_dropout > 0.0 { l.saved + 1 } else { 0 };
         SavedBytes {
             per_node: 4 * l.hidden + if l.half { l.saved * l.hidden } else { 0 } + 4 * 2 * heads,
-            per_edge: 3 * l.saved * heads,
+            per_edge: (l.saved + dropped) * heads,
         }
     }
 }

@@ -13,8 +13,9 @@ pub use products::{product_checks, product_tolerance};
 use crate::backend::Job;
 use crate::error::{AppError, Result};
 use burn_sparse_gnn::conformance::{
-    adam_checks, add_rows_checks, cross_entropy_checks, from_host_checks, fused_adam_checks, half_rows_checks,
-    inv_degree_checks, link_checks, relu_dropout_checks, run, ConformanceConfig,
+    adam_checks, add_rows_checks, cross_entropy_checks, from_host_checks, fused_adam_checks, gat_attention_bound,
+    gat_attention_checks, half_rows_checks, inv_degree_checks, link_checks, relu_dropout_checks, run,
+    ConformanceConfig,
 };
 use burn_sparse_gnn::{Choice, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 
@@ -304,6 +305,31 @@ impl Job for SelfTest {
                 failed += usize::from(!ok);
             }
             total += checks.len();
+        }
+        if self.filter.is_none() {
+            let start = std::time::Instant::now();
+            let dtypes = [burn::tensor::FloatDType::F32, burn::tensor::FloatDType::F16, burn::tensor::FloatDType::BF16];
+            let checks = gat_attention_checks::<B>(&device, &dtypes);
+            println!(
+                "== {backend}: GAT's fused attention coefficients and their gradients against the CPU reference \
+                 ({:.1} s)",
+                start.elapsed().as_secs_f64()
+            );
+            for (what, dtype, err) in &checks {
+                let bound = gat_attention_bound(*dtype);
+                match err {
+                    Some(e) => {
+                        let ok = *e <= bound;
+                        println!(
+                            "{} {what} ({dtype:?}): error {e:.2e} (bound {bound:.0e})",
+                            if ok { "ok  " } else { "FAIL" }
+                        );
+                        failed += usize::from(!ok);
+                        total += 1;
+                    }
+                    None => println!("skip {what} ({dtype:?}): the dtype is not supported here"),
+                }
+            }
         }
         if self.filter.is_none() {
             use burn::tensor::backend::Device as _;

@@ -51,6 +51,26 @@ impl<B: SparseGnnBackend> Backward<B, 1> for EdgeSoftmaxBackward {
     }
 }
 
+#[derive(Debug)]
+struct GatAttentionBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 2> for GatAttentionBackward {
+    type State = (GraphPrimitive<B>, FloatTensor<B>, FloatTensor<B>, FloatTensor<B>, f32);
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node_dst, node_src] = ops.parents;
+        let d_alpha = grads.consume::<B>(&ops.node);
+        let (g, s_dst, s_src, alpha, slope) = ops.state;
+        let (d_dst, d_src) = B::gat_attention_grad(&g, s_dst, s_src, alpha, d_alpha, slope);
+        if let Some(node) = node_dst {
+            grads.register::<B>(node.id, d_dst);
+        }
+        if let Some(node) = node_src {
+            grads.register::<B>(node.id, d_src);
+        }
+    }
+}
+
 impl<B: SparseGnnBackend, C: CheckpointStrategy> AttentionOps for Autodiff<B, C> {
     fn sddmm(csr: &CsrPrimitive<Self>, a: FloatTensor<Self>, b: FloatTensor<Self>, heads: usize) -> FloatTensor<Self> {
         untracked::<B, C>(B::sddmm(csr, a.primitive, b.primitive, heads))
@@ -62,6 +82,52 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> AttentionOps for Autodiff<B, C>
 
     fn edge_softmax_grad(csr: &CsrPrimitive<Self>, y: FloatTensor<Self>, dy: FloatTensor<Self>) -> FloatTensor<Self> {
         untracked::<B, C>(B::edge_softmax_grad(csr, y.primitive, dy.primitive))
+    }
+
+    fn gat_attention(
+        csr: &CsrPrimitive<Self>,
+        s_dst: FloatTensor<Self>,
+        s_src: FloatTensor<Self>,
+        negative_slope: f32,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::gat_attention(csr, s_dst.primitive, s_src.primitive, negative_slope))
+    }
+
+    fn gat_attention_grad(
+        g: &GraphPrimitive<Self>,
+        s_dst: FloatTensor<Self>,
+        s_src: FloatTensor<Self>,
+        alpha: FloatTensor<Self>,
+        d_alpha: FloatTensor<Self>,
+        negative_slope: f32,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let (d_dst, d_src) = B::gat_attention_grad(
+            g,
+            s_dst.primitive,
+            s_src.primitive,
+            alpha.primitive,
+            d_alpha.primitive,
+            negative_slope,
+        );
+        (untracked::<B, C>(d_dst), untracked::<B, C>(d_src))
+    }
+
+    fn ad_gat_attention(
+        g: &GraphPrimitive<Self>,
+        s_dst: FloatTensor<Self>,
+        s_src: FloatTensor<Self>,
+        negative_slope: f32,
+    ) -> FloatTensor<Self> {
+        let parents = [s_dst.node.clone(), s_src.node.clone()];
+        match GatAttentionBackward.prepare::<C>(parents).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let alpha = B::gat_attention(&g.csr, s_dst.primitive.clone(), s_src.primitive.clone(), negative_slope);
+                prep.finish((g.clone(), s_dst.primitive, s_src.primitive, alpha.clone(), negative_slope), alpha)
+            }
+            OpsKind::UnTracked(prep) => {
+                prep.finish(B::gat_attention(&g.csr, s_dst.primitive, s_src.primitive, negative_slope))
+            }
+        }
     }
 
     fn ad_sddmm(

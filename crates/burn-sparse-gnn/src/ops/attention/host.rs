@@ -4,6 +4,8 @@ use super::AttentionOps;
 use crate::ops::host_io::*;
 use crate::ops::primitive::CsrPrim;
 use crate::ops::primitive::CsrPrimitive;
+use crate::ops::primitive::GraphPrim;
+use crate::ops::primitive::GraphPrimitive;
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::ops::IntTensor;
@@ -13,6 +15,7 @@ use burn_ndarray::NdArray;
 use burn_ndarray::NdArrayTensor;
 use burn_ndarray::QuantElement;
 use burn_ndarray::SharedArray;
+use sparse_gnn_kernels::attention;
 use sparse_gnn_kernels::sddmm as sddmm_mod;
 use sparse_gnn_kernels::softmax;
 
@@ -53,6 +56,45 @@ pub fn edge_softmax_grad<B: Backend>(
     write_f::<B>(ds, y.shape, y.dtype, &device)
 }
 
+pub fn gat_attention<B: Backend>(
+    csr: &CsrPrim<IntTensor<B>>,
+    s_dst: FloatTensor<B>,
+    s_src: FloatTensor<B>,
+    negative_slope: f32,
+) -> FloatTensor<B> {
+    let device = B::float_device(&s_dst);
+    let h = HostCsr::read::<B>(csr);
+    let (d, s) = (read_f::<B>(s_dst), read_f::<B>(s_src));
+    let heads = d.shape[1];
+    let alpha = attention::reference::gat_attention(&h.as_ref(), &d.data, &s.data, heads, negative_slope as f64);
+    write_f::<B>(alpha, vec![csr.nnz, heads], d.dtype, &device)
+}
+
+pub fn gat_attention_grad<B: Backend>(
+    g: &GraphPrim<IntTensor<B>>,
+    s_dst: FloatTensor<B>,
+    s_src: FloatTensor<B>,
+    alpha: FloatTensor<B>,
+    d_alpha: FloatTensor<B>,
+    negative_slope: f32,
+) -> (FloatTensor<B>, FloatTensor<B>) {
+    let device = B::float_device(&alpha);
+    let h = HostCsr::read::<B>(&g.csr);
+    let (d, s) = (read_f::<B>(s_dst), read_f::<B>(s_src));
+    let (a, da) = (read_f::<B>(alpha), read_f::<B>(d_alpha));
+    let heads = a.shape[1];
+    let (gd, gs) = attention::reference::gat_attention_backward(
+        &h.as_ref(),
+        &d.data,
+        &s.data,
+        &a.data,
+        &da.data,
+        heads,
+        negative_slope as f64,
+    );
+    (write_f::<B>(gd, d.shape, a.dtype, &device), write_f::<B>(gs, s.shape, a.dtype, &device))
+}
+
 impl<E: FloatNdArrayElement, I: IntNdArrayElement, Q: QuantElement> AttentionOps for NdArray<E, I, Q>
 where
     NdArrayTensor: From<SharedArray<E>>,
@@ -68,5 +110,25 @@ where
 
     fn edge_softmax_grad(csr: &CsrPrimitive<Self>, y: FloatTensor<Self>, dy: FloatTensor<Self>) -> FloatTensor<Self> {
         edge_softmax_grad::<Self>(csr, y, dy)
+    }
+
+    fn gat_attention(
+        csr: &CsrPrimitive<Self>,
+        s_dst: FloatTensor<Self>,
+        s_src: FloatTensor<Self>,
+        negative_slope: f32,
+    ) -> FloatTensor<Self> {
+        gat_attention::<Self>(csr, s_dst, s_src, negative_slope)
+    }
+
+    fn gat_attention_grad(
+        g: &GraphPrimitive<Self>,
+        s_dst: FloatTensor<Self>,
+        s_src: FloatTensor<Self>,
+        alpha: FloatTensor<Self>,
+        d_alpha: FloatTensor<Self>,
+        negative_slope: f32,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        gat_attention_grad::<Self>(g, s_dst, s_src, alpha, d_alpha, negative_slope)
     }
 }
