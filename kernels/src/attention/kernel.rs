@@ -1,12 +1,16 @@
 //! GAT's attention coefficients on the device: one cube per row (forward, and the backward's row
-//! pass) or per column (the backward's column pass, over the transpose), lanes striding over
-//! the edges, reductions by plane shuffles or shared memory (see [`crate::reduce`]). Scores are
-//! recomputed from the `[nodes, heads]` inputs wherever they are needed, so no `[edges, heads]`
-//! tensor other than the coefficients exists. Accumulation is in f32 for every storage type.
+//! pass) or per column (the backward's column pass, over the transpose). A cube's lanes cover
+//! `per` edges times every head (`per = max(1, 32 / heads)`), so a lane keeps one head, and the
+//! lanes of one edge read its heads' contiguous entries together; per-head totals are reduced in
+//! shared memory (the same code on every device). Scores are recomputed from the `[nodes, heads]`
+//! inputs wherever they are needed, so no `[edges, heads]` tensor other than the coefficients
+//! exists. Accumulation is in f32 for every storage type.
 
-use crate::device::{cube_count, has_plane_ops, plane_size};
-use crate::reduce::{segment_max, segment_sum};
+use crate::device::cube_count;
 use cubecl::prelude::*;
+
+/// The most heads a launch takes (one lane per head in a cube).
+pub const MAX_HEADS: usize = 1024;
 
 #[cube]
 fn leaky(x: f32, slope: f32) -> f32 {
@@ -16,6 +20,38 @@ fn leaky(x: f32, slope: f32) -> f32 {
 #[cube]
 fn leaky_grad(x: f32, slope: f32) -> f32 {
     select(x > 0.0, f32::new(1.0), slope)
+}
+
+/// The total (`max` false) or maximum (`max` true) of `value` over the lanes of one head (lanes
+/// `h, h + heads, ...` of the `per * heads`); every lane gets its head's result.
+#[cube]
+fn head_reduce(
+    value: f32,
+    smem: &mut SharedMemory<f32>,
+    #[comptime] heads: u32,
+    #[comptime] per: u32,
+    #[comptime] max: bool,
+) -> f32 {
+    let lane = UNIT_POS_X as usize;
+    smem[lane] = value;
+    sync_cube();
+    if lane < heads as usize {
+        let mut acc = smem[lane];
+        #[unroll]
+        for t in 1..per {
+            let v = smem[lane + (t * heads) as usize];
+            if comptime!(max) {
+                acc = f32::max(acc, v);
+            } else {
+                acc += v;
+            }
+        }
+        smem[lane] = acc;
+    }
+    sync_cube();
+    let total = smem[lane % heads as usize];
+    sync_cube();
+    total
 }
 
 /// Forward: the coefficients `alpha` of each row's edges.
@@ -28,46 +64,46 @@ fn gat_attention_rows<F: Float>(
     s_src: &Array<F>,
     alpha: &mut Array<F>,
     n_rows: usize,
-    heads: usize,
     slope: f32,
-    #[comptime] plane: bool,
-    #[comptime] lanes: u32,
+    #[comptime] heads: u32,
+    #[comptime] per: u32,
     #[define(F)] _dtype: StorageType,
 ) {
     let row = CUBE_POS;
     if row >= n_rows {
         terminate!(); // uniform: the whole cube shares the row
     }
-    let mut smem = SharedMemory::<f32>::new(comptime!(if plane { 1usize } else { lanes as usize }));
+    let mut smem = SharedMemory::<f32>::new(comptime!((per * heads) as usize));
+    let nh = heads as usize;
+    let lane = UNIT_POS_X as usize;
+    let h = lane % nh;
+    let slot = lane / nh;
     let start = usize::cast_from(row_ptr[row]);
     let end = usize::cast_from(row_ptr[row + 1]);
-    let lane = UNIT_POS_X as usize;
-    for h in 0..heads {
-        let sd = f32::cast_from(s_dst[row * heads + h]);
-        let mut m = f32::min_value();
-        let mut e = start + lane;
-        while e < end {
-            let j = usize::cast_from(col_idx[e]);
-            m = f32::max(m, leaky(sd + f32::cast_from(s_src[j * heads + h]), slope));
-            e += lanes as usize;
-        }
-        let m = segment_max(m, &mut smem, lanes, plane);
-        let mut z = f32::new(0.0);
-        let mut e = start + lane;
-        while e < end {
-            let j = usize::cast_from(col_idx[e]);
-            z += f32::exp(leaky(sd + f32::cast_from(s_src[j * heads + h]), slope) - m);
-            e += lanes as usize;
-        }
-        let z = segment_sum(z, &mut smem, lanes, plane);
-        let inv = f32::new(1.0) / z;
-        let mut e = start + lane;
-        while e < end {
-            let j = usize::cast_from(col_idx[e]);
-            let s = leaky(sd + f32::cast_from(s_src[j * heads + h]), slope);
-            alpha[e * heads + h] = F::cast_from(f32::exp(s - m) * inv);
-            e += lanes as usize;
-        }
+    let sd = f32::cast_from(s_dst[row * nh + h]);
+    let mut m = f32::min_value();
+    let mut e = start + slot;
+    while e < end {
+        let j = usize::cast_from(col_idx[e]);
+        m = f32::max(m, leaky(sd + f32::cast_from(s_src[j * nh + h]), slope));
+        e += per as usize;
+    }
+    let m = head_reduce(m, &mut smem, heads, per, true);
+    let mut z = f32::new(0.0);
+    let mut e = start + slot;
+    while e < end {
+        let j = usize::cast_from(col_idx[e]);
+        z += f32::exp(leaky(sd + f32::cast_from(s_src[j * nh + h]), slope) - m);
+        e += per as usize;
+    }
+    let z = head_reduce(z, &mut smem, heads, per, false);
+    let inv = f32::new(1.0) / z;
+    let mut e = start + slot;
+    while e < end {
+        let j = usize::cast_from(col_idx[e]);
+        let s = leaky(sd + f32::cast_from(s_src[j * nh + h]), slope);
+        alpha[e * nh + h] = F::cast_from(f32::exp(s - m) * inv);
+        e += per as usize;
     }
 }
 
@@ -85,44 +121,44 @@ fn gat_attention_rows_grad<F: Float>(
     d_s_dst: &mut Array<F>,
     dots: &mut Array<f32>,
     n_rows: usize,
-    heads: usize,
     slope: f32,
-    #[comptime] plane: bool,
-    #[comptime] lanes: u32,
+    #[comptime] heads: u32,
+    #[comptime] per: u32,
     #[define(F)] _dtype: StorageType,
 ) {
     let row = CUBE_POS;
     if row >= n_rows {
         terminate!();
     }
-    let mut smem = SharedMemory::<f32>::new(comptime!(if plane { 1usize } else { lanes as usize }));
+    let mut smem = SharedMemory::<f32>::new(comptime!((per * heads) as usize));
+    let nh = heads as usize;
+    let lane = UNIT_POS_X as usize;
+    let h = lane % nh;
+    let slot = lane / nh;
     let start = usize::cast_from(row_ptr[row]);
     let end = usize::cast_from(row_ptr[row + 1]);
-    let lane = UNIT_POS_X as usize;
-    for h in 0..heads {
-        let sd = f32::cast_from(s_dst[row * heads + h]);
-        let mut dot = f32::new(0.0);
-        let mut e = start + lane;
-        while e < end {
-            let k = e * heads + h;
-            dot += f32::cast_from(alpha[k]) * f32::cast_from(d_alpha[k]);
-            e += lanes as usize;
-        }
-        let dot = segment_sum(dot, &mut smem, lanes, plane);
-        let mut acc = f32::new(0.0);
-        let mut e = start + lane;
-        while e < end {
-            let k = e * heads + h;
-            let j = usize::cast_from(col_idx[e]);
-            let pre = sd + f32::cast_from(s_src[j * heads + h]);
-            acc += f32::cast_from(alpha[k]) * (f32::cast_from(d_alpha[k]) - dot) * leaky_grad(pre, slope);
-            e += lanes as usize;
-        }
-        let acc = segment_sum(acc, &mut smem, lanes, plane);
-        if lane == 0 {
-            d_s_dst[row * heads + h] = F::cast_from(acc);
-            dots[row * heads + h] = dot;
-        }
+    let sd = f32::cast_from(s_dst[row * nh + h]);
+    let mut dot = f32::new(0.0);
+    let mut e = start + slot;
+    while e < end {
+        let k = e * nh + h;
+        dot += f32::cast_from(alpha[k]) * f32::cast_from(d_alpha[k]);
+        e += per as usize;
+    }
+    let dot = head_reduce(dot, &mut smem, heads, per, false);
+    let mut acc = f32::new(0.0);
+    let mut e = start + slot;
+    while e < end {
+        let k = e * nh + h;
+        let j = usize::cast_from(col_idx[e]);
+        let pre = sd + f32::cast_from(s_src[j * nh + h]);
+        acc += f32::cast_from(alpha[k]) * (f32::cast_from(d_alpha[k]) - dot) * leaky_grad(pre, slope);
+        e += per as usize;
+    }
+    let acc = head_reduce(acc, &mut smem, heads, per, false);
+    if lane < nh {
+        d_s_dst[row * nh + lane] = F::cast_from(acc);
+        dots[row * nh + lane] = dot;
     }
 }
 
@@ -141,38 +177,44 @@ fn gat_attention_cols<F: Float>(
     dots: &Array<f32>,
     d_s_src: &mut Array<F>,
     n_cols: usize,
-    heads: usize,
     slope: f32,
-    #[comptime] plane: bool,
-    #[comptime] lanes: u32,
+    #[comptime] heads: u32,
+    #[comptime] per: u32,
     #[define(F)] _dtype: StorageType,
 ) {
     let col = CUBE_POS;
     if col >= n_cols {
         terminate!();
     }
-    let mut smem = SharedMemory::<f32>::new(comptime!(if plane { 1usize } else { lanes as usize }));
+    let mut smem = SharedMemory::<f32>::new(comptime!((per * heads) as usize));
+    let nh = heads as usize;
+    let lane = UNIT_POS_X as usize;
+    let h = lane % nh;
+    let slot = lane / nh;
     let start = usize::cast_from(t_ptr[col]);
     let end = usize::cast_from(t_ptr[col + 1]);
-    let lane = UNIT_POS_X as usize;
-    for h in 0..heads {
-        let ss = f32::cast_from(s_src[col * heads + h]);
-        let mut acc = f32::new(0.0);
-        let mut t = start + lane;
-        while t < end {
-            let e = usize::cast_from(t_perm[t]);
-            let i = usize::cast_from(t_rows[t]);
-            let k = e * heads + h;
-            let pre = f32::cast_from(s_dst[i * heads + h]) + ss;
-            acc +=
-                f32::cast_from(alpha[k]) * (f32::cast_from(d_alpha[k]) - dots[i * heads + h]) * leaky_grad(pre, slope);
-            t += lanes as usize;
-        }
-        let acc = segment_sum(acc, &mut smem, lanes, plane);
-        if lane == 0 {
-            d_s_src[col * heads + h] = F::cast_from(acc);
-        }
+    let ss = f32::cast_from(s_src[col * nh + h]);
+    let mut acc = f32::new(0.0);
+    let mut t = start + slot;
+    while t < end {
+        let e = usize::cast_from(t_perm[t]);
+        let i = usize::cast_from(t_rows[t]);
+        let k = e * nh + h;
+        let pre = f32::cast_from(s_dst[i * nh + h]) + ss;
+        acc += f32::cast_from(alpha[k]) * (f32::cast_from(d_alpha[k]) - dots[i * nh + h]) * leaky_grad(pre, slope);
+        t += per as usize;
     }
+    let acc = head_reduce(acc, &mut smem, heads, per, false);
+    if lane < nh {
+        d_s_src[col * nh + lane] = F::cast_from(acc);
+    }
+}
+
+/// Edges per cube step and lanes per cube for `heads` heads.
+fn shape(heads: usize) -> (u32, u32) {
+    let heads = heads.clamp(1, MAX_HEADS) as u32;
+    let per = (32 / heads).max(1);
+    (heads, per)
 }
 
 /// The rows of a CSR on the device, for [`launch_gat_attention`].
@@ -185,7 +227,8 @@ pub struct RowsDev<R: Runtime> {
     pub col_idx: TensorBinding<R>,
 }
 
-/// `alpha` (`[nnz * heads]`) from `s_dst` (`[n_rows * heads]`) and `s_src` (`[n_cols * heads]`).
+/// `alpha` (`[nnz * heads]`) from `s_dst` (`[n_rows * heads]`) and `s_src` (`[n_cols * heads]`);
+/// `heads` at most [`MAX_HEADS`] (callers check).
 #[allow(clippy::too_many_arguments)]
 pub fn launch_gat_attention<R: Runtime>(
     client: &ComputeClient<R>,
@@ -196,28 +239,25 @@ pub fn launch_gat_attention<R: Runtime>(
     heads: usize,
     slope: f32,
     dtype: StorageType,
-    planes: crate::config::PlaneUse,
 ) {
     if csr.n_rows == 0 {
         return;
     }
-    let plane = has_plane_ops(client, planes) && plane_size(client) == 32;
-    let lanes = 32u32;
+    let (heads, per) = shape(heads);
     unsafe {
         gat_attention_rows::launch_unchecked::<R>(
             client,
             cube_count(client, csr.n_rows),
-            CubeDim::new_1d(lanes),
+            CubeDim::new_1d(per * heads),
             csr.row_ptr.into_array_arg(),
             csr.col_idx.into_array_arg(),
             s_dst.into_array_arg(),
             s_src.into_array_arg(),
             alpha.into_array_arg(),
             csr.n_rows,
-            heads.max(1),
             slope,
-            plane,
-            lanes,
+            heads,
+            per,
             dtype,
         );
     }
@@ -252,17 +292,14 @@ pub fn launch_gat_attention_grad<R: Runtime>(
     heads: usize,
     slope: f32,
     dtype: StorageType,
-    planes: crate::config::PlaneUse,
 ) {
-    let plane = has_plane_ops(client, planes) && plane_size(client) == 32;
-    let lanes = 32u32;
-    let heads = heads.max(1);
+    let (heads, per) = shape(heads);
     if csr.n_rows > 0 {
         unsafe {
             gat_attention_rows_grad::launch_unchecked::<R>(
                 client,
                 cube_count(client, csr.n_rows),
-                CubeDim::new_1d(lanes),
+                CubeDim::new_1d(per * heads),
                 csr.row_ptr.into_array_arg(),
                 csr.col_idx.into_array_arg(),
                 input.s_dst.clone().into_array_arg(),
@@ -272,10 +309,9 @@ pub fn launch_gat_attention_grad<R: Runtime>(
                 d_s_dst.into_array_arg(),
                 dots.clone().into_array_arg(),
                 csr.n_rows,
-                heads,
                 slope,
-                plane,
-                lanes,
+                heads,
+                per,
                 dtype,
             );
         }
@@ -285,7 +321,7 @@ pub fn launch_gat_attention_grad<R: Runtime>(
             gat_attention_cols::launch_unchecked::<R>(
                 client,
                 cube_count(client, t.n_rows),
-                CubeDim::new_1d(lanes),
+                CubeDim::new_1d(per * heads),
                 t.row_ptr.into_array_arg(),
                 t.col_idx.into_array_arg(),
                 t_perm.into_array_arg(),
@@ -296,10 +332,9 @@ pub fn launch_gat_attention_grad<R: Runtime>(
                 dots.into_array_arg(),
                 d_s_src.into_array_arg(),
                 t.n_rows,
-                heads,
                 slope,
-                plane,
-                lanes,
+                heads,
+                per,
                 dtype,
             );
         }

@@ -29,9 +29,10 @@ pub fn gat_attention_bound(dtype: FloatDType) -> f64 {
 }
 
 /// `(case, dtype, normwise error)` of the coefficients, `d_s_dst` and `d_s_src` for each graph,
-/// head count (1, 4) and dtype of `dtypes`; the error is `None` where `B` lacks the dtype. The
-/// gradient flowing into the coefficients is random, and the reference reads the inputs after
-/// their rounding to `dtype`, so only the op's own arithmetic is measured.
+/// head count (1, 3, 4 and 40: a cube's lanes hold several edges of every head, or one) and dtype
+/// of `dtypes`; the error is `None` where `B` lacks the dtype. The gradient flowing into the
+/// coefficients is random, and the reference reads the inputs after their rounding to `dtype`, so
+/// only the op's own arithmetic is measured.
 pub fn gat_attention_checks<B: SparseGnnAutodiffBackend>(
     device: &B::Device,
     dtypes: &[FloatDType],
@@ -70,7 +71,7 @@ pub fn gat_attention_checks<B: SparseGnnAutodiffBackend>(
         let csr = random_csr(&spec);
         let g = Graph::<B>::new(&csr, device, GraphOptions::default());
         let h = csr.as_ref();
-        for heads in [1usize, 4] {
+        for heads in [1usize, 3, 4, 40] {
             for &dtype in dtypes {
                 let case = format!("gat attention, {name}, {} edges, {heads} heads", h.nnz());
                 if !B::supports_dtype(device, DType::from(dtype)) {

@@ -97,7 +97,6 @@ where
             heads,
             negative_slope,
             dtype,
-            csr.kernels.planes,
         );
         sample(&alpha);
         alpha
@@ -137,7 +136,6 @@ where
             heads,
             negative_slope,
             dtype,
-            g.csr.kernels.planes,
         );
         sample(&d_s_src);
         (d_s_dst, d_s_src)

@@ -177,6 +177,12 @@ pub fn try_gat_attention<B: AttentionOps>(
             expected: format!("[{}, {}] with at least one head", g.n_cols(), dd[1]),
         });
     }
+    if dd[1] > sparse_gnn_kernels::attention::kernel::MAX_HEADS {
+        return Err(OpError::Config {
+            op: "gat_attention",
+            msg: format!("{} heads; at most {} are supported", dd[1], sparse_gnn_kernels::attention::kernel::MAX_HEADS),
+        });
+    }
     if s_dst.dtype() != s_src.dtype() {
         return Err(OpError::Config {
             op: "gat_attention",
