@@ -55,7 +55,7 @@ impl<B: SparseGnnBackend> Backward<B, 1> for EdgeSoftmaxBackward {
 struct GatAttentionBackward;
 
 impl<B: SparseGnnBackend> Backward<B, 2> for GatAttentionBackward {
-    type State = (GraphPrimitive<B>, FloatTensor<B>, FloatTensor<B>, FloatTensor<B>, f32);
+    type State = (GraphPrimitive<B>, FloatTensor<B>, FloatTensor<B>, FloatTensor<B>, f64);
 
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _ck: &mut Checkpointer) {
         let [node_dst, node_src] = ops.parents;
@@ -88,7 +88,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> AttentionOps for Autodiff<B, C>
         csr: &CsrPrimitive<Self>,
         s_dst: FloatTensor<Self>,
         s_src: FloatTensor<Self>,
-        negative_slope: f32,
+        negative_slope: f64,
     ) -> FloatTensor<Self> {
         untracked::<B, C>(B::gat_attention(csr, s_dst.primitive, s_src.primitive, negative_slope))
     }
@@ -99,7 +99,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> AttentionOps for Autodiff<B, C>
         s_src: FloatTensor<Self>,
         alpha: FloatTensor<Self>,
         d_alpha: FloatTensor<Self>,
-        negative_slope: f32,
+        negative_slope: f64,
     ) -> (FloatTensor<Self>, FloatTensor<Self>) {
         let (d_dst, d_src) = B::gat_attention_grad(
             g,
@@ -116,7 +116,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> AttentionOps for Autodiff<B, C>
         g: &GraphPrimitive<Self>,
         s_dst: FloatTensor<Self>,
         s_src: FloatTensor<Self>,
-        negative_slope: f32,
+        negative_slope: f64,
     ) -> FloatTensor<Self> {
         let parents = [s_dst.node.clone(), s_src.node.clone()];
         match GatAttentionBackward.prepare::<C>(parents).compute_bound().stateful() {

@@ -82,7 +82,7 @@ where
         out
     }
 
-    fn gat_attention(csr: &CsrPrimitive<Self>, s_dst: Ft<R>, s_src: Ft<R>, negative_slope: f32) -> Ft<R> {
+    fn gat_attention(csr: &CsrPrimitive<Self>, s_dst: Ft<R>, s_src: Ft<R>, negative_slope: f64) -> Ft<R> {
         let s_dst = into_contiguous(s_dst);
         let s_src = as_dtype(s_src, s_dst.dtype);
         let heads = s_dst.shape()[1];
@@ -95,7 +95,7 @@ where
             bind(&s_src),
             bind(&alpha),
             heads,
-            negative_slope,
+            negative_slope as f32,
             dtype,
         );
         sample(&alpha);
@@ -108,7 +108,7 @@ where
         s_src: Ft<R>,
         alpha: Ft<R>,
         d_alpha: Ft<R>,
-        negative_slope: f32,
+        negative_slope: f64,
     ) -> (Ft<R>, Ft<R>) {
         let alpha = into_contiguous(alpha);
         let dt = alpha.dtype;
@@ -134,7 +134,7 @@ where
             bind(&d_s_dst),
             bind(&d_s_src),
             heads,
-            negative_slope,
+            negative_slope as f32,
             dtype,
         );
         sample(&d_s_src);

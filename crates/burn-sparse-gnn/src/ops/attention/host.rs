@@ -60,13 +60,13 @@ pub fn gat_attention<B: Backend>(
     csr: &CsrPrim<IntTensor<B>>,
     s_dst: FloatTensor<B>,
     s_src: FloatTensor<B>,
-    negative_slope: f32,
+    negative_slope: f64,
 ) -> FloatTensor<B> {
     let device = B::float_device(&s_dst);
     let h = HostCsr::read::<B>(csr);
     let (d, s) = (read_f::<B>(s_dst), read_f::<B>(s_src));
     let heads = d.shape[1];
-    let alpha = attention::reference::gat_attention(&h.as_ref(), &d.data, &s.data, heads, negative_slope as f64);
+    let alpha = attention::reference::gat_attention(&h.as_ref(), &d.data, &s.data, heads, negative_slope);
     write_f::<B>(alpha, vec![csr.nnz, heads], d.dtype, &device)
 }
 
@@ -76,7 +76,7 @@ pub fn gat_attention_grad<B: Backend>(
     s_src: FloatTensor<B>,
     alpha: FloatTensor<B>,
     d_alpha: FloatTensor<B>,
-    negative_slope: f32,
+    negative_slope: f64,
 ) -> (FloatTensor<B>, FloatTensor<B>) {
     let device = B::float_device(&alpha);
     let h = HostCsr::read::<B>(&g.csr);
@@ -90,7 +90,7 @@ pub fn gat_attention_grad<B: Backend>(
         &a.data,
         &da.data,
         heads,
-        negative_slope as f64,
+        negative_slope,
     );
     (write_f::<B>(gd, d.shape, a.dtype, &device), write_f::<B>(gs, s.shape, a.dtype, &device))
 }
@@ -116,7 +116,7 @@ where
         csr: &CsrPrimitive<Self>,
         s_dst: FloatTensor<Self>,
         s_src: FloatTensor<Self>,
-        negative_slope: f32,
+        negative_slope: f64,
     ) -> FloatTensor<Self> {
         gat_attention::<Self>(csr, s_dst, s_src, negative_slope)
     }
@@ -127,7 +127,7 @@ where
         s_src: FloatTensor<Self>,
         alpha: FloatTensor<Self>,
         d_alpha: FloatTensor<Self>,
-        negative_slope: f32,
+        negative_slope: f64,
     ) -> (FloatTensor<Self>, FloatTensor<Self>) {
         gat_attention_grad::<Self>(g, s_dst, s_src, alpha, d_alpha, negative_slope)
     }

@@ -36,7 +36,7 @@ pub trait AttentionOps: Backend {
         csr: &CsrPrimitive<Self>,
         s_dst: FloatTensor<Self>,
         s_src: FloatTensor<Self>,
-        negative_slope: f32,
+        negative_slope: f64,
     ) -> FloatTensor<Self>;
 
     /// Backward of [`Self::gat_attention`] from its inputs, its output `alpha` and the output's
@@ -47,7 +47,7 @@ pub trait AttentionOps: Backend {
         s_src: FloatTensor<Self>,
         alpha: FloatTensor<Self>,
         d_alpha: FloatTensor<Self>,
-        negative_slope: f32,
+        negative_slope: f64,
     ) -> (FloatTensor<Self>, FloatTensor<Self>);
 
     /// Differentiable [`Self::gat_attention`]: its backward keeps only the output and the two
@@ -56,7 +56,7 @@ pub trait AttentionOps: Backend {
         g: &GraphPrimitive<Self>,
         s_dst: FloatTensor<Self>,
         s_src: FloatTensor<Self>,
-        negative_slope: f32,
+        negative_slope: f64,
     ) -> FloatTensor<Self> {
         Self::gat_attention(&g.csr, s_dst, s_src, negative_slope)
     }
@@ -189,7 +189,7 @@ pub fn try_gat_attention<B: AttentionOps>(
             msg: format!("s_dst is {:?} but s_src is {:?}; both need one float type", s_dst.dtype(), s_src.dtype()),
         });
     }
-    Ok(wrap(B::ad_gat_attention(g.prim(), float(s_dst), float(s_src), negative_slope as f32)))
+    Ok(wrap(B::ad_gat_attention(g.prim(), float(s_dst), float(s_src), negative_slope)))
 }
 
 /// GAT's attention coefficients (see [`try_gat_attention`]).
