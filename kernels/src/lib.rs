@@ -16,6 +16,7 @@
 //! - [`loss`]: weighted softmax cross-entropy of logit rows and its backward, in place;
 //! - [`rows`]: per-row half copies, and the halo gradients' scatter-add.
 //! - [`link`]: the device permutations and known-edge mask of link prediction's negatives.
+//! - [`neighbors`]: uniform neighbour sampling without replacement, for mini-batches.
 //! - [`optim`]: Adam's update of a parameter and its moments in one pass.
 //!
 //! Each module has a `reference` submodule; [`csr`] holds the borrowed structures they take.
@@ -34,6 +35,7 @@ pub mod heuristics;
 pub mod link;
 pub mod loss;
 pub mod maxk;
+pub mod neighbors;
 pub mod optim;
 pub mod pool;
 pub mod reduce;

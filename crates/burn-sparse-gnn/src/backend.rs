@@ -13,6 +13,7 @@ use crate::ops::dropout::DropoutOps;
 use crate::ops::layer::LayerOps;
 use crate::ops::link::LinkOps;
 use crate::ops::loss::LossOps;
+use crate::ops::neighbors::NeighborOps;
 use crate::ops::optim::OptimOps;
 use crate::ops::rows::RowOps;
 
@@ -30,7 +31,7 @@ pub use crate::ops::primitive::{
 /// differentiable operations; their default is the kernel, `Autodiff<B>` records a backward.
 ///
 /// The methods are those of the family traits: [`AggregationOps`], [`AttentionOps`],
-/// [`CbsrOps`], [`DenseOps`], [`LayerOps`], [`LinkOps`], [`RowOps`], [`LossOps`], [`OptimOps`], [`DropoutOps`],
+/// [`CbsrOps`], [`DenseOps`], [`LayerOps`], [`LinkOps`], [`NeighborOps`], [`RowOps`], [`LossOps`], [`OptimOps`], [`DropoutOps`],
 /// [`DeviceOps`], [`TransferOps`] and [`ExchangeOps`]. A backend implements each of them; this
 /// trait then holds for it.
 pub trait SparseGnnBackend:
@@ -40,6 +41,7 @@ pub trait SparseGnnBackend:
     + DenseOps
     + LayerOps
     + LinkOps
+    + NeighborOps
     + RowOps
     + LossOps
     + OptimOps
@@ -57,6 +59,7 @@ impl<
             + DenseOps
             + LayerOps
             + LinkOps
+            + NeighborOps
             + RowOps
             + LossOps
             + OptimOps

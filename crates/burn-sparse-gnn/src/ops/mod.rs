@@ -18,6 +18,7 @@ pub(crate) mod host_io;
 pub mod layer;
 pub mod link;
 pub mod loss;
+pub mod neighbors;
 pub mod optim;
 pub mod primitive;
 pub mod rows;

@@ -18,6 +18,7 @@ mod half_wgpu;
 mod heuristics;
 mod link;
 mod loss;
+mod neighbors;
 mod optim;
 mod partition;
 mod properties;

@@ -13,9 +13,9 @@ pub use products::{product_checks, product_tolerance};
 use crate::backend::Job;
 use crate::error::{AppError, Result};
 use burn_sparse_gnn::conformance::{
-    adam_checks, add_rows_checks, cross_entropy_checks, from_host_checks, fused_adam_checks, gat_attention_bound,
-    gat_attention_checks, half_rows_checks, inv_degree_checks, link_checks, relu_dropout_checks, run,
-    ConformanceConfig,
+    adam_checks, add_rows_checks, block_checks, cross_entropy_checks, from_host_checks, fused_adam_checks,
+    gat_attention_bound, gat_attention_checks, half_rows_checks, inv_degree_checks, link_checks, neighbor_checks,
+    neighbor_uniformity, relu_dropout_checks, run, ConformanceConfig, NEIGHBOR_CHI_SQUARE_BOUND,
 };
 use burn_sparse_gnn::{Choice, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 
@@ -222,14 +222,24 @@ impl Job for SelfTest {
             }
             checks.extend(inv_degree_checks::<B::InnerBackend>(&device, &halves, &[1, 7, 256, 602]));
             checks.extend(link_checks::<B::InnerBackend>(&device));
+            checks.extend(neighbor_checks::<B::InnerBackend>(&device));
+            checks.extend(block_checks::<B::InnerBackend>(&device));
+            let chi2 = neighbor_uniformity::<B::InnerBackend>(&device);
             println!(
                 "== {backend}: one-pass half rows and 1 / degree rows against the composed ops, link prediction's \
-                 negatives against the CPU reference ({:.1} s)",
+                 negatives, neighbour samples and sampled blocks against the CPU reference ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
             let (bad, ran) = print_exact_checks(&checks);
             failed += bad;
             total += ran;
+            let ok = chi2 < NEIGHBOR_CHI_SQUARE_BOUND;
+            println!(
+                "{} neighbour sampling uniformity: chi-square {chi2:.2} (bound {NEIGHBOR_CHI_SQUARE_BOUND})",
+                if ok { "ok  " } else { "FAIL" }
+            );
+            failed += usize::from(!ok);
+            total += 1;
         }
         if self.filter.is_none() {
             let start = std::time::Instant::now();

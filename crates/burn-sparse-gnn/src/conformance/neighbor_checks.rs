@@ -1,0 +1,160 @@
+//! Neighbour sampling on a backend: its samples and sampled blocks against the CPU reference of
+//! the kernels crate (entry for entry), and the uniformity of the positions it draws
+//! (chi-square).
+
+use crate::backend::SparseGnnBackend;
+use crate::graph::csr::{BuildOptions, Csr};
+use crate::graph::{Graph, GraphOptions};
+use crate::ops::neighbors::{sample_block, sample_neighbors, step_key};
+use crate::random::{random_csr, RandomGraphSpec};
+use burn::tensor::{Int, Tensor, TensorData};
+use sparse_gnn_kernels::neighbors::reference;
+
+/// 99.9th percentile of the chi-square distribution with 39 degrees of freedom: the bound of
+/// [`neighbor_uniformity`].
+pub const NEIGHBOR_CHI_SQUARE_BOUND: f64 = 72.05;
+
+fn ints<B: SparseGnnBackend, const D: usize>(t: Tensor<B, D, Int>) -> Vec<i64> {
+    t.into_data().convert::<i64>().into_vec::<i64>().unwrap_or_default()
+}
+
+fn seeds<B: SparseGnnBackend>(v: &[u32], device: &B::Device) -> Tensor<B, 1, Int> {
+    let v: Vec<i32> = v.iter().map(|&x| x as i32).collect();
+    let n = v.len();
+    Tensor::from_data(TensorData::new(v, [n]), device)
+}
+
+/// The samples of `B` against the reference on a 1,031-node random graph (a hub row of 600
+/// edges, empty rows, self-loops, duplicate edges): every node as a seed plus repeated seeds,
+/// fan-outs 1, 5, 15, 600 and 601, two keys. Returns `(case, entries that differ)`; every count
+/// must be 0.
+pub fn neighbor_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>)> {
+    let spec = RandomGraphSpec {
+        n_rows: 1_031,
+        n_cols: 1_031,
+        avg_degree: 6,
+        hub_degree: 600,
+        empty_fraction: 0.1,
+        self_loops: true,
+        duplicates: true,
+        seed: 21,
+    };
+    let csr = random_csr(&spec);
+    let g = Graph::<B>::new(&csr, device, GraphOptions::default());
+    let rp: Vec<u32> = csr.row_ptr().iter().map(|&v| v as u32).collect();
+    let ci = csr.col_idx().to_vec();
+    let hub = (spec.n_rows / 2) as u32;
+    let all: Vec<u32> = (0..spec.n_rows as u32).chain([hub, hub, 0, hub]).collect();
+    let mut out = Vec::new();
+    for fanout in [1usize, 5, 15, 600, 601] {
+        for (seed, layer) in [(3u64, 0u32), (4, 2)] {
+            let key = step_key(seed, layer, 9);
+            let case = format!("neighbour sample, fan-out {fanout}, seed {seed}, {} seeds", all.len());
+            let s = match sample_neighbors(&g, seeds::<B>(&all, device), fanout, key) {
+                Ok(s) => s,
+                Err(e) => {
+                    out.push((format!("{case}: {e}"), Some(f64::INFINITY)));
+                    continue;
+                }
+            };
+            let (want_counts, want_picks) = reference::sample_neighbors(&rp, &ci, &all, fanout, key);
+            let as_i64 = |v: Vec<u32>| v.into_iter().map(|x| x as i32 as i64).collect::<Vec<_>>();
+            let (got_c, got_p) = (ints(s.counts), ints(s.picks));
+            let (want_c, want_p) = (as_i64(want_counts), as_i64(want_picks));
+            let differ =
+                |a: &[i64], b: &[i64]| a.iter().zip(b).filter(|(x, y)| x != y).count() + a.len().abs_diff(b.len());
+            out.push((case, Some((differ(&got_c, &want_c) + differ(&got_p, &want_p)) as f64)));
+        }
+    }
+    out
+}
+
+/// The chi-square statistic of the positions `B` draws: 2,000 nodes whose rows hold the same 40
+/// neighbours, a fan-out of 5, one draw each; under uniform sampling each neighbour is drawn 250
+/// times in expectation. Below [`NEIGHBOR_CHI_SQUARE_BOUND`] (39 degrees of freedom, p = 0.001)
+/// unless the sampler is biased.
+pub fn neighbor_uniformity<B: SparseGnnBackend>(device: &B::Device) -> f64 {
+    let (n, d, fanout) = (2_000usize, 40usize, 5usize);
+    let src: Vec<i64> = (0..n).flat_map(|_| 0..d as i64).collect();
+    let dst: Vec<i64> = (0..n as i64).flat_map(|i| std::iter::repeat_n(i, d)).collect();
+    let opts = BuildOptions { symmetrize: false, add_self_loops: false, dedup: true };
+    let csr = match Csr::from_edges(n, &src, &dst, None, opts) {
+        Ok(c) => c,
+        Err(_) => return f64::INFINITY,
+    };
+    let g = Graph::<B>::new(&csr, device, GraphOptions::default());
+    let all: Vec<u32> = (0..n as u32).collect();
+    let Ok(s) = sample_neighbors(&g, seeds::<B>(&all, device), fanout, step_key(11, 0, 0)) else {
+        return f64::INFINITY;
+    };
+    let mut hits = vec![0f64; d];
+    for p in ints(s.picks) {
+        if (0..d as i64).contains(&p) {
+            hits[p as usize] += 1.0;
+        } else {
+            return f64::INFINITY;
+        }
+    }
+    let expected = (n * fanout) as f64 / d as f64;
+    hits.iter().map(|h| (h - expected).powi(2) / expected).sum()
+}
+
+/// Sampled blocks of `B` against the reference, entry for entry: the 1,031-node graph of
+/// [`neighbor_checks`], destinations a spread of 300 nodes (the hub, empty rows), all nodes, and
+/// one node; fan-outs 1, 10 and 600; then a second hop from the first block's sources. Returns
+/// `(case, entries that differ)`; every count must be 0.
+/// Every node as a destination scans past one scan block (1,024 entries).
+pub fn block_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>)> {
+    let spec = RandomGraphSpec {
+        n_rows: 1_031,
+        n_cols: 1_031,
+        avg_degree: 6,
+        hub_degree: 600,
+        empty_fraction: 0.1,
+        self_loops: true,
+        duplicates: false,
+        seed: 22,
+    };
+    let csr = random_csr(&spec);
+    let g = Graph::<B>::new(&csr, device, GraphOptions::default());
+    let rp: Vec<u32> = csr.row_ptr().iter().map(|&v| v as u32).collect();
+    let ci = csr.col_idx().to_vec();
+    let hub = (spec.n_rows / 2) as u32;
+    let spread: Vec<u32> = (0..300u32).map(|i| (i * 7 + 3) % spec.n_rows as u32).chain([hub]).collect();
+    let all: Vec<u32> = (0..spec.n_rows as u32).rev().collect();
+    let mut out = Vec::new();
+    for (name, dst) in [("300 spread nodes and the hub", spread), ("every node", all), ("one node", vec![hub])] {
+        for fanout in [1usize, 10, 600] {
+            let key = step_key(5, 1, fanout as u64);
+            let case = format!("sampled block, {name}, fan-out {fanout}");
+            let want = reference::sample_block(&rp, &ci, &dst, fanout, key);
+            let got = match sample_block(&g, seeds::<B>(&dst, device), fanout, key) {
+                Ok(b) => b,
+                Err(e) => {
+                    out.push((format!("{case}: {e}"), Some(f64::INFINITY)));
+                    continue;
+                }
+            };
+            let differ = |a: Vec<i64>, b: &[u32]| {
+                a.iter().zip(b).filter(|(x, y)| **x != **y as i64).count() + a.len().abs_diff(b.len())
+            };
+            let mut d = differ(ints(got.row_ptr), &want.row_ptr)
+                + differ(ints(got.col_idx), &want.col_idx)
+                + differ(ints(got.src.clone()), &want.src)
+                + got.n_src.abs_diff(want.src.len());
+            // the next hop from the block's sources
+            let next: Vec<u32> = want.src.clone();
+            let want2 = reference::sample_block(&rp, &ci, &next, fanout, step_key(5, 2, 0));
+            match sample_block(&g, got.src, fanout, step_key(5, 2, 0)) {
+                Ok(b2) => {
+                    d += differ(ints(b2.row_ptr), &want2.row_ptr)
+                        + differ(ints(b2.col_idx), &want2.col_idx)
+                        + differ(ints(b2.src), &want2.src);
+                }
+                Err(_) => d += 1,
+            }
+            out.push((format!("{case}, {} then {} sources", want.src.len(), want2.src.len()), Some(d as f64)));
+        }
+    }
+    out
+}
