@@ -24,11 +24,15 @@ fn seeds<B: SparseGnnBackend>(v: &[u32], device: &B::Device) -> Tensor<B, 1, Int
     Tensor::from_data(TensorData::new(v, [n]), device)
 }
 
-/// The samples of `B` against the reference on a 1,031-node random graph (a hub row of 600
-/// edges, empty rows, self-loops, duplicate edges): every node as a seed plus repeated seeds,
-/// fan-outs 1, 5, 15, 600 and 601, two keys. Returns `(case, entries that differ)`; every count
-/// must be 0.
-pub fn neighbor_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>)> {
+/// The 1,031-node random graph of the checks (a hub row of 600 edges at node 515, empty rows,
+/// self-loops; duplicate edges if asked) on `B` and on the host: `(nodes, hub, graph, row
+/// pointer, columns)`.
+#[allow(clippy::type_complexity)]
+fn hub_graph<B: SparseGnnBackend>(
+    device: &B::Device,
+    duplicates: bool,
+    seed: u64,
+) -> (usize, u32, Graph<B>, Vec<u32>, Vec<u32>) {
     let spec = RandomGraphSpec {
         n_rows: 1_031,
         n_cols: 1_031,
@@ -36,15 +40,22 @@ pub fn neighbor_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, 
         hub_degree: 600,
         empty_fraction: 0.1,
         self_loops: true,
-        duplicates: true,
-        seed: 21,
+        duplicates,
+        seed,
     };
     let csr = random_csr(&spec);
     let g = Graph::<B>::new(&csr, device, GraphOptions::default());
     let rp: Vec<u32> = csr.row_ptr().iter().map(|&v| v as u32).collect();
-    let ci = csr.col_idx().to_vec();
-    let hub = (spec.n_rows / 2) as u32;
-    let all: Vec<u32> = (0..spec.n_rows as u32).chain([hub, hub, 0, hub]).collect();
+    (spec.n_rows, (spec.n_rows / 2) as u32, g, rp, csr.col_idx().to_vec())
+}
+
+/// The samples of `B` against the reference on a 1,031-node random graph (a hub row of 600
+/// edges, empty rows, self-loops, duplicate edges): every node as a seed plus repeated seeds,
+/// fan-outs 1, 5, 15, 600 and 601, two keys. Returns `(case, entries that differ)`; every count
+/// must be 0.
+pub fn neighbor_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>)> {
+    let (n, hub, g, rp, ci) = hub_graph::<B>(device, true, 21);
+    let all: Vec<u32> = (0..n as u32).chain([hub, hub, 0, hub]).collect();
     let mut out = Vec::new();
     for fanout in [1usize, 5, 15, 600, 601] {
         for (seed, layer) in [(3u64, 0u32), (4, 2)] {
@@ -105,23 +116,9 @@ pub fn neighbor_uniformity<B: SparseGnnBackend>(device: &B::Device) -> f64 {
 /// `(case, entries that differ)`; every count must be 0.
 /// Every node as a destination scans past one scan block (1,024 entries).
 pub fn block_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>)> {
-    let spec = RandomGraphSpec {
-        n_rows: 1_031,
-        n_cols: 1_031,
-        avg_degree: 6,
-        hub_degree: 600,
-        empty_fraction: 0.1,
-        self_loops: true,
-        duplicates: false,
-        seed: 22,
-    };
-    let csr = random_csr(&spec);
-    let g = Graph::<B>::new(&csr, device, GraphOptions::default());
-    let rp: Vec<u32> = csr.row_ptr().iter().map(|&v| v as u32).collect();
-    let ci = csr.col_idx().to_vec();
-    let hub = (spec.n_rows / 2) as u32;
-    let spread: Vec<u32> = (0..300u32).map(|i| (i * 7 + 3) % spec.n_rows as u32).chain([hub]).collect();
-    let all: Vec<u32> = (0..spec.n_rows as u32).rev().collect();
+    let (n, hub, g, rp, ci) = hub_graph::<B>(device, false, 22);
+    let spread: Vec<u32> = (0..300u32).map(|i| (i * 7 + 3) % n as u32).chain([hub]).collect();
+    let all: Vec<u32> = (0..n as u32).rev().collect();
     let mut out = Vec::new();
     for (name, dst) in [("300 spread nodes and the hub", spread), ("every node", all), ("one node", vec![hub])] {
         for fanout in [1usize, 10, 600] {
