@@ -63,6 +63,24 @@ pub(crate) fn write_i<B: Backend>(v: Vec<i32>, shape: Vec<usize>, device: &B::De
     B::int_from_data(TensorData::new(v, shape), device)
 }
 
+/// `v` as a `[len]` i32 index tensor.
+pub(crate) fn write_ids<B: Backend>(v: Vec<i32>, device: &B::Device) -> IntTensor<B> {
+    let n = v.len();
+    write_i::<B>(v, vec![n], device)
+}
+
+/// An index tensor copied to the host as u32.
+pub(crate) fn read_u32<B: Backend>(t: IntTensor<B>) -> Vec<u32> {
+    read_index::<B>(t).into_iter().map(|v| v as u32).collect()
+}
+
+/// The row pointer and columns (`nnz` of them) of a CSR primitive, copied to the host as u32.
+pub(crate) fn host_csr_u32<B: Backend>(c: &CsrPrim<IntTensor<B>>) -> (Vec<u32>, Vec<u32>) {
+    let mut ci = read_u32::<B>(c.col_idx.clone());
+    ci.truncate(c.nnz);
+    (read_u32::<B>(c.row_ptr.clone()), ci)
+}
+
 /// A CSR structure copied to the host.
 pub(crate) struct HostCsr {
     n_rows: usize,

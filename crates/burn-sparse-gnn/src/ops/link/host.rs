@@ -1,11 +1,10 @@
 //! NdArray implementation of [`super::LinkOps`], and the host forms every backend may use.
 
 use super::LinkOps;
-use crate::ops::host_io::read_index;
+use crate::ops::host_io::{host_csr_u32, read_u32, write_ids};
 use crate::ops::primitive::CsrPrimitive;
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::IntTensor;
-use burn::tensor::{DType, Int, Tensor, TensorData};
 use burn_ndarray::FloatNdArrayElement;
 use burn_ndarray::IntNdArrayElement;
 use burn_ndarray::NdArray;
@@ -21,21 +20,9 @@ where
 {
 }
 
-fn ids<B: Backend>(v: Vec<i32>, device: &B::Device) -> IntTensor<B> {
-    let n = v.len();
-    Tensor::<B, 1, Int>::from_data(TensorData::new(v, [n]), (device, DType::I32)).into_primitive()
-}
-
 /// The host form of [`LinkOps::permutation`].
 pub(crate) fn permutation<B: Backend>(n: usize, keys: [u32; kernel::ROUNDS], device: &B::Device) -> IntTensor<B> {
-    ids::<B>(kernel::permutation(n, &keys).into_iter().map(|v| v as i32).collect(), device)
-}
-
-fn host_csr<B: Backend>(c: &CsrPrimitive<B>) -> (Vec<u32>, Vec<u32>) {
-    let rp: Vec<u32> = read_index::<B>(c.row_ptr.clone()).into_iter().map(|v| v as u32).collect();
-    let mut ci: Vec<u32> = read_index::<B>(c.col_idx.clone()).into_iter().map(|v| v as u32).collect();
-    ci.truncate(c.nnz);
-    (rp, ci)
+    write_ids::<B>(kernel::permutation(n, &keys).into_iter().map(|v| v as i32).collect(), device)
 }
 
 /// The host form of [`LinkOps::pair_mask`].
@@ -46,10 +33,9 @@ pub(crate) fn pair_mask<B: Backend>(
     pb: IntTensor<B>,
 ) -> IntTensor<B> {
     let device = B::int_device(&pa);
-    let (prp, pci) = host_csr::<B>(pattern);
-    let (krp, kci) = host_csr::<B>(known);
-    let pa: Vec<u32> = read_index::<B>(pa).into_iter().map(|v| v as u32).collect();
-    let pb: Vec<u32> = read_index::<B>(pb).into_iter().map(|v| v as u32).collect();
+    let (prp, pci) = host_csr_u32::<B>(pattern);
+    let (krp, kci) = host_csr_u32::<B>(known);
+    let (pa, pb) = (read_u32::<B>(pa), read_u32::<B>(pb));
     let mask = kernel::pair_mask((&prp, &pci), (&krp, &kci), &pa, &pb);
-    ids::<B>(mask, &device)
+    write_ids::<B>(mask, &device)
 }

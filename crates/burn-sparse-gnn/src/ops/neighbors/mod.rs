@@ -30,7 +30,6 @@ use crate::graph::Graph;
 use crate::ops::primitive::CsrPrimitive;
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::IntTensor;
-use burn::tensor::ElementConversion;
 use burn::tensor::{Int, Tensor};
 pub use sparse_gnn_kernels::neighbors::step_key;
 
@@ -134,20 +133,7 @@ pub fn sample_block<B: NeighborOps>(
             msg: format!("sampling needs a square graph, this one is {} x {}", g.n_rows(), g.n_cols()),
         });
     }
-    let ids: Vec<i64> = dst.clone().into_data().convert::<i64>().into_vec::<i64>().unwrap_or_default();
-    let mut seen = vec![false; g.n_rows()];
-    for &v in &ids {
-        if v < 0 || v >= g.n_rows() as i64 {
-            return Err(OpError::Config {
-                op,
-                msg: format!("node {v} is not a node of the graph (0..{})", g.n_rows()),
-            });
-        }
-        if std::mem::replace(&mut seen[v as usize], true) {
-            return Err(OpError::Config { op, msg: format!("node {v} is a destination twice") });
-        }
-    }
-    let n_dst = ids.len();
+    let n_dst = check_nodes(g, &dst, op, "node", true)?;
     let b = B::sample_block(&g.prim().csr, dst.into_primitive(), fanout, key);
     Ok(SampledBlock {
         n_dst,
@@ -172,7 +158,7 @@ pub struct NeighborSample<B: Backend> {
 /// aggregates from (the columns of its row of `g`), drawn on the device; seeded by `key` (one per
 /// layer and batch: [`step_key`]) and reproducible on every backend.
 ///
-/// Checks that every seed is a row of `g` (one read of the seeds' maximum back to the host).
+/// Checks that every seed is a row of `g` (one read of the seeds to the host).
 pub fn sample_neighbors<B: NeighborOps>(
     g: &Graph<B>,
     seeds: Tensor<B, 1, Int>,
@@ -182,21 +168,33 @@ pub fn sample_neighbors<B: NeighborOps>(
     if fanout == 0 {
         return Err(OpError::Config { op: "sample_neighbors", msg: "the fan-out must be at least 1".into() });
     }
-    let n = seeds.dims()[0];
-    if n > 0 {
-        let lo: i64 = seeds.clone().min().into_scalar().elem();
-        let hi: i64 = seeds.clone().max().into_scalar().elem();
-        if lo < 0 || hi >= g.n_rows() as i64 {
-            let bad = if lo < 0 { lo } else { hi };
-            return Err(OpError::Config {
-                op: "sample_neighbors",
-                msg: format!("seed {bad} is not a node of the graph (0..{})", g.n_rows()),
-            });
-        }
-    }
+    let n = check_nodes(g, &seeds, "sample_neighbors", "seed", false)?;
     let (counts, picks) = B::sample_neighbors(&g.prim().csr, seeds.into_primitive(), fanout, key);
     Ok(NeighborSample {
         counts: Tensor::from_primitive(counts),
         picks: Tensor::<B, 1, Int>::from_primitive(picks).reshape([n, fanout]),
     })
+}
+
+/// Reads `ids` to the host and checks that each is a node of `g` (and, with `distinct`, that none
+/// repeats); returns how many there are.
+fn check_nodes<B: Backend>(
+    g: &Graph<B>,
+    ids: &Tensor<B, 1, Int>,
+    op: &'static str,
+    what: &str,
+    distinct: bool,
+) -> Result<usize, OpError> {
+    let ids: Vec<i64> = ids.clone().into_data().convert::<i64>().into_vec::<i64>().unwrap_or_default();
+    let n = g.n_rows();
+    let mut seen = vec![false; if distinct { n } else { 0 }];
+    for &v in &ids {
+        if v < 0 || v >= n as i64 {
+            return Err(OpError::Config { op, msg: format!("{what} {v} is not a node of the graph (0..{n})") });
+        }
+        if distinct && std::mem::replace(&mut seen[v as usize], true) {
+            return Err(OpError::Config { op, msg: format!("node {v} is a destination twice") });
+        }
+    }
+    Ok(ids.len())
 }
