@@ -164,6 +164,68 @@ pub fn estimate_training(size: &GraphSize, cfg: &GnnModelConfig) -> MemoryEstima
     MemoryEstimate { graph, node_data, parameters, saved_activations, working_set, total }
 }
 
+/// The largest sampled batch of mini-batch training: the sources of its first block (every
+/// node a batch reads) and the edges of all its blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchSize {
+    /// Nodes of the batch's largest block (its first block's sources).
+    pub nodes: usize,
+    /// Edges of all its blocks.
+    pub edges: usize,
+    /// Batches alive at once (the one training and those built ahead).
+    pub in_flight: usize,
+}
+
+impl BatchSize {
+    /// The bound for `seeds` seeds and the fan-outs `fanouts` (hop 1 first) on a graph of
+    /// `nodes` nodes: each hop multiplies the frontier by its fan-out, capped at the nodes.
+    pub fn bound(seeds: usize, fanouts: &[usize], nodes: usize, in_flight: usize) -> Self {
+        let (mut frontier, mut all, mut edges) = (seeds as u64, seeds as u64, 0u64);
+        for &f in fanouts {
+            let e = frontier.saturating_mul(f as u64 + 1);
+            edges = edges.saturating_add(e);
+            frontier = e.min(nodes as u64);
+            all = all.saturating_add(frontier).min(nodes as u64);
+        }
+        Self { nodes: all as usize, edges: edges as usize, in_flight: in_flight.max(1) }
+    }
+}
+
+/// The estimate for mini-batch training of `cfg` on a graph of `size`
+/// (`burn_sparse_gnn::ops::neighbors`, gnn-train's `minibatch`): the whole graph's structure
+/// twice (the sampler's and the chunks of layer-wise inference) with the sampler's three node
+/// vectors; the features only where they stay on the device (`features_on_device`); the
+/// parameters; a training step on a graph of the batch's size ([`estimate_training`]'s saved
+/// activations and working set at `batch.nodes` nodes and `batch.edges` edges) and the inputs
+/// of the batches in flight; the two `[nodes, width]` outputs layer-wise inference holds.
+pub fn estimate_minibatch(
+    size: &GraphSize,
+    cfg: &GnnModelConfig,
+    batch: &BatchSize,
+    features_on_device: bool,
+) -> MemoryEstimate {
+    let n = size.nodes as u64;
+    let graph = 2 * graph_bytes(size.nodes, size.edges, false) + 3 * 4 * n;
+    let node_data = if features_on_device { n * size.features as u64 * 4 } else { 0 } + n * 4 * 3;
+    let parameters = parameter_count(cfg) * 4 * 4;
+    let step_size = GraphSize {
+        nodes: batch.nodes,
+        edges: batch.edges,
+        features: size.features,
+        hot_split: false,
+        staging_slots: 0,
+    };
+    let step = estimate_training(&step_size, cfg);
+    let inputs = batch.in_flight as u64
+        * (graph_bytes(batch.nodes, batch.edges, false) + batch.nodes as u64 * size.features as u64 * 4);
+    let width = cfg.hidden.max(cfg.classes).max(if cfg.linear_io { cfg.hidden } else { 0 }) as u64;
+    let inference = 2 * n * width * 4;
+    let saved_activations = step.saved_activations;
+    let working_set = step.working_set.max(inference) + inputs;
+    let total = graph + node_data + parameters + saved_activations + working_set;
+    MemoryEstimate { graph, node_data, parameters, saved_activations, working_set, total }
+}
+
 /// Whether `precision` keeps half copies (for callers that print what to change).
 pub fn is_mixed(precision: Precision) -> bool {
     precision.half().is_some()
@@ -228,6 +290,28 @@ mod tests {
             let maxk = estimate_training(&size, &cfg.clone().with_nonlin(Nonlinearity::Maxk { k: 32 }));
             assert!(maxk.saved_activations > 1_000 * 4 * bytes * 256, "{precision:?}");
         }
+    }
+
+    #[test]
+    fn minibatch_estimate_holds_the_batch_not_the_graph_activations() {
+        let size =
+            GraphSize { nodes: 20_000_000, edges: 200_000_000, features: 1_024, hot_split: false, staging_slots: 0 };
+        let mut cfg = sage(Precision::F32);
+        cfg.d_in = 1_024;
+        let batch = BatchSize::bound(1_024, &[15, 10, 5], size.nodes, 3);
+        // 1,024 seeds, then 16x, 11x, 6x their frontier (a self edge per row)
+        assert_eq!(batch.nodes, 1_024 * (1 + 16 + 16 * 11 + 16 * 11 * 6));
+        let full = estimate_training(&size, &cfg);
+        let host = estimate_minibatch(&size, &cfg, &batch, false);
+        let device = estimate_minibatch(&size, &cfg, &batch, true);
+        assert_eq!(device.node_data - host.node_data, 20_000_000 * 1_024 * 4);
+        assert!(host.total * 4 < full.total, "{host} vs {full}");
+        assert_eq!(
+            host.total,
+            host.graph + host.node_data + host.parameters + host.saved_activations + host.working_set
+        );
+        // a small graph caps the frontier at its nodes
+        assert_eq!(BatchSize::bound(1_024, &[15, 10], 5_000, 1).nodes, 5_000);
     }
 
     #[test]

@@ -147,6 +147,13 @@ impl GnnModelConfig {
         }
     }
 
+    /// Whether the convolutions sum their neighbours' rows ([`ConvKind::sums_neighbours`]): a
+    /// sampled block then weighs each edge `degree / sampled` (see
+    /// [`GnnModel::forward_blocks`]).
+    pub fn sums_neighbours(&self) -> bool {
+        self.conv.sums_neighbours(&self.conv_options())
+    }
+
     /// Whether the graph must contain self-loops for this model (GAT attends to itself).
     pub fn needs_self_loops(&self) -> bool {
         self.conv.needs_self_loops()
@@ -221,6 +228,48 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             h = self.convolve(l, g, &a);
         }
         self.output(h)
+    }
+
+    /// Logits `[seeds, classes]` of a sampled mini-batch (DGL's message-flow graphs):
+    /// `blocks[l]` is convolution `l`'s block, rectangular, its rows the destinations and its
+    /// columns the sources with the destinations first; block `l`'s rows are block `l + 1`'s
+    /// columns in order, and the last block's rows are the seeds. `x` holds the features of the
+    /// first block's columns. The same kernels as on a whole graph; a block built with every
+    /// neighbour and the whole graph's degrees gives the rows of [`GnnModel::forward`].
+    ///
+    /// Errors when the blocks do not chain or their count is not the number of convolutions.
+    pub fn forward_blocks(&self, blocks: &[Graph<B>], x: Tensor<B, 2>) -> Result<Tensor<B, 2>, ModelError> {
+        if blocks.len() != self.convs.len() {
+            return Err(ModelError(format!(
+                "{} blocks for a model of {} convolutions",
+                blocks.len(),
+                self.convs.len()
+            )));
+        }
+        if x.dims()[0] != blocks[0].n_cols() {
+            return Err(ModelError(format!(
+                "{} feature rows for a first block of {} sources",
+                x.dims()[0],
+                blocks[0].n_cols()
+            )));
+        }
+        if let Some(l) = (1..blocks.len()).find(|&l| blocks[l].n_cols() != blocks[l - 1].n_rows()) {
+            return Err(ModelError(format!(
+                "block {l} has {} sources where block {} has {} destinations",
+                blocks[l].n_cols(),
+                l - 1,
+                blocks[l - 1].n_rows()
+            )));
+        }
+        let device = x.device();
+        let x = self.drop_input(x, self.input_dropout_seed(&device).as_ref(), None);
+        let mut h = self.input(x);
+        for (l, g) in blocks.iter().enumerate() {
+            let seed = self.dropout_seed(l, &device);
+            let a = self.activate(l, h, g.kernel_config(), seed.as_ref(), None);
+            h = self.convolve(l, g, &a);
+        }
+        Ok(self.output(h))
     }
 
     /// The seed of the input features' dropout mask for one forward pass: drawn on `device`

@@ -51,7 +51,11 @@ pub struct Predictions {
 
 /// Class probabilities and predicted classes of every node (run it on an inference backend).
 pub fn predict<B: SparseGnnBackend>(model: &GnnModel<B>, graph: &Graph<B>, x: Tensor<B, 2>) -> Predictions {
-    let logits = model.forward(graph, x);
+    predictions_of(model.forward(graph, x))
+}
+
+/// Class probabilities and predicted classes of the rows of `logits` (`[nodes, classes]`).
+pub fn predictions_of<B: SparseGnnBackend>(logits: Tensor<B, 2>) -> Predictions {
     let [nodes, classes] = logits.dims();
     let predictions = logits.clone().argmax(1).reshape([nodes]).into_data().convert::<i64>().to_vec::<i64>();
     let probabilities = softmax(logits, 1).into_data().convert::<f32>().to_vec::<f32>();

@@ -57,12 +57,13 @@ pub mod export;
 pub mod graphs;
 pub mod link;
 pub mod loss_scale;
+pub mod minibatch;
 pub mod record;
 
 pub use batch::{FullGraphBatcher, GraphBatch, HostGraph, SplitKind};
 pub use classifier::{backward_step, classification_output, last_device_memory, reset_device_memory, NodeClassifier};
 pub use error::TrainError;
-pub use evaluate::{embeddings, evaluate, predict, Accuracies, Predictions};
+pub use evaluate::{embeddings, evaluate, predict, predictions_of, Accuracies, Predictions};
 pub use export::{param_shapes, write_safetensors, ParamShape};
 pub use loss_scale::{LossScaleConfig, LossScaler};
 pub use record::{load_checked, AtomicFileRecorder};

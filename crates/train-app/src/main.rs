@@ -15,7 +15,7 @@ fn main() {
         PoolsArg::Exact => burn_sparse_gnn::memory::PoolMode::Exact,
         PoolsArg::Pooled => burn_sparse_gnn::memory::PoolMode::Pooled,
         // a batch of graphs differs in size every step: exact-size buffers would never be reused
-        PoolsArg::Auto if cli.graph_task() => burn_sparse_gnn::memory::PoolMode::Pooled,
+        PoolsArg::Auto if cli.varying_batches() => burn_sparse_gnn::memory::PoolMode::Pooled,
         PoolsArg::Auto => burn_sparse_gnn::memory::PoolMode::Exact,
     };
     if let Err(e) = burn_sparse_gnn::memory::set_pool_mode(pools) {

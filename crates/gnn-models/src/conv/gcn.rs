@@ -243,6 +243,10 @@ impl ConvSpec for GcnConvConfig {
         true
     }
 
+    fn sums_neighbours(_opts: &ConvOptions) -> bool {
+        true
+    }
+
     fn parameter_count(_opts: &ConvOptions, d_in: u64, d_out: u64) -> u64 {
         d_in * d_out + d_out
     }

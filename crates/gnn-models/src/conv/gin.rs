@@ -131,6 +131,10 @@ impl ConvSpec for GinConvConfig {
         true
     }
 
+    fn sums_neighbours(opts: &ConvOptions) -> bool {
+        opts.gin_half_safe_lambda.is_none()
+    }
+
     fn parameter_count(opts: &ConvOptions, d_in: u64, d_out: u64) -> u64 {
         let inner = d_out.max(opts.hidden as u64);
         (d_in * inner + inner) + (inner * d_out + d_out) + 1

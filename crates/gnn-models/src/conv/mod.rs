@@ -79,6 +79,13 @@ macro_rules! convolutions {
                 }
             }
 
+            /// [`ConvSpec::sums_neighbours`] of this convolution with the options `opts`.
+            pub fn sums_neighbours(&self, opts: &ConvOptions) -> bool {
+                match self {
+                    $(ConvKind::$variant => <$module::$spec as ConvSpec>::sums_neighbours(opts),)+
+                }
+            }
+
             /// [`ConvSpec::parameter_count`] of one layer.
             pub fn parameter_count(&self, opts: &ConvOptions, d_in: u64, d_out: u64) -> u64 {
                 match self {

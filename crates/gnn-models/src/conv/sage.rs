@@ -151,6 +151,10 @@ impl ConvSpec for SageConvConfig {
         opts.sage_aggr != SageAggr::MaxPool
     }
 
+    fn sums_neighbours(opts: &ConvOptions) -> bool {
+        opts.sage_aggr == SageAggr::Sum
+    }
+
     fn parameter_count(opts: &ConvOptions, d_in: u64, d_out: u64) -> u64 {
         let pool = if opts.sage_aggr == SageAggr::MaxPool { d_in * d_in + d_in } else { 0 };
         2 * d_in * d_out + d_out + pool

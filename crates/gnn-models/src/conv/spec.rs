@@ -77,6 +77,13 @@ pub trait ConvSpec {
         false
     }
 
+    /// Whether the layer sums its neighbours' rows (no mean, maximum or softmax over them): on a
+    /// sampled block ([`crate::GnnModel::forward_blocks`]) each sampled edge of a row then
+    /// weighs `degree / sampled` so that the sum estimates the whole neighbourhood's.
+    fn sums_neighbours(_opts: &ConvOptions) -> bool {
+        false
+    }
+
     /// Parameters of one layer from `d_in` to `d_out` features.
     fn parameter_count(opts: &ConvOptions, d_in: u64, d_out: u64) -> u64;
 

@@ -87,9 +87,18 @@ pub struct Record {
     /// The task of a training-epoch record (`link`; absent: node classification).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
-    /// Graphs per batch of a graph-classification epoch record.
+    /// Graphs per batch of a graph-classification epoch record; seed nodes per batch of a
+    /// mini-batch record.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batch_size: Option<usize>,
+    /// `minibatch` for the records of mini-batch training (`sample`: one batch's blocks on the
+    /// device; `batch`: one batch assembled, blocks as device graphs and features; `train_epoch`:
+    /// one pass over the training nodes); absent for full-graph records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub training: Option<String>,
+    /// Mini-batch: the fan-outs, hop 1 first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fanouts: Option<Vec<usize>>,
 }
 
 /// The launch shape of a record (see [`Record::shape`]).
@@ -226,6 +235,8 @@ impl Bench {
             estimate: None,
             task: None,
             batch_size: None,
+            training: None,
+            fanouts: None,
         }
     }
 

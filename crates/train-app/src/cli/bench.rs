@@ -49,8 +49,18 @@ pub struct BenchTrainArgs {
     /// negative per positive, no dropout, as `bench/pyg_link.py --time` trains).
     #[arg(long, value_enum, default_value_t = train_app::training::Task::Node)]
     pub task: train_app::training::Task,
+    /// Node classification: full-graph epochs, or mini-batch training (`sample`, `batch` and
+    /// `train_epoch` records per batch size of `--batch-sizes`; `--fanouts`).
+    #[arg(long, value_enum, default_value_t = train_app::training::Training::Full)]
+    pub training: train_app::training::Training,
+    /// Mini-batch: the fan-outs, hop 1 first (default 15,10,5, then 5).
+    #[arg(long, value_delimiter = ',')]
+    pub fanouts: Vec<usize>,
+    /// Mini-batch: batches built ahead of the step.
+    #[arg(long, default_value_t = 2)]
+    pub prefetch: usize,
     /// Graph classification (`--task graph`, `--dataset` a TU folder): graphs per batch, one
-    /// record each.
+    /// record each; mini-batch training: seed nodes per batch.
     #[arg(long, value_delimiter = ',', default_value = "128")]
     pub batch_sizes: Vec<usize>,
     /// Graph classification: how a graph's node states are pooled.

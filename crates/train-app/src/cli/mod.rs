@@ -29,7 +29,8 @@ pub struct Cli {
     /// How the GPU memory pools hold memory: `exact` (buffers of the exact sizes the work
     /// allocates, reused for the same sizes: reserved memory stays close to what is in use) or
     /// `pooled` (CubeCL's default pages and slices). `auto`: pooled for graph classification
-    /// (`--task graph`), whose batches differ in size every step, exact otherwise.
+    /// (`--task graph`) and mini-batch training (`--training minibatch`), whose batches differ
+    /// in size every step, exact otherwise.
     #[arg(long, global = true, value_enum, default_value = "auto")]
     pub memory_pools: PoolsArg,
 }
@@ -42,12 +43,13 @@ pub enum PoolsArg {
 }
 
 impl Cli {
-    /// Whether the command trains or times graph classification (batches of varying sizes).
-    pub fn graph_task(&self) -> bool {
-        use train_app::training::Task;
+    /// Whether the command trains or times batches of varying sizes: graph classification or
+    /// mini-batch training.
+    pub fn varying_batches(&self) -> bool {
+        use train_app::training::{Task, Training};
         match &self.command {
-            Some(Command::Train(a)) => a.cfg.task == Task::Graph,
-            Some(Command::BenchTrain(a)) => a.task == Task::Graph,
+            Some(Command::Train(a)) => a.cfg.task == Task::Graph || a.cfg.training == Training::Minibatch,
+            Some(Command::BenchTrain(a)) => a.task == Task::Graph || a.training == Training::Minibatch,
             _ => false,
         }
     }

@@ -110,6 +110,9 @@ impl Job for BenchTrainJob {
         if a.task == Task::Graph {
             return bench_graph::<B>(&a, configs, &device, backend);
         }
+        if a.training == train_app::training::Training::Minibatch {
+            return bench_minibatch::<B>(&a, configs, &device, backend);
+        }
         let start = std::time::Instant::now();
         let data = datasets::load(&a.dataset, BuildOptions::default())?;
         eprintln!(
@@ -332,6 +335,47 @@ fn bench_graph<B: SparseGnnAutodiffBackend>(
             let run = catch_out_of_memory(|| train_app::trainbench::run_graph::<B>(&tb, &set, bs, device, &name));
             match run.map_err(|msg| out_of_memory(backend, &m, &nl, &p, &msg))? {
                 Ok(rec) => emit(a, &rec)?,
+                Err(e) => {
+                    eprintln!("{m} {p} batch {bs}: {e}");
+                    failed.push(format!("{m} {p} batch {bs}"));
+                }
+            }
+        }
+    }
+    all_ran(&failed)
+}
+
+/// `bench-train --training minibatch`: sampling, batch assembly and mini-batch epochs of node
+/// classification at each seed batch size.
+fn bench_minibatch<B: SparseGnnAutodiffBackend>(
+    a: &BenchTrainArgs,
+    configs: Vec<(&String, &String, &String, TrainConfig)>,
+    device: &B::Device,
+    backend: &str,
+) -> Result<()> {
+    if a.spread.spread()?.is_some() {
+        return Err(AppError::Config("bench-train --training minibatch runs on one device".into()));
+    }
+    let data = datasets::load(&a.dataset, BuildOptions::default())?;
+    let first = configs.first().map(|c| c.3.clone()).unwrap_or_default();
+    let host = train_app::training::prepare(&first, data)?;
+    let name = a.device_name.clone().unwrap_or_else(|| backend.to_string());
+    let mut failed = Vec::new();
+    for (m, nl, p, mut cfg) in configs {
+        cfg.training = train_app::training::Training::Minibatch;
+        cfg.fanouts = a.fanouts.clone();
+        cfg.prefetch = a.prefetch;
+        for &bs in &a.batch_sizes {
+            cfg.batch_size = Some(bs);
+            cfg.check()?;
+            let tb = train_app::trainbench::TrainBench { cfg: cfg.clone(), epochs: a.epochs, warmup: a.warmup };
+            let run = catch_out_of_memory(|| train_app::trainbench::run_minibatch::<B>(&tb, &host, device, &name));
+            match run.map_err(|msg| out_of_memory(backend, &m, &nl, &p, &msg))? {
+                Ok(recs) => {
+                    for rec in &recs {
+                        emit(a, rec)?;
+                    }
+                }
                 Err(e) => {
                     eprintln!("{m} {p} batch {bs}: {e}");
                     failed.push(format!("{m} {p} batch {bs}"));

@@ -118,16 +118,21 @@ fn estimate(
     use gnn_models::memory_estimate::{estimate_training, GraphSize};
     let Some((pg, spread)) = spread else {
         let model = cfg.model_config(host.d_in, host.data.num_classes())?;
-        return Ok(estimate_training(
-            &GraphSize {
-                nodes: host.data.num_nodes(),
-                edges: host.data.adjacency().nnz(),
-                features: host.d_in,
-                hot_split: host.opts.splits_hot_columns(host.data.adjacency()),
-                staging_slots: host.opts.staging_slots(host.data.adjacency()),
-            },
-            &model,
-        ));
+        let size = GraphSize {
+            nodes: host.data.num_nodes(),
+            edges: host.data.adjacency().nnz(),
+            features: host.d_in,
+            hot_split: host.opts.splits_hot_columns(host.data.adjacency()),
+            staging_slots: host.opts.staging_slots(host.data.adjacency()),
+        };
+        if cfg.training == train_app::training::Training::Minibatch {
+            use gnn_models::memory_estimate::{estimate_minibatch, BatchSize};
+            let batch = BatchSize::bound(cfg.seed_batch(), &cfg.hop_fanouts(), size.nodes, cfg.prefetch + 1);
+            let on_device = cfg.features_on == train_app::training::FeatureHome::Device;
+            eprintln!("full-graph training would need about {}", estimate_training(&size, &model));
+            return Ok(estimate_minibatch(&size, &model, &batch, on_device));
+        }
+        return Ok(estimate_training(&size, &model));
     };
     train_app::partitioned::estimate_per_device(cfg, host, pg, spread)
 }
@@ -166,6 +171,14 @@ impl Job for TrainJob {
             return super::link::run::<B>(job, data, device, backend, folder);
         }
         let host = train_app::training::prepare(&self.cfg, data)?;
+        let minibatch = self.cfg.training == train_app::training::Training::Minibatch;
+        if minibatch && (self.spread.is_some() || self.rank.is_some()) {
+            return Err(AppError::Config(
+                "--training minibatch trains on one device: leave out the options that spread a run over parts or \
+                 processes"
+                    .into(),
+            ));
+        }
         if let Some(spread) = &self.spread {
             train_app::partitioned::check_device_indices::<B>(&device, &spread.devices, backend)?;
         }
@@ -221,6 +234,14 @@ impl Job for TrainJob {
             budget.map(|b| format!("; {budget_name}: {:.2} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or_default()
         );
         let mut advice = Vec::new();
+        if minibatch {
+            if self.cfg.features_on == train_app::training::FeatureHome::Device {
+                advice.push("--features-on host (features in host memory)".to_string());
+            }
+            advice.push(format!("a smaller --batch-size (now {})", self.cfg.seed_batch()));
+        } else if backend == "cuda" {
+            advice.push("--training minibatch (sampled batches)".to_string());
+        }
         if self.cfg.precision.half().is_none() {
             advice.push("--precision mixedf16 (half-precision activations)".to_string());
         }
@@ -230,7 +251,9 @@ impl Job for TrainJob {
         if self.cfg.layers > 1 {
             advice.push(format!("fewer --layers (now {})", self.cfg.layers));
         }
-        advice.push("more GPUs (--devices 0,1,...)".into());
+        if !minibatch {
+            advice.push("more GPUs (--devices 0,1,...)".into());
+        }
         let advice = format!("try {}", advice.join(", or "));
         let what =
             format!("training {} {}x{} on {}", self.cfg.model.name(), self.cfg.layers, self.cfg.hidden, host.data.name);
@@ -261,7 +284,7 @@ impl Job for TrainJob {
             println!("{}", serde_json::to_string(&est).map_err(|e| AppError::Config(e.to_string()))?);
             return Ok(());
         }
-        if backend != "cuda" && self.spread.is_none() {
+        if backend != "cuda" && self.spread.is_none() && !minibatch {
             // activations live in host memory on the CPU and lavapipe backends: a run that
             // cannot fit is refused before the run folder changes
             self.cfg.check_size(host.data.num_nodes(), host.d_in, host.data.num_classes())?;
@@ -284,8 +307,11 @@ impl Job for TrainJob {
         // is set (the command line is where the environment is read)
         let tui = std::io::IsTerminal::is_terminal(&std::io::stdout()) && std::env::var_os("SGNN_PLAIN_LOG").is_none();
         let resume = self.resume;
-        let report = train_app::out_of_memory::catch_out_of_memory(|| {
-            train_app::training::train::<B>(&self.cfg, host, &device, backend, resume, tui)
+        let report = train_app::out_of_memory::catch_out_of_memory(|| match minibatch {
+            true => {
+                train_app::training::minibatch::train_minibatch::<B>(&self.cfg, host, &device, backend, resume, tui)
+            }
+            false => train_app::training::train::<B>(&self.cfg, host, &device, backend, resume, tui),
         })
         .map_err(out_of_memory)??;
         let a = &report.final_accuracy;

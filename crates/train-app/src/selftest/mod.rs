@@ -5,6 +5,7 @@
 //! checks are `crate::partitioned::devices::equality_checks`.
 
 pub mod layers;
+pub mod minibatch;
 pub mod products;
 
 pub use layers::{layer_checks, LayerCheck, LAYER_TOLERANCE, LAYER_TOLERANCE_HALF};
@@ -240,6 +241,24 @@ impl Job for SelfTest {
             );
             failed += usize::from(!ok);
             total += 1;
+        }
+        if self.filter.is_none() {
+            let start = std::time::Instant::now();
+            let checks = minibatch::minibatch_checks::<B::InnerBackend>(&device);
+            println!(
+                "== {backend}: mini-batch blocks and layer-wise inference against the whole-graph forward ({:.1} s)",
+                start.elapsed().as_secs_f64()
+            );
+            for (what, diff) in &checks {
+                let ok = *diff <= minibatch::MINIBATCH_TOLERANCE;
+                println!(
+                    "{} {what}: largest difference {diff:.2e} (bound {:.0e})",
+                    if ok { "ok  " } else { "FAIL" },
+                    minibatch::MINIBATCH_TOLERANCE
+                );
+                failed += usize::from(!ok);
+            }
+            total += checks.len();
         }
         if self.filter.is_none() {
             let start = std::time::Instant::now();

@@ -66,6 +66,33 @@ pub enum Task {
     Graph,
 }
 
+/// How node classification trains.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Training {
+    /// Every epoch one step on the whole graph.
+    #[default]
+    Full,
+    /// Steps on batches of seed nodes with sampled neighbourhoods (docs/MINIBATCH.md).
+    Minibatch,
+}
+
+/// Where mini-batch training keeps the node features.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum FeatureHome {
+    /// On the device; a batch selects its rows there.
+    #[default]
+    Device,
+    /// In host memory; a batch gathers its rows there and moves only them (features larger
+    /// than the device).
+    Host,
+}
+
+/// The fan-outs of mini-batch training when `--fanouts` is not given: 15, 10, then 5 for every
+/// further hop.
+pub const DEFAULT_FANOUTS: [usize; 3] = [15, 10, 5];
+
 /// How the convolutions are stacked.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -123,15 +150,35 @@ pub struct TrainConfig {
     /// Graph classification: share of the graphs for testing (without --folds).
     #[arg(long, default_value_t = 0.1)]
     pub graph_test: f64,
-    /// Graph classification: graphs per batch.
-    #[arg(long, default_value_t = 128)]
-    pub batch_size: usize,
+    /// Graphs per batch (graph classification; default 128) or seed nodes per batch
+    /// (`--training minibatch`; default 1024).
+    #[arg(long)]
+    pub batch_size: Option<usize>,
     /// Graph classification: how a graph's node states are pooled.
     #[arg(long, value_enum, default_value_t = Readout::Sum)]
     pub readout: Readout,
     /// Graph classification: the node features of a TU dataset.
     #[arg(long, value_enum, default_value_t = TuFeatures::Auto)]
     pub tu_features: TuFeatures,
+    /// Node classification: full-graph steps, or mini-batches of seed nodes with sampled
+    /// neighbourhoods.
+    #[arg(long, value_enum, default_value_t = Training::Full)]
+    pub training: Training,
+    /// Mini-batch: neighbours sampled per node at each hop from the seeds, one per layer, hop 1
+    /// (the seeds' own neighbours, the last convolution) first, as PyG's `num_neighbors`
+    /// (default 15,10,5, then 5 for deeper models).
+    #[arg(long, value_delimiter = ',')]
+    pub fanouts: Vec<usize>,
+    /// Mini-batch: where the node features live.
+    #[arg(long, value_enum, default_value_t = FeatureHome::Device)]
+    pub features_on: FeatureHome,
+    /// Mini-batch: batches built ahead of the training step on a second thread (0: each batch
+    /// when it is needed).
+    #[arg(long, default_value_t = 2)]
+    pub prefetch: usize,
+    /// Mini-batch: rows per chunk of the layer-wise inference that evaluates and predicts.
+    #[arg(long, default_value_t = 65_536)]
+    pub infer_chunk: usize,
     /// Multiply the learning rate by --lr-gamma every this many epochs (none: constant).
     #[arg(long)]
     pub lr_step: Option<usize>,
@@ -254,6 +301,26 @@ pub struct TrainConfig {
 struct Defaults {
     #[command(flatten)]
     cfg: TrainConfig,
+}
+
+impl TrainConfig {
+    /// Graphs per batch of graph classification.
+    pub fn graph_batch(&self) -> usize {
+        self.batch_size.unwrap_or(128)
+    }
+
+    /// Seed nodes per batch of mini-batch training.
+    pub fn seed_batch(&self) -> usize {
+        self.batch_size.unwrap_or(1024)
+    }
+
+    /// The fan-out of every hop of mini-batch training, hop 1 first (see `--fanouts`).
+    pub fn hop_fanouts(&self) -> Vec<usize> {
+        if !self.fanouts.is_empty() {
+            return self.fanouts.clone();
+        }
+        (0..self.layers).map(|h| DEFAULT_FANOUTS[h.min(DEFAULT_FANOUTS.len() - 1)]).collect()
+    }
 }
 
 impl Default for TrainConfig {

@@ -141,6 +141,24 @@ pub fn eval<B: SparseGnnBackend>(
     device: &B::Device,
 ) -> Result<(TrainConfig, Accuracies)> {
     let run = load_run::<B>(dir, dataset_override, device)?;
+    if run.cfg.training == crate::training::config::Training::Minibatch {
+        let h = &run.host;
+        let (plan, features) = crate::training::minibatch::inference_parts::<B>(
+            &run.cfg,
+            &run.model_cfg,
+            h.data.adjacency(),
+            h.x.clone(),
+            h.d_in,
+            device,
+        )?;
+        let split = h.data.split().ok_or_else(|| AppError::Config("the dataset has no split".into()))?;
+        let batch = |ids: &[u32]| {
+            gnn_train::minibatch::InferenceBatch::new(plan.clone(), features.clone(), h.data.labels(), ids, device)
+        };
+        let (train, valid, test) = (batch(&split.train), batch(&split.valid), batch(&split.test));
+        let acc = gnn_train::minibatch::evaluate_layerwise(&run.model.model, [&train, &valid, &test])?;
+        return Ok((run.cfg, acc));
+    }
     let batcher = FullGraphBatcher::new(Arc::new(run.host), 0);
     Ok((run.cfg, gnn_train::evaluate(&run.model, &batcher, device)))
 }
@@ -261,12 +279,35 @@ pub fn predict<B: SparseGnnBackend>(
     let ids = nodes.map(|p| read_node_ids(p, n, &cfg.dataset)).transpose()?;
     let input = prepare_unsplit(&cfg, data)?;
     let (model_cfg, model) = load_model::<B>(dir, &cfg, input.d_in, input.data.num_classes(), Use::Predict, device)?;
+    let ids = ids.as_deref();
+    if cfg.training == crate::training::config::Training::Minibatch {
+        // layer-wise, as the run evaluated: no whole-graph forward pass on the device
+        let (plan, features) = crate::training::minibatch::inference_parts::<B>(
+            &cfg,
+            &model_cfg,
+            input.data.adjacency(),
+            input.x,
+            input.d_in,
+            device,
+        )?;
+        drop(input.data);
+        let logits = gnn_train::minibatch::layerwise_logits(&model.model, &plan, &features)?;
+        let p = gnn_train::predictions_of(logits);
+        let rows_out = ids.map_or(n, |i| i.len());
+        crate::fsutil::make_out_dir(out_dir)?;
+        let probabilities = out_dir.join("probabilities.npy");
+        crate::npyio::write(&probabilities, &[rows_out, p.classes], &rows(p.probabilities, p.classes, ids))?;
+        let predictions = out_dir.join("predictions.npy");
+        crate::npyio::write(&predictions, &[rows_out], &rows(p.predictions, 1, ids))?;
+        eprintln!("note: no embeddings.npy: a mini-batch run predicts layer-wise, without the hidden layers' output");
+        let files = vec![probabilities, predictions];
+        return Ok(PredictOutput { nodes: rows_out, dataset_nodes: n, classes: p.classes, hidden: None, files });
+    }
     let graph = Graph::<B>::new(input.data.adjacency(), device, cfg.graph_options());
     let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
     let x = Tensor::<B, 2>::from_data(TensorData::new(input.x, [n, input.d_in]).convert_dtype(dtype), (device, dtype));
     drop(input.data);
     let p = gnn_train::predict(&model.model, &graph, x.clone());
-    let ids = ids.as_deref();
     let rows_out = ids.map_or(n, |i| i.len());
     crate::fsutil::make_out_dir(out_dir)?;
     let mut files = Vec::new();

@@ -294,25 +294,25 @@ fn train_split<B: SparseGnnAutodiffBackend>(
     let model = model_cfg.init::<B>(device).map_err(|e| AppError::Config(e.to_string()))?;
     let model = GraphClassifier::new(model).with_loss_scale(cfg.loss_scale.config(cfg.precision));
     let parameters = model.num_params();
-    let batches = split.train.len().div_ceil(cfg.batch_size);
+    let batches = split.train.len().div_ceil(cfg.graph_batch());
     let learned = run_learner::<B, _>(cfg, model, device, resume, tui, false, batches, |start| {
         let batcher = GraphSetBatcher::new(set.clone());
         // each epoch a new order: the loader's generator, seeded by the run and where it starts
         let shuffle = cfg.seed.wrapping_add(start.unwrap_or(0) as u64);
         let train = DataLoaderBuilder::new(batcher.clone())
-            .batch_size(cfg.batch_size)
+            .batch_size(cfg.graph_batch())
             .shuffle(shuffle)
             .set_device(device.clone())
             .build(InMemDataset::new(split.train.clone()));
         let valid = DataLoaderBuilder::new(batcher)
-            .batch_size(cfg.batch_size)
+            .batch_size(cfg.graph_batch())
             .set_device(device.clone())
             .build(InMemDataset::new(split.valid.clone()));
         Ok(((train, valid), 0.0))
     })?;
     let Learned { trained, run } = learned;
     let loss_scale = trained.loss_scaler().as_ref().map(LossScaleSummary::from);
-    let score = |ids: &[usize]| score_graphs(&trained.model, &set, ids, cfg.batch_size, device);
+    let score = |ids: &[usize]| score_graphs(&trained.model, &set, ids, cfg.graph_batch(), device);
     let (train, valid, test) = (score(&split.train), score(&split.valid), score(&split.test));
     let acc = |s: Option<gnn_train::graphs::GraphScore>| s.map_or(f64::NAN, |s| s.accuracy);
     let final_accuracy = Accuracies {
@@ -378,7 +378,7 @@ pub fn eval_graph<B: SparseGnnBackend>(dir: &Path, device: &B::Device) -> Result
         for f in (0..cfg.folds).filter(|&f| fold_dir(dir, f).join("model.mpk").is_file()) {
             let (_, run, set, model) = load_graph_run::<B>(&fold_dir(dir, f), device)?;
             let split = run.split.ok_or_else(|| AppError::Config(format!("fold {} has no split", f + 1)))?;
-            if let Some(s) = score_graphs(&model, &set, &split.test, cfg.batch_size, device) {
+            if let Some(s) = score_graphs(&model, &set, &split.test, cfg.graph_batch(), device) {
                 lines.push(format!("fold {}/{}: test acc {:.4} ({} graphs)", f + 1, cfg.folds, s.accuracy, s.graphs));
                 accs.push(s.accuracy);
             }
@@ -402,7 +402,7 @@ pub fn eval_graph<B: SparseGnnBackend>(dir: &Path, device: &B::Device) -> Result
     let split = run.split.ok_or_else(|| AppError::Config("the run folder has no split".into()))?;
     let mut parts = Vec::new();
     for (name, ids) in [("train", &split.train), ("valid", &split.valid), ("test", &split.test)] {
-        if let Some(s) = score_graphs(&model, &set, ids, cfg.batch_size, device) {
+        if let Some(s) = score_graphs(&model, &set, ids, cfg.graph_batch(), device) {
             parts.push(format!("{name} {:.4}", s.accuracy));
         }
     }
@@ -431,7 +431,7 @@ pub fn predict_graph<B: SparseGnnBackend>(
         None => set,
     };
     let ids: Vec<usize> = (0..set.num_graphs()).collect();
-    let p = predict_graphs(&model, &set, &ids, cfg.batch_size, device);
+    let p = predict_graphs(&model, &set, &ids, cfg.graph_batch(), device);
     crate::fsutil::make_out_dir(out_dir)?;
     let probabilities = out_dir.join("probabilities.npy");
     crate::npyio::write(&probabilities, &[ids.len(), p.classes], &p.probabilities)?;

@@ -19,11 +19,12 @@ pub mod eval;
 pub mod files;
 pub mod graph;
 pub mod link;
+pub mod minibatch;
 pub mod renderer;
 pub mod report;
 pub mod train;
 
-pub use config::{apply_split, parse_nonlin, Architecture, ModelSelection, Task, TrainConfig};
+pub use config::{apply_split, parse_nonlin, Architecture, FeatureHome, ModelSelection, Task, TrainConfig, Training};
 pub use eval::prepare;
 pub use eval::{eval, load_run, predict, PredictOutput};
 pub use files::{model_path, safetensors_path};

@@ -24,7 +24,7 @@ fn mutag_gin_reaches_its_test_accuracy_and_reloads() {
         layers: 4,
         hidden: 64,
         graph_test: 0.2,
-        batch_size: 32,
+        batch_size: Some(32),
         epochs: 80,
         lr_step: Some(20),
         checkpoints: false,

@@ -14,6 +14,7 @@ mod layers_wgpu;
 mod link;
 mod loaders;
 mod memory_estimate;
+mod minibatch;
 mod predict;
 mod processes;
 mod resume;

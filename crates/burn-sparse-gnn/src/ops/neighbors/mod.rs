@@ -134,14 +134,39 @@ pub fn sample_block<B: NeighborOps>(
         });
     }
     let n_dst = check_nodes(g, &dst, op, "node", true)?;
+    Ok(block_of(g, dst, n_dst, fanout, key))
+}
+
+/// The block of the layer below `block` in a sampled mini-batch: [`sample_block`] with
+/// `block`'s sources as the destinations (distinct nodes of `g` by construction, so unlike
+/// [`sample_block`] nothing is read back to check them). `block` must come from `g`.
+pub fn sample_next_block<B: NeighborOps>(
+    g: &Graph<B>,
+    block: &SampledBlock<B>,
+    fanout: usize,
+    key: [u32; 2],
+) -> Result<SampledBlock<B>, OpError> {
+    if fanout == 0 {
+        return Err(OpError::Config { op: "sample_next_block", msg: "the fan-out must be at least 1".into() });
+    }
+    Ok(block_of(g, block.src.clone(), block.n_src, fanout, key))
+}
+
+fn block_of<B: NeighborOps>(
+    g: &Graph<B>,
+    dst: Tensor<B, 1, Int>,
+    n_dst: usize,
+    fanout: usize,
+    key: [u32; 2],
+) -> SampledBlock<B> {
     let b = B::sample_block(&g.prim().csr, dst.into_primitive(), fanout, key);
-    Ok(SampledBlock {
+    SampledBlock {
         n_dst,
         n_src: b.n_src,
         row_ptr: Tensor::from_primitive(b.row_ptr),
         col_idx: Tensor::from_primitive(b.col_idx),
         src: Tensor::from_primitive(b.src),
-    })
+    }
 }
 
 /// The output of [`sample_neighbors`].
@@ -187,13 +212,15 @@ fn check_nodes<B: Backend>(
 ) -> Result<usize, OpError> {
     let ids: Vec<i64> = ids.clone().into_data().convert::<i64>().into_vec::<i64>().unwrap_or_default();
     let n = g.n_rows();
-    let mut seen = vec![false; if distinct { n } else { 0 }];
-    for &v in &ids {
-        if v < 0 || v >= n as i64 {
-            return Err(OpError::Config { op, msg: format!("{what} {v} is not a node of the graph (0..{n})") });
-        }
-        if distinct && std::mem::replace(&mut seen[v as usize], true) {
-            return Err(OpError::Config { op, msg: format!("node {v} is a destination twice") });
+    if let Some(v) = ids.iter().find(|&&v| v < 0 || v >= n as i64) {
+        return Err(OpError::Config { op, msg: format!("{what} {v} is not a node of the graph (0..{n})") });
+    }
+    if distinct {
+        // sorted, not a flag per node: a batch's ids are few next to a large graph's nodes
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            return Err(OpError::Config { op, msg: format!("node {} is a destination twice", w[0]) });
         }
     }
     Ok(ids.len())

@@ -85,8 +85,28 @@ impl TrainConfig {
         if !(self.lr_gamma > 0.0 && self.lr_gamma <= 1.0) {
             return bad(format!("--lr-gamma must be in (0, 1], got {}", self.lr_gamma));
         }
+        if self.batch_size == Some(0) {
+            return bad("--batch-size must be >= 1".into());
+        }
+        if self.training == super::Training::Minibatch {
+            if self.task != Task::Node {
+                return bad("--training minibatch trains node classification (--task node)".into());
+            }
+            let f = self.hop_fanouts();
+            if f.len() != self.layers {
+                return bad(format!("--fanouts needs one fan-out per layer: {} for {} layers", f.len(), self.layers));
+            }
+            if f.contains(&0) {
+                return bad(format!("--fanouts must all be >= 1, got {f:?}"));
+            }
+            if self.infer_chunk == 0 {
+                return bad("--infer-chunk must be >= 1".into());
+            }
+        } else if !self.fanouts.is_empty() {
+            return bad("--fanouts applies to --training minibatch".into());
+        }
         if self.task == Task::Graph {
-            if self.batch_size == 0 {
+            if self.batch_size == Some(0) {
                 return bad("--batch-size must be >= 1 (graphs per batch)".into());
             }
             if let Some(f) = self.fold {

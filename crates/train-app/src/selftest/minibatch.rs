@@ -1,0 +1,118 @@
+//! Mini-batch training against the whole-graph forward pass on one backend: layer-wise
+//! inference over row chunks, and blocks sampled with every neighbour (fan-outs above the
+//! largest degree) for a batch of seeds, for every convolution.
+
+use burn::tensor::{Tensor, TensorData};
+use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions, SparseGnnBackend};
+use gnn_models::{ConvKind, GnnModelConfig, SageAggr};
+use gnn_train::minibatch::{
+    layerwise_logits, BlockRules, LayerwisePlan, MiniBatchSource, NeighborSampler, NodeFeatures,
+};
+use std::sync::Arc;
+
+/// Bound of the largest difference of a logit (magnitudes about 1, f32 sums in another order).
+pub const MINIBATCH_TOLERANCE: f64 = 1e-4;
+
+/// A graph of `n` nodes: a hub (node 0) linked to a third of the nodes, a ring over the others,
+/// chords, three isolated nodes at the end; undirected, with self-loops where `self_loops`.
+pub fn hub_ring_graph(n: usize, self_loops: bool) -> Csr {
+    let (mut src, mut dst) = (Vec::new(), Vec::new());
+    let ring = n - 3;
+    for i in 1..ring {
+        src.push(i as i64);
+        dst.push(((i % (ring - 1)) + 1) as i64);
+        if i % 3 == 0 {
+            src.push(0);
+            dst.push(i as i64);
+        }
+        if i % 7 == 0 {
+            src.push(i as i64);
+            dst.push(((i * 5) % ring) as i64);
+        }
+    }
+    let o = BuildOptions { symmetrize: true, add_self_loops: self_loops, dedup: true };
+    Csr::from_edges(n, &src, &dst, None, o).expect("a valid graph")
+}
+
+/// Deterministic features in [-0.5, 0.5), `[n, d]` row-major.
+pub fn features(n: usize, d: usize) -> Vec<f32> {
+    (0..n * d).map(|i| (((i * 7919) % 97) as f32 / 97.0) - 0.5).collect()
+}
+
+/// The models checked: classic 3-layer stacks of every convolution, GraphSAGE's sum, and a
+/// linear-io GraphSAGE (12 features, width 16, 5 classes, no dropout).
+pub fn models() -> Vec<GnnModelConfig> {
+    let base = |conv| GnnModelConfig::new(conv, 12, 16, 5).with_layers(3).with_linear_io(false).with_dropout(0.0);
+    vec![
+        base(ConvKind::Gcn),
+        base(ConvKind::Sage),
+        base(ConvKind::Sage).with_sage_aggr(SageAggr::Sum),
+        base(ConvKind::Gin),
+        base(ConvKind::Gat),
+        base(ConvKind::Sage).with_linear_io(true),
+    ]
+}
+
+fn max_diff<B: SparseGnnBackend>(a: Tensor<B, 2>, b: Tensor<B, 2>) -> f64 {
+    let a = a.into_data().convert::<f32>().to_vec::<f32>().unwrap_or_default();
+    let b = b.into_data().convert::<f32>().to_vec::<f32>().unwrap_or_default();
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    a.iter().zip(&b).map(|(x, y)| f64::from((x - y).abs())).fold(0.0, f64::max)
+}
+
+/// For every model of [`models`] on a 301-node [`hub_ring_graph`]: the largest difference of
+/// layer-wise inference (chunks of 64 rows, features on the host) from the whole-graph logits,
+/// and of a sampled batch of eight seeds (fan-outs 500: every neighbour) from the seeds' rows.
+pub fn minibatch_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, f64)> {
+    let n = 301;
+    let x = features(n, 12);
+    let seeds: Vec<u32> = vec![0, 5, 9, 33, 120, 299, 300, 2];
+    let mut out = Vec::new();
+    for cfg in models() {
+        let name = format!("{}{}", cfg.conv.name(), if cfg.linear_io { " linear-io" } else { "" });
+        let name =
+            if cfg.sage_aggr == SageAggr::Sum && cfg.conv == ConvKind::Sage { format!("{name} sum") } else { name };
+        let adj = hub_ring_graph(n, cfg.needs_self_loops());
+        let Ok(model) = cfg.init::<B>(device) else {
+            out.push((format!("{name}: the model builds"), f64::INFINITY));
+            continue;
+        };
+        let whole = model.forward(
+            &Graph::<B>::new(&adj, device, GraphOptions::default()),
+            Tensor::from_data(TensorData::new(x.clone(), [n, 12]), device),
+        );
+        let rules = match BlockRules::new(&adj, cfg.needs_self_loops(), cfg.sums_neighbours(), GraphOptions::default())
+        {
+            Ok(r) => r,
+            Err(e) => {
+                out.push((format!("{name}: block rules ({e})"), f64::INFINITY));
+                continue;
+            }
+        };
+        let layerwise = LayerwisePlan::<B>::new(&adj, &rules, 64, device).and_then(|plan| {
+            layerwise_logits(&model, &plan, &NodeFeatures::Host { x: Arc::new(x.clone()), width: 12 })
+        });
+        out.push((
+            format!("{name}: layer-wise inference against the whole graph"),
+            layerwise.map_or(f64::INFINITY, |l| max_diff(l, whole.clone())),
+        ));
+        let ids: Vec<i64> = seeds.iter().map(|&s| s as i64).collect();
+        let want = whole.select(0, Tensor::from_data(TensorData::new(ids, [seeds.len()]), device));
+        let batch = NeighborSampler::<B>::new(&adj, vec![500; 3], 3, rules, device).and_then(|sampler| {
+            let source = MiniBatchSource {
+                sampler,
+                features: NodeFeatures::upload(&x, 12, device),
+                labels: Arc::new(vec![0; n]),
+            };
+            source.batch(&seeds, (1, 0))
+        });
+        let got = batch.ok().and_then(|b| model.forward_blocks(&b.blocks, b.x).ok());
+        out.push((
+            format!("{name}: blocks with every neighbour against the seeds' rows"),
+            got.map_or(f64::INFINITY, |g| max_diff(g, want)),
+        ));
+    }
+    out
+}
