@@ -9,6 +9,7 @@
 pub mod block;
 pub mod kernel;
 pub mod reference;
+pub mod structure;
 
 /// The key of one sampling step (one layer of one batch) from a 64-bit seed, the layer and the
 /// batch (splitmix64 of the three).

@@ -40,7 +40,9 @@ pub use evaluate::{evaluate, reference_forward, Evaluation, RefBackend};
 pub use finite_difference::finite_difference_checks;
 pub use link_checks::link_checks;
 pub use measure::normwise_error;
-pub use neighbor_checks::{block_checks, neighbor_checks, neighbor_uniformity, NEIGHBOR_CHI_SQUARE_BOUND};
+pub use neighbor_checks::{
+    block_checks, block_structure_checks, neighbor_checks, neighbor_uniformity, NEIGHBOR_CHI_SQUARE_BOUND,
+};
 pub use op::{Op, OpKind};
 pub use optim_checks::{adam_checks, fused_adam_checks};
 pub use report::{CaseResult, Report};

@@ -155,3 +155,84 @@ pub fn block_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Opt
     }
     out
 }
+
+/// Every array of a block's device structure ([`NeighborOps::block_structure`]: the CSR and its
+/// transpose with their edge groups, the edge permutation, each edge's row) against the host
+/// construction, entry for entry: sampled blocks of the hub graph (the hub's transposed row
+/// spans many edge groups), with and without appended self-loops, at group widths 4 (split rows
+/// on both sides), 64 and 256. The value is the number of entries that differ.
+pub fn block_structure_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>)> {
+    use crate::ops::neighbors::{host, BlockShape};
+    use crate::ops::primitive::{CsrPrim, GroupsPrim};
+    let (n, hub, g, _, _) = hub_graph::<B>(device, false, 23);
+    let spread: Vec<u32> = (0..300u32).map(|i| (i * 7 + 3) % n as u32).chain([hub]).collect();
+    let all: Vec<u32> = (0..n as u32).collect();
+    let mut out = Vec::new();
+    let int = |t: burn::tensor::ops::IntTensor<B>, len: usize| {
+        let mut v = ints(Tensor::<B, 1, Int>::from_primitive(t));
+        v.truncate(len);
+        v
+    };
+    for (name, dst, fanout) in
+        [("300 spread nodes and the hub", spread, 10usize), ("every node", all, 600), ("the hub", vec![hub], 3)]
+    {
+        let block = match sample_block(&g, seeds::<B>(&dst, device), fanout, step_key(9, 0, 1)) {
+            Ok(b) => b,
+            Err(e) => {
+                out.push((format!("block structure, {name}: {e}"), Some(f64::INFINITY)));
+                continue;
+            }
+        };
+        for self_loops in [false, true] {
+            for (width, cbsr) in [(4usize, 4usize), (64, 256), (256, 64)] {
+                let shape = BlockShape {
+                    n_dst: block.n_dst,
+                    n_src: block.n_src,
+                    nnz: block.col_idx.dims()[0],
+                    max_row: fanout,
+                    self_loops,
+                    group_width: width,
+                    cbsr_group_width: cbsr,
+                    policy: Default::default(),
+                    kernels: Default::default(),
+                };
+                let (rp, ci) = (block.row_ptr.clone().into_primitive(), block.col_idx.clone().into_primitive());
+                let got = B::block_structure(rp.clone(), ci.clone(), shape);
+                let want = host::block_structure::<B>(rp, ci, shape);
+                let nnz = want.graph.csr.nnz;
+                let mut d = usize::from(got.graph.csr.nnz != nnz);
+                let mut cmp = |a: burn::tensor::ops::IntTensor<B>, b: burn::tensor::ops::IntTensor<B>, len: usize| {
+                    let (x, y) = (int(a, len), int(b, len));
+                    d += x.iter().zip(&y).filter(|(p, q)| p != q).count() + x.len().abs_diff(y.len());
+                };
+                let groups = |a: GroupsPrim<_>, b: GroupsPrim<_>, cmp: &mut dyn FnMut(_, _, usize)| {
+                    let sizes = [a.len != b.len, a.n_slots != b.n_slots, a.n_finish != b.n_finish, a.width != b.width];
+                    let bad = sizes.iter().filter(|&&x| x).count();
+                    cmp(a.ptr, b.ptr, b.len + 1);
+                    cmp(a.row, b.row, b.len);
+                    cmp(a.slot, b.slot, b.len);
+                    cmp(a.finish_rows, b.finish_rows, b.n_finish);
+                    cmp(a.finish_ptr, b.finish_ptr, b.n_finish + 1);
+                    bad
+                };
+                let sides = |a: CsrPrim<_>, b: CsrPrim<_>, cmp: &mut dyn FnMut(_, _, usize)| {
+                    let mut bad = usize::from(a.n_rows != b.n_rows || a.n_cols != b.n_cols || a.nnz != b.nnz);
+                    cmp(a.row_ptr, b.row_ptr, b.n_rows + 1);
+                    cmp(a.col_idx, b.col_idx, b.nnz);
+                    bad += groups(a.groups, b.groups, cmp);
+                    bad + groups(a.cbsr_groups, b.cbsr_groups, cmp)
+                };
+                let bad =
+                    sides(got.graph.csr, want.graph.csr, &mut cmp) + sides(got.graph.csc, want.graph.csc, &mut cmp);
+                cmp(got.graph.t_perm, want.graph.t_perm, nnz);
+                cmp(got.edge_rows, want.edge_rows, nnz);
+                let case = format!(
+                    "block structure, {name}, fan-out {fanout}{}, groups {width} / {cbsr}: {nnz} edges",
+                    if self_loops { ", self-loops" } else { "" }
+                );
+                out.push((case, Some((d + bad) as f64)));
+            }
+        }
+    }
+    out
+}

@@ -139,6 +139,20 @@ impl<B: Backend> Graph<B> {
         }
     }
 
+    /// A graph from its device parts: the structure, the edge weights with their weighted
+    /// degrees, the degree norms (no host work; for blocks built on the device).
+    pub(crate) fn from_parts(
+        prim: GraphPrimitive<B>,
+        weighted: Option<(Tensor<B, 1>, WeightSums<B>)>,
+        norms: DegreeNorms<B>,
+    ) -> Self {
+        let (weights, weight_sums) = match weighted {
+            Some((w, s)) => (Some(w), Some(s)),
+            None => (None, None),
+        };
+        Self { prim, weights, weight_sums, norms, setup_seconds: 0.0, memo: Default::default() }
+    }
+
     /// The graph with the weighted degrees of a larger graph it is a part of (see
     /// [`Graph::with_degrees`]): `rows[i]` the sum of the weights of row `i`'s edges and
     /// `cols[j]` of column `j`'s edges, in the whole graph. A graph without edge weights is

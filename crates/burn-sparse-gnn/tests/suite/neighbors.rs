@@ -3,7 +3,9 @@
 
 use burn::backend::NdArray;
 use burn::tensor::{Int, Tensor};
-use burn_sparse_gnn::conformance::{block_checks, neighbor_checks, neighbor_uniformity, NEIGHBOR_CHI_SQUARE_BOUND};
+use burn_sparse_gnn::conformance::{
+    block_checks, block_structure_checks, neighbor_checks, neighbor_uniformity, NEIGHBOR_CHI_SQUARE_BOUND,
+};
 use burn_sparse_gnn::ops::neighbors::{sample_block, sample_neighbors, step_key};
 use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
 
@@ -30,6 +32,8 @@ fn sampler_kernel_matches_the_reference_and_is_uniform_on_wgpu() {
     let device = burn::backend::wgpu::WgpuDevice::DefaultDevice;
     assert_exact(&neighbor_checks::<burn_sparse_gnn::Wgpu>(&device), 10);
     assert_exact(&block_checks::<burn_sparse_gnn::Wgpu>(&device), 9);
+    // the structure kernels (edge groups, radix-sorted transpose, self-loops) against the host
+    assert_exact(&block_structure_checks::<burn_sparse_gnn::Wgpu>(&device), 18);
     let chi2 = neighbor_uniformity::<burn_sparse_gnn::Wgpu>(&device);
     println!("chi-square {chi2}");
     assert!(chi2 < NEIGHBOR_CHI_SQUARE_BOUND, "chi-square {chi2}");

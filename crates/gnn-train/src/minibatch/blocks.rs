@@ -1,10 +1,10 @@
-//! Blocks on the host and as device graphs: the sampled blocks of a batch (read back from the
-//! device sampler) and the full-neighbour blocks of layer-wise inference.
+//! The rules by which blocks become graphs, and the full-neighbour blocks of layer-wise
+//! inference (built on the host once per run).
 
 use crate::error::TrainError;
 use burn::tensor::backend::Backend;
-use burn::tensor::Tensor;
-use burn_sparse_gnn::ops::neighbors::SampledBlock;
+use burn::tensor::{Tensor, TensorData};
+use burn_sparse_gnn::ops::neighbors::BlockGraphSpec;
 use burn_sparse_gnn::{Csr, Graph, GraphOptions};
 use std::sync::Arc;
 
@@ -22,26 +22,7 @@ pub struct HostBlock {
     pub src: Vec<u32>,
 }
 
-fn ids<B: Backend>(t: Tensor<B, 1, burn::tensor::Int>, len: usize) -> Result<Vec<i64>, TrainError> {
-    let mut v = t
-        .into_data()
-        .convert::<i64>()
-        .into_vec::<i64>()
-        .map_err(|e| TrainError::Data(format!("cannot read a sampled block back: {e:?}")))?;
-    v.truncate(len);
-    Ok(v)
-}
-
 impl HostBlock {
-    /// Reads a block the device sampler built back to the host.
-    pub fn read<B: Backend>(b: SampledBlock<B>) -> Result<Self, TrainError> {
-        let row_ptr = ids(b.row_ptr, b.n_dst + 1)?;
-        let nnz = row_ptr.last().copied().unwrap_or(0).max(0) as usize;
-        let col_idx = ids(b.col_idx, nnz)?.into_iter().map(|c| c as u32).collect();
-        let src = ids(b.src, b.n_src)?.into_iter().map(|c| c as u32).collect();
-        Ok(Self { n_dst: b.n_dst, row_ptr, col_idx, src })
-    }
-
     /// The block of the destination rows `rows` of `adj` with every neighbour (layer-wise
     /// inference): the rows first among the sources, then their other neighbours in order of
     /// first appearance. `mark`: `[adj.n_cols()]` scratch, every entry `u32::MAX`, left so.
@@ -130,6 +111,29 @@ impl BlockRules {
     /// The whole graph's in-degree of node `v`.
     pub fn in_degree(&self, v: u32) -> u32 {
         self.in_degree[v as usize]
+    }
+
+    /// The device form of the rules for [`burn_sparse_gnn::ops::neighbors::block_graph`]: the
+    /// whole graph's degrees uploaded to `device`.
+    pub fn device_spec<B: Backend>(&self, device: &B::Device) -> BlockGraphSpec<B> {
+        let floats = |v: &[u32]| {
+            let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
+            let d = TensorData::new(v.iter().map(|&x| x as f32).collect::<Vec<f32>>(), [v.len()]).convert_dtype(dtype);
+            Tensor::<B, 1>::from_data(d, (device, dtype))
+        };
+        BlockGraphSpec {
+            in_degree: floats(&self.in_degree),
+            out_degree: floats(&self.out_degree),
+            self_loops: self.self_loops,
+            scale_sums: self.scale_sums,
+            opts: self.opts,
+        }
+    }
+
+    /// Whether every destination gets the edge from itself (then the sampler draws from the
+    /// graph without its self-loops).
+    pub fn self_loops(&self) -> bool {
+        self.self_loops
     }
 
     /// The device graph of `b`; `sampled`: its rows hold a sample of their neighbours (the sums'

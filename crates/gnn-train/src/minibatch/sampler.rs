@@ -1,11 +1,13 @@
 //! The sampled mini-batch: a batch of seed nodes, its blocks sampled on the device, the
 //! features of the first block's sources and the seeds' labels.
 
-use super::blocks::{BlockRules, HostBlock};
+use super::blocks::BlockRules;
 use super::features::NodeFeatures;
 use crate::error::TrainError;
 use burn::tensor::{Int, Tensor, TensorData};
-use burn_sparse_gnn::ops::neighbors::{sample_block, sample_next_block, step_key, SampledBlock};
+use burn_sparse_gnn::ops::neighbors::{
+    block_graph, sample_block, sample_next_block, step_key, BlockGraphSpec, SampledBlock,
+};
 use burn_sparse_gnn::{Csr, Graph, GraphOptions, SparseGnnBackend};
 use std::sync::Arc;
 
@@ -28,8 +30,11 @@ pub struct MiniBatch<B: burn::tensor::backend::Backend> {
 }
 
 /// Neighbour sampling for mini-batches on the device: the whole graph's structure uploaded
-/// once, per batch one block per layer built by [`burn_sparse_gnn::ops::neighbors`]'s kernels,
-/// then read back and uploaded as the device graphs the layers take ([`BlockRules`]).
+/// once, per batch one block per layer sampled and built into the graph the layers take by
+/// [`burn_sparse_gnn::ops::neighbors`]'s kernels ([`block_graph`], under [`BlockRules`]), with
+/// no host copy of a block (a few sizes per hop are read back). With the rules' self-loops
+/// (GAT) the sample is drawn from the graph without its self-loops and every destination gets
+/// the edge from itself.
 ///
 /// `fanouts[h]` is the fan-out of hop `h + 1` from the seeds (PyG's `num_neighbors` order:
 /// `15,10,5` samples 15 neighbours of each seed, 10 of each of those, 5 at the input layer);
@@ -39,6 +44,7 @@ pub struct NeighborSampler<B: SparseGnnBackend> {
     fanouts: Vec<usize>,
     seed: u64,
     rules: BlockRules,
+    spec: BlockGraphSpec<B>,
     nodes: usize,
 }
 
@@ -58,8 +64,12 @@ impl<B: SparseGnnBackend> NeighborSampler<B> {
             return Err(TrainError::Data(format!("fan-outs must be at least 1 per layer, got {fanouts:?}")));
         }
         // only the CSR is read; the default options keep the upload plain
-        let graph = Graph::<B>::new(adj, device, GraphOptions::default());
-        Ok(Self { graph, fanouts, seed, rules, nodes: adj.n_rows() })
+        let graph = match rules.self_loops() && adj.self_loops() > 0 {
+            true => Graph::<B>::new(&without_self_loops(adj)?, device, GraphOptions::default()),
+            false => Graph::<B>::new(adj, device, GraphOptions::default()),
+        };
+        let spec = rules.device_spec::<B>(device);
+        Ok(Self { graph, fanouts, seed, rules, spec, nodes: adj.n_rows() })
     }
 
     /// Layers (blocks per batch).
@@ -110,17 +120,20 @@ impl<B: SparseGnnBackend> NeighborSampler<B> {
         let key = ((epoch as u64) << 32) ^ index as u64;
         let hops = self.sample_device(seeds, key)?;
         let device = self.graph.device();
-        let input_ids = hops.last().map(|b| b.src.clone());
-        let mut blocks = Vec::with_capacity(hops.len());
-        let mut input_host = Vec::new();
-        for (i, b) in hops.into_iter().rev().enumerate() {
-            let host = HostBlock::read(b)?;
-            if i == 0 {
-                input_host = host.src.clone();
+        let blocks: Vec<Graph<B>> =
+            hops.iter().zip(&self.fanouts).rev().map(|(b, &f)| block_graph(b, f, &self.spec)).collect();
+        let input = hops.last().ok_or_else(|| TrainError::Data("a batch without blocks".into()))?;
+        let input_nodes = input.n_src;
+        // the input rows: selected on the device, or gathered on the host from the ids read back
+        let input_host = match features {
+            NodeFeatures::Device(_) => Vec::new(),
+            NodeFeatures::Host { .. } => {
+                let v = input.src.clone().into_data().convert::<i64>().into_vec::<i64>();
+                let v = v.map_err(|e| TrainError::Data(format!("cannot read a batch's nodes: {e:?}")))?;
+                v.into_iter().map(|i| i as u32).collect()
             }
-            blocks.push(self.rules.graph::<B>(host, true, &device)?);
-        }
-        let x = features.rows(&input_host, input_ids, &device)?;
+        };
+        let x = features.rows(&input_host, Some(input.src.clone()), &device)?;
         let n = seeds.len();
         let lab: Vec<i64> = seeds.iter().map(|&s| labels.get(s as usize).copied().unwrap_or(0).max(0)).collect();
         let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
@@ -134,7 +147,7 @@ impl<B: SparseGnnBackend> NeighborSampler<B> {
             ),
             epoch,
             index,
-            input_nodes: input_host.len(),
+            input_nodes,
         })
     }
 }
@@ -154,4 +167,17 @@ impl<B: SparseGnnBackend> MiniBatchSource<B> {
     pub fn batch(&self, seeds: &[u32], at: (usize, usize)) -> Result<MiniBatch<B>, TrainError> {
         self.sampler.batch(seeds, at, &self.features, &self.labels)
     }
+}
+
+/// `adj` without its self-loops.
+fn without_self_loops(adj: &Csr) -> Result<Csr, TrainError> {
+    let (ptr, cols) = (adj.row_ptr(), adj.col_idx());
+    let mut row_ptr = Vec::with_capacity(ptr.len());
+    let mut col_idx = Vec::with_capacity(cols.len());
+    row_ptr.push(0i64);
+    for r in 0..adj.n_rows() {
+        col_idx.extend(cols[ptr[r]..ptr[r + 1]].iter().copied().filter(|&c| c as usize != r));
+        row_ptr.push(col_idx.len() as i64);
+    }
+    Csr::from_columns(adj.n_rows(), adj.n_cols(), &row_ptr, col_idx, None).map_err(|e| TrainError::Data(e.to_string()))
 }

@@ -56,8 +56,8 @@ pub struct BenchTrainArgs {
     /// Mini-batch: the fan-outs, hop 1 first (default 15,10,5, then 5).
     #[arg(long, value_delimiter = ',')]
     pub fanouts: Vec<usize>,
-    /// Mini-batch: batches built ahead of the step.
-    #[arg(long, default_value_t = 2)]
+    /// Mini-batch: batches built ahead of the step on a second thread (CPU and wgpu only).
+    #[arg(long, default_value_t = 0)]
     pub prefetch: usize,
     /// Graph classification (`--task graph`, `--dataset` a TU folder): graphs per batch, one
     /// record each; mini-batch training: seed nodes per batch.

@@ -368,6 +368,7 @@ fn bench_minibatch<B: SparseGnnAutodiffBackend>(
         for &bs in &a.batch_sizes {
             cfg.batch_size = Some(bs);
             cfg.check()?;
+            cfg.check_device::<B>(device, backend)?;
             let tb = train_app::trainbench::TrainBench { cfg: cfg.clone(), epochs: a.epochs, warmup: a.warmup };
             let run = catch_out_of_memory(|| train_app::trainbench::run_minibatch::<B>(&tb, &host, device, &name));
             match run.map_err(|msg| out_of_memory(backend, &m, &nl, &p, &msg))? {

@@ -116,3 +116,60 @@ pub fn minibatch_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String,
     }
     out
 }
+
+/// For every model of [`models`] on the 301-node [`hub_ring_graph`]: the largest difference of
+/// the features' gradient of a weighted sum of eight seeds' logits, through blocks sampled with
+/// every neighbour against through the whole graph: the backward pass over the blocks'
+/// transposes and edge weights.
+pub fn minibatch_gradient_checks<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(
+    device: &B::Device,
+) -> Vec<(String, f64)> {
+    let n = 301;
+    let x = features(n, 12);
+    let seeds: Vec<u32> = vec![0, 5, 9, 33, 120, 299, 300, 2];
+    let ids: Vec<i64> = seeds.iter().map(|&s| s as i64).collect();
+    let weights: Vec<f32> = (0..seeds.len() * 5).map(|i| ((i * 37 % 11) as f32 - 5.0) / 5.0).collect();
+    let mut out = Vec::new();
+    for cfg in models() {
+        let name = format!("{}{}", cfg.conv.name(), if cfg.linear_io { " linear-io" } else { "" });
+        let name =
+            if cfg.sage_aggr == SageAggr::Sum && cfg.conv == ConvKind::Sage { format!("{name} sum") } else { name };
+        let adj = hub_ring_graph(n, cfg.needs_self_loops());
+        let (Ok(model), Ok(rules)) = (
+            cfg.init::<B>(device),
+            BlockRules::new(&adj, cfg.needs_self_loops(), cfg.sums_neighbours(), GraphOptions::default()),
+        ) else {
+            out.push((format!("{name}: gradients (the model or its rules do not build)"), f64::INFINITY));
+            continue;
+        };
+        let w = Tensor::<B, 2>::from_data(TensorData::new(weights.clone(), [seeds.len(), 5]), device);
+        let seed_ids =
+            Tensor::<B, 1, burn::tensor::Int>::from_data(TensorData::new(ids.clone(), [seeds.len()]), device);
+        let grad_of = |use_blocks: bool| -> Option<Vec<f32>> {
+            let xt = Tensor::<B, 2>::from_data(TensorData::new(x.clone(), [n, 12]), device).require_grad();
+            let logits = if use_blocks {
+                let sampler = NeighborSampler::<B>::new(&adj, vec![500; 3], 3, rules.clone(), device).ok()?;
+                let hops = sampler.sample_device(&seeds, 0).ok()?;
+                let spec = rules.device_spec::<B>(device);
+                let blocks: Vec<Graph<B>> =
+                    hops.iter().rev().map(|b| burn_sparse_gnn::ops::neighbors::block_graph(b, 500, &spec)).collect();
+                let xb = xt.clone().select(0, hops.last()?.src.clone());
+                model.forward_blocks(&blocks, xb).ok()?
+            } else {
+                model
+                    .forward(&Graph::<B>::new(&adj, device, GraphOptions::default()), xt.clone())
+                    .select(0, seed_ids.clone())
+            };
+            let grads = (logits * w.clone()).sum().backward();
+            xt.grad(&grads)?.into_data().convert::<f32>().to_vec::<f32>().ok()
+        };
+        let d = match (grad_of(true), grad_of(false)) {
+            (Some(a), Some(b)) if a.len() == b.len() => {
+                a.iter().zip(&b).map(|(p, q)| f64::from((p - q).abs())).fold(0.0, f64::max)
+            }
+            _ => f64::INFINITY,
+        };
+        out.push((format!("{name}: feature gradients through blocks against the whole graph"), d));
+    }
+    out
+}

@@ -14,9 +14,9 @@ pub use products::{product_checks, product_tolerance};
 use crate::backend::Job;
 use crate::error::{AppError, Result};
 use burn_sparse_gnn::conformance::{
-    adam_checks, add_rows_checks, block_checks, cross_entropy_checks, from_host_checks, fused_adam_checks,
-    gat_attention_bound, gat_attention_checks, half_rows_checks, inv_degree_checks, link_checks, neighbor_checks,
-    neighbor_uniformity, relu_dropout_checks, run, ConformanceConfig, NEIGHBOR_CHI_SQUARE_BOUND,
+    adam_checks, add_rows_checks, block_checks, block_structure_checks, cross_entropy_checks, from_host_checks,
+    fused_adam_checks, gat_attention_bound, gat_attention_checks, half_rows_checks, inv_degree_checks, link_checks,
+    neighbor_checks, neighbor_uniformity, relu_dropout_checks, run, ConformanceConfig, NEIGHBOR_CHI_SQUARE_BOUND,
 };
 use burn_sparse_gnn::{Choice, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 
@@ -225,10 +225,11 @@ impl Job for SelfTest {
             checks.extend(link_checks::<B::InnerBackend>(&device));
             checks.extend(neighbor_checks::<B::InnerBackend>(&device));
             checks.extend(block_checks::<B::InnerBackend>(&device));
+            checks.extend(block_structure_checks::<B::InnerBackend>(&device));
             let chi2 = neighbor_uniformity::<B::InnerBackend>(&device);
             println!(
                 "== {backend}: one-pass half rows and 1 / degree rows against the composed ops, link prediction's \
-                 negatives, neighbour samples and sampled blocks against the CPU reference ({:.1} s)",
+                 negatives, neighbour samples, sampled blocks and their device structure against the CPU reference ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
             let (bad, ran) = print_exact_checks(&checks);
@@ -244,9 +245,10 @@ impl Job for SelfTest {
         }
         if self.filter.is_none() {
             let start = std::time::Instant::now();
-            let checks = minibatch::minibatch_checks::<B::InnerBackend>(&device);
+            let mut checks = minibatch::minibatch_checks::<B::InnerBackend>(&device);
+            checks.extend(minibatch::minibatch_gradient_checks::<B>(&device));
             println!(
-                "== {backend}: mini-batch blocks and layer-wise inference against the whole-graph forward ({:.1} s)",
+                "== {backend}: mini-batch blocks (logits and feature gradients) and layer-wise inference against the whole graph ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
             for (what, diff) in &checks {

@@ -173,8 +173,8 @@ pub struct TrainConfig {
     #[arg(long, value_enum, default_value_t = FeatureHome::Device)]
     pub features_on: FeatureHome,
     /// Mini-batch: batches built ahead of the training step on a second thread (0: each batch
-    /// when it is needed).
-    #[arg(long, default_value_t = 2)]
+    /// when it is needed, on the training thread; the CPU and wgpu backends only).
+    #[arg(long, default_value_t = 0)]
     pub prefetch: usize,
     /// Mini-batch: rows per chunk of the layer-wise inference that evaluates and predicts.
     #[arg(long, default_value_t = 65_536)]

@@ -11,7 +11,9 @@ use gnn_train::minibatch::{
     layerwise_logits, BlockRules, LayerwisePlan, MiniBatchLoader, MiniBatchSource, NeighborSampler, NodeFeatures,
 };
 use std::sync::Arc;
-use train_app::selftest::minibatch::{features, hub_ring_graph, minibatch_checks, models, MINIBATCH_TOLERANCE};
+use train_app::selftest::minibatch::{
+    features, hub_ring_graph, minibatch_checks, minibatch_gradient_checks, models, MINIBATCH_TOLERANCE,
+};
 
 type B = NdArray;
 
@@ -24,8 +26,9 @@ fn max_diff(a: Tensor<B, 2>, b: Tensor<B, 2>) -> f32 {
 
 #[test]
 fn blocks_and_layerwise_inference_equal_the_whole_graph_forward() {
-    let checks = minibatch_checks::<B>(&Default::default());
-    assert_eq!(checks.len(), 2 * models().len());
+    let mut checks = minibatch_checks::<B>(&Default::default());
+    checks.extend(minibatch_gradient_checks::<Autodiff<B>>(&Default::default()));
+    assert_eq!(checks.len(), 3 * models().len());
     for (what, d) in checks {
         assert!(d <= MINIBATCH_TOLERANCE, "{what}: largest difference {d:.2e}");
     }

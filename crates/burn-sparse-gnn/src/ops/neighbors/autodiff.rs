@@ -1,7 +1,7 @@
 //! `Autodiff<B>` implementation of [`super::NeighborOps`]: index outputs, nothing to differentiate.
 
-use super::BlockPrim;
 use super::NeighborOps;
+use super::{BlockPrim, BlockShape, BlockStructure};
 use crate::backend::SparseGnnBackend;
 use crate::ops::primitive::CsrPrimitive;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -25,5 +25,13 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> NeighborOps for Autodiff<B, C> 
         key: [u32; 2],
     ) -> BlockPrim<IntTensor<Self>> {
         B::sample_block(csr, dst, fanout, key)
+    }
+
+    fn block_structure(
+        row_ptr: IntTensor<Self>,
+        col_idx: IntTensor<Self>,
+        shape: BlockShape,
+    ) -> BlockStructure<IntTensor<Self>> {
+        B::block_structure(row_ptr, col_idx, shape)
     }
 }

@@ -1,9 +1,10 @@
 //! `CubeBackend` implementation of [`super::NeighborOps`]: the CubeCL kernel of `sparse-gnn-kernels`.
 
-use super::BlockPrim;
 use super::NeighborOps;
+use super::{BlockPrim, BlockShape, BlockStructure};
 use crate::ops::cube_launch::*;
 use crate::ops::primitive::CsrPrimitive;
+use crate::ops::primitive::{CsrPrim, GraphPrim, GroupsPrim};
 use burn::tensor::DType;
 use burn::tensor::TensorData;
 use burn_cubecl::ops::numeric::full_client;
@@ -121,4 +122,164 @@ where
         };
         BlockPrim { n_src, row_ptr, col_idx: cut(col_idx, nnz), src: cut(src, n_src) }
     }
+
+    fn block_structure(row_ptr: Ft<R>, col_idx: Ft<R>, shape: BlockShape) -> BlockStructure<Ft<R>> {
+        block_structure_device::<R, F, I, BT>(row_ptr, col_idx, shape)
+    }
+}
+
+/// [`NeighborOps::block_structure`] on the device (see
+/// [`sparse_gnn_kernels::neighbors::structure`]): one read of six totals (the groups of
+/// both directions), no host copy of the block.
+fn block_structure_device<R, F, I, BT>(row_ptr: Ft<R>, col_idx: Ft<R>, shape: BlockShape) -> BlockStructure<Ft<R>>
+where
+    R: CubeRuntime,
+    F: FloatElement,
+    I: IntElement,
+    BT: BoolElement,
+{
+    use sparse_gnn_kernels::neighbors::structure::*;
+    let row_ptr = i32_array(row_ptr);
+    let col_idx = i32_array(col_idx);
+    let client = row_ptr.client.clone();
+    let like = row_ptr.clone();
+    let (n_dst, n_src) = (shape.n_dst, shape.n_src);
+    let arr = |n: usize| empty(&like, [n.max(1)], DType::I32);
+    // the CSR, with its self-loops where asked
+    let (row_ptr, col_idx, nnz) = if shape.self_loops {
+        let (p, c) = (arr(n_dst + 1), arr(shape.nnz + n_dst));
+        launch_append_self_loops::<R>(&client, bind(&row_ptr), bind(&col_idx), bind(&p), bind(&c), n_dst);
+        (p, c, shape.nnz + n_dst)
+    } else {
+        (row_ptr, col_idx, shape.nnz)
+    };
+    let max_row = shape.max_row + usize::from(shape.self_loops);
+    // the transpose: the edges sorted by column, stably
+    let edge_rows = arr(nnz);
+    launch_edge_rows::<R>(&client, bind(&row_ptr), bind(&edge_rows), n_dst);
+    let keys = arr(nnz);
+    launch_copy::<R>(&client, bind(&col_idx), bind(&keys), nnz);
+    let vals = arr(nnz);
+    let tiles = radix_tiles(nnz);
+    let hist_len = RADIX_BINS * tiles;
+    let scratch_t = [arr(nnz), arr(nnz), arr(hist_len), arr(hist_len), arr(hist_len.div_ceil(SCAN_BLOCK)), arr(1)];
+    let scratch = SortScratch {
+        keys: bind(&scratch_t[0]),
+        vals: bind(&scratch_t[1]),
+        hist: bind(&scratch_t[2]),
+        offsets: bind(&scratch_t[3]),
+        sums: bind(&scratch_t[4]),
+        total: bind(&scratch_t[5]),
+    };
+    let in_scratch = launch_sort_by_column::<R>(&client, bind(&keys), bind(&vals), &scratch, nnz, n_src);
+    let (sorted, perm) = match in_scratch {
+        true => (scratch_t[0].clone(), scratch_t[1].clone()),
+        false => (keys, vals),
+    };
+    let t_ptr = arr(n_src + 1);
+    let t_col = arr(nnz);
+    launch_transpose_arrays::<R>(
+        &client,
+        bind(&sorted),
+        bind(&perm),
+        bind(&edge_rows),
+        bind(&t_ptr),
+        bind(&t_col),
+        nnz,
+        n_src,
+    );
+    // edge groups of both directions: counts and scans, then one read of their totals
+    let widths = [shape.group_width.max(1), shape.cbsr_group_width.max(1)];
+    let sides = [(&row_ptr, n_dst), (&t_ptr, n_src)];
+    let mut scans = Vec::new();
+    for &(ptr, rows) in &sides {
+        for &w in &widths {
+            let t: Vec<Ft<R>> = (0..6).map(|_| arr(rows)).collect();
+            let sums = arr(rows.div_ceil(SCAN_BLOCK));
+            let totals = [arr(1), arr(1), arr(1)];
+            let s = GroupScan {
+                groups: bind(&t[0]),
+                slots: bind(&t[1]),
+                finish: bind(&t[2]),
+                groups_off: bind(&t[3]),
+                slots_off: bind(&t[4]),
+                finish_off: bind(&t[5]),
+                sums: bind(&sums),
+                totals: [bind(&totals[0]), bind(&totals[1]), bind(&totals[2])],
+            };
+            launch_group_scan::<R>(&client, bind(ptr), &s, rows, w);
+            scans.push((ptr.clone(), rows, w, t, sums, totals));
+        }
+    }
+    let all: Vec<burn::tensor::Tensor<CubeBackend<R, F, I, BT>, 1, burn::tensor::Int>> =
+        scans.iter().flat_map(|sc| sc.5.iter().map(|t| burn::tensor::Tensor::from_primitive(t.clone()))).collect();
+    let totals: Vec<usize> = burn::tensor::Tensor::cat(all, 0)
+        .into_data()
+        .convert::<i64>()
+        .into_vec::<i64>()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|v| v as usize)
+        .collect();
+    let mut groups = Vec::new();
+    for (k, (ptr, rows, w, t, _, _)) in scans.into_iter().enumerate() {
+        let (len, n_slots, n_finish) = (totals[3 * k], totals[3 * k + 1], totals[3 * k + 2]);
+        let out = [arr(len + 1), arr(len), arr(len), arr(n_finish), arr(n_finish + 1)];
+        let a = GroupArrays {
+            ptr: bind(&out[0]),
+            row: bind(&out[1]),
+            slot: bind(&out[2]),
+            finish_rows: bind(&out[3]),
+            finish_ptr: bind(&out[4]),
+        };
+        launch_group_fill::<R>(&client, bind(&ptr), [bind(&t[3]), bind(&t[4]), bind(&t[5])], &a, rows, w, len);
+        let [ptr_o, row_o, slot_o, fin_r, fin_p] = out;
+        groups.push(GroupsPrim {
+            width: w,
+            len,
+            n_slots,
+            n_finish,
+            ptr: ptr_o,
+            row: row_o,
+            slot: slot_o,
+            finish_rows: fin_r,
+            finish_ptr: fin_p,
+        });
+    }
+    let mut g = groups.into_iter();
+    let mut take = || g.next().expect("four edge-group partitions");
+    let csr_groups = (take(), take());
+    let csc_groups = (take(), take());
+    let cut = |t: Ft<R>, len: usize| {
+        if len == t.meta.shape.num_elements() || len == 0 {
+            t
+        } else {
+            burn_cubecl::kernel::slice(t, &[0..len])
+        }
+    };
+    let csr = CsrPrim {
+        n_rows: n_dst,
+        n_cols: n_src,
+        nnz,
+        max_degree: max_row,
+        row_ptr,
+        col_idx: cut(col_idx, nnz),
+        groups: csr_groups.0,
+        cbsr_groups: csr_groups.1,
+        hot: None,
+        kernels: shape.kernels,
+    };
+    let csc = CsrPrim {
+        n_rows: n_src,
+        n_cols: n_dst,
+        nnz,
+        max_degree: n_dst,
+        row_ptr: t_ptr,
+        col_idx: t_col,
+        groups: csc_groups.0,
+        cbsr_groups: csc_groups.1,
+        hot: None,
+        kernels: shape.kernels,
+    };
+    BlockStructure { graph: GraphPrim { csr, csc, t_perm: perm, policy: shape.policy }, edge_rows }
 }

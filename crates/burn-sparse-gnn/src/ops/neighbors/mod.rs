@@ -23,7 +23,7 @@
 
 mod autodiff;
 mod cube;
-mod host;
+pub(crate) mod host;
 
 use crate::error::OpError;
 use crate::graph::Graph;
@@ -61,6 +61,126 @@ pub trait NeighborOps: Backend {
     ) -> BlockPrim<IntTensor<Self>> {
         host::sample_block::<Self>(csr, dst, fanout, key)
     }
+
+    /// The graph structure of a block with row pointer `row_ptr` and columns `col_idx` (with a
+    /// self-loop appended to every row where `shape.self_loops`): the CSR with its edge groups,
+    /// the transpose (stable: each transposed row in CSR order) with its edge permutation and
+    /// edge groups, no hot-column split; and each edge's row. Every array equals the host
+    /// construction's (`max_degree` of the transpose is an upper bound, the row count). On the
+    /// host by default (one read of the block).
+    fn block_structure(
+        row_ptr: IntTensor<Self>,
+        col_idx: IntTensor<Self>,
+        shape: BlockShape,
+    ) -> BlockStructure<IntTensor<Self>> {
+        host::block_structure::<Self>(row_ptr, col_idx, shape)
+    }
+}
+
+/// What [`NeighborOps::block_structure`] builds a block's structure with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BlockShape {
+    /// Destination rows of the block as sampled.
+    pub n_dst: usize,
+    /// Source columns.
+    pub n_src: usize,
+    /// Edges as sampled.
+    pub nnz: usize,
+    /// The largest row as sampled (at most its fan-out).
+    pub max_row: usize,
+    /// Append the edge from itself to every destination (GAT; the sample holds none).
+    pub self_loops: bool,
+    /// Edge-group width of the SpMM family, both directions.
+    pub group_width: usize,
+    /// Edge-group width of the CBSR kernels, both directions.
+    pub cbsr_group_width: usize,
+    /// Kernel choices of the graph.
+    pub policy: crate::ops::primitive::KernelPolicy,
+    /// Launch configuration of the graph's kernels.
+    pub kernels: sparse_gnn_kernels::config::KernelConfig,
+}
+
+/// A block's graph structure and the row of each of its edges.
+#[derive(Clone, Debug)]
+pub struct BlockStructure<I> {
+    /// The CSR, its transpose and the edge permutation.
+    pub graph: crate::ops::primitive::GraphPrim<I>,
+    /// `[nnz]` (padded to 1 when empty): the row of every CSR edge.
+    pub edge_rows: I,
+}
+
+/// How [`block_graph`] turns a sampled block into the graph the layers take.
+#[derive(Clone, Debug)]
+pub struct BlockGraphSpec<B: Backend> {
+    /// `[nodes]`: the whole graph's in-degree (row lengths), as floats.
+    pub in_degree: Tensor<B, 1>,
+    /// `[nodes]`: the whole graph's out-degree (column lengths), as floats.
+    pub out_degree: Tensor<B, 1>,
+    /// Give every destination the edge from itself (GAT; sample from a graph without them).
+    pub self_loops: bool,
+    /// Weigh each sampled edge of a row `degree / sampled` (layers that sum their neighbours).
+    pub scale_sums: bool,
+    /// Edge-group widths, kernel policy and launch configuration (no hot-column split).
+    pub opts: crate::graph::GraphOptions,
+}
+
+/// The graph of a sampled block, built on the device ([`NeighborOps::block_structure`]):
+/// rows the destinations, columns the sources. Degrees: a row's own edge count (so a mean
+/// averages the sample), a column's whole-graph out-degree (GCN's `1 / sqrt(d_j)` as on the
+/// whole graph). With `spec.scale_sums` every edge of a row with `c` of its `d` neighbours
+/// sampled weighs `d / c` and the row's weighted degree is `d` (an unbiased estimate of the
+/// whole neighbourhood's sum); the columns' weighted degrees are their out-degrees.
+pub fn block_graph<B: NeighborOps>(block: &SampledBlock<B>, fanout: usize, spec: &BlockGraphSpec<B>) -> Graph<B> {
+    let nnz = block.col_idx.dims()[0];
+    let n_dst = block.n_dst;
+    let opts = &spec.opts;
+    let group_width = opts
+        .group_width
+        .resolve(|| sparse_gnn_kernels::heuristics::group_width(n_dst, nnz + usize::from(spec.self_loops) * n_dst))
+        .max(1);
+    let shape = BlockShape {
+        n_dst,
+        n_src: block.n_src,
+        nnz,
+        max_row: fanout,
+        self_loops: spec.self_loops,
+        group_width,
+        cbsr_group_width: opts.cbsr_group_width.max(1),
+        policy: opts.policy,
+        kernels: opts.kernels,
+    };
+    let s = B::block_structure(block.row_ptr.clone().into_primitive(), block.col_idx.clone().into_primitive(), shape);
+    let row_ptr = Tensor::<B, 1, Int>::from_primitive(s.graph.csr.row_ptr.clone());
+    let counts = (row_ptr.clone().slice(1..n_dst + 1) - row_ptr.slice(0..n_dst)).float();
+    let out_deg = spec.out_degree.clone().select(0, block.src.clone());
+    let dst = block.src.clone().slice(0..n_dst);
+    let inv = |d: Tensor<B, 1>| {
+        let zero = d.clone().equal_elem(0.0);
+        d.clone().clamp_min(1.0).recip().mask_fill(zero, 0.0)
+    };
+    let inv_sqrt = |d: Tensor<B, 1>| {
+        let zero = d.clone().equal_elem(0.0);
+        d.clone().clamp_min(1.0).sqrt().recip().mask_fill(zero, 0.0)
+    };
+    let norms = crate::graph::DegreeNorms {
+        in_inv: inv(counts.clone()),
+        in_inv_sqrt: inv_sqrt(counts.clone()),
+        out_inv: inv(out_deg.clone()),
+        out_inv_sqrt: inv_sqrt(out_deg.clone()),
+        in_degree: counts.clone(),
+        out_degree: out_deg.clone(),
+    };
+    let weighted = spec.scale_sums.then(|| {
+        let full = spec.in_degree.clone().select(0, dst);
+        let per_row = full.clone() / counts.clamp_min(1.0);
+        let edge_rows = Tensor::<B, 1, Int>::from_primitive(s.edge_rows.clone()).slice(0..nnz.max(1));
+        let mut w = per_row.select(0, edge_rows);
+        if nnz == 0 {
+            w = w.slice(0..0);
+        }
+        (w, crate::graph::WeightSums { rows: full, cols: out_deg })
+    });
+    Graph::from_parts(s.graph, weighted, norms)
 }
 
 /// The arrays of a sampled block (see [`NeighborOps::sample_block`]).

@@ -184,6 +184,15 @@ impl TrainConfig {
     /// Checks that the device stores the precision's half type (the CPU backend has no f16 /
     /// bf16; lavapipe has no bf16).
     pub fn check_device<B: Backend>(&self, device: &B::Device, backend: &str) -> Result<()> {
+        if self.training == super::Training::Minibatch && self.prefetch > 0 && backend == "cuda" {
+            // the batch's kernels launched from a second thread ended in an illegal memory
+            // access on an H200; on CUDA the training thread builds each batch (device work)
+            return Err(AppError::Config(
+                "--prefetch builds batches on a second thread, which the cuda backend does not support: use \
+                 --prefetch 0 (the batches are built on the device without host work to hide)"
+                    .into(),
+            ));
+        }
         match self.precision.half() {
             Some(h) if !B::supports_dtype(device, h.into()) => {
                 let half = if name_of(&self.precision).contains("bf16") { "bf16" } else { "f16" };
