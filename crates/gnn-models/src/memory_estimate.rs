@@ -305,7 +305,7 @@ mod tests {
         let host = estimate_minibatch(&size, &cfg, &batch, false);
         let device = estimate_minibatch(&size, &cfg, &batch, true);
         assert_eq!(device.node_data - host.node_data, 20_000_000 * 1_024 * 4);
-        assert!(host.total * 4 < full.total, "{host} vs {full}");
+        assert!(host.total * 3 < full.total, "{host} vs {full}");
         assert_eq!(
             host.total,
             host.graph + host.node_data + host.parameters + host.saved_activations + host.working_set

@@ -159,6 +159,19 @@ fn iota(vals: &mut Array<u32>, len: u32) {
     vals[e] = e as u32;
 }
 
+/// Each thread's digit of its edge `i` of the tile (256, past the end: no digit), all of the
+/// tile's digits in `digits` on return.
+#[cube]
+fn tile_digits(keys: &Array<u32>, digits: &mut SharedMemory<u32>, i: usize, len: u32, shift: u32) -> u32 {
+    let mut d = 256u32;
+    if i < len as usize {
+        d = (keys[i] >> shift) & (RADIX_BINS as u32 - 1u32);
+    }
+    digits[UNIT_POS as usize] = d;
+    sync_cube();
+    d
+}
+
 /// Per tile, the count of each digit: `hist[digit * n_tiles + tile]`.
 #[cube(launch)]
 fn radix_histogram(keys: &Array<u32>, hist: &mut Array<u32>, len: u32, shift: u32, n_tiles: u32) {
@@ -169,12 +182,7 @@ fn radix_histogram(keys: &Array<u32>, hist: &mut Array<u32>, len: u32, shift: u3
     let mut digits = SharedMemory::<u32>::new(RADIX_TILE);
     let t = UNIT_POS as usize;
     let i = tile * RADIX_TILE + t;
-    let mut d = 256u32;
-    if i < len as usize {
-        d = (keys[i] >> shift) & (RADIX_BINS as u32 - 1u32);
-    }
-    digits[t] = d;
-    sync_cube();
+    tile_digits(keys, &mut digits, i, len, shift);
     let mut c = 0u32;
     let mut j = 0usize;
     while j < RADIX_TILE {
@@ -208,12 +216,7 @@ fn radix_scatter(
     let mut digits = SharedMemory::<u32>::new(RADIX_TILE);
     let t = UNIT_POS as usize;
     let i = tile * RADIX_TILE + t;
-    let mut d = 256u32;
-    if i < len as usize {
-        d = (keys[i] >> shift) & (RADIX_BINS as u32 - 1u32);
-    }
-    digits[t] = d;
-    sync_cube();
+    let d = tile_digits(keys, &mut digits, i, len, shift);
     if i < len as usize {
         let mut rank = 0u32;
         let mut j = 0usize;

@@ -9,7 +9,7 @@ pub mod dataset_stats;
 pub mod device;
 pub mod options;
 pub mod partition;
-mod upload;
+pub(crate) mod upload;
 
 pub use crate::ops::primitive::{CsrPrim, GraphPrim, GraphPrimitive, GroupsPrim, HotPrim, KernelPolicy, SspmmStrategy};
 pub use device::{DegreeNorms, Graph, WeightSums};

@@ -26,7 +26,7 @@ pub(super) fn to_index<T: Copy + TryInto<u32>>(v: &[T]) -> Vec<i32> {
     v.iter().map(|&x| x.try_into().ok().expect("sizes were checked against the u32 limit") as i32).collect()
 }
 
-pub(super) fn upload_groups<B: Backend>(
+pub(crate) fn upload_groups<B: Backend>(
     csr: &CsrRef<'_>,
     width: usize,
     device: &B::Device,

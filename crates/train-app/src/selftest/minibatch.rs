@@ -53,6 +53,12 @@ pub fn models() -> Vec<GnnModelConfig> {
     ]
 }
 
+/// `sage sum linear-io` and the like.
+fn model_name(cfg: &GnnModelConfig) -> String {
+    let sum = cfg.sage_aggr == SageAggr::Sum && cfg.conv == ConvKind::Sage;
+    format!("{}{}{}", cfg.conv.name(), if sum { " sum" } else { "" }, if cfg.linear_io { " linear-io" } else { "" })
+}
+
 fn max_diff<B: SparseGnnBackend>(a: Tensor<B, 2>, b: Tensor<B, 2>) -> f64 {
     let a = a.into_data().convert::<f32>().to_vec::<f32>().unwrap_or_default();
     let b = b.into_data().convert::<f32>().to_vec::<f32>().unwrap_or_default();
@@ -71,9 +77,7 @@ pub fn minibatch_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String,
     let seeds: Vec<u32> = vec![0, 5, 9, 33, 120, 299, 300, 2];
     let mut out = Vec::new();
     for cfg in models() {
-        let name = format!("{}{}", cfg.conv.name(), if cfg.linear_io { " linear-io" } else { "" });
-        let name =
-            if cfg.sage_aggr == SageAggr::Sum && cfg.conv == ConvKind::Sage { format!("{name} sum") } else { name };
+        let name = model_name(&cfg);
         let adj = hub_ring_graph(n, cfg.needs_self_loops());
         let Ok(model) = cfg.init::<B>(device) else {
             out.push((format!("{name}: the model builds"), f64::INFINITY));
@@ -131,9 +135,7 @@ pub fn minibatch_gradient_checks<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(
     let weights: Vec<f32> = (0..seeds.len() * 5).map(|i| ((i * 37 % 11) as f32 - 5.0) / 5.0).collect();
     let mut out = Vec::new();
     for cfg in models() {
-        let name = format!("{}{}", cfg.conv.name(), if cfg.linear_io { " linear-io" } else { "" });
-        let name =
-            if cfg.sage_aggr == SageAggr::Sum && cfg.conv == ConvKind::Sage { format!("{name} sum") } else { name };
+        let name = model_name(&cfg);
         let adj = hub_ring_graph(n, cfg.needs_self_loops());
         let (Ok(model), Ok(rules)) = (
             cfg.init::<B>(device),

@@ -122,10 +122,10 @@ fn the_loader_shuffles_every_seed_once_per_epoch_ahead_of_the_step() {
         assert_eq!(a.len(), 4);
         let mut seen = Vec::new();
         for (x, y) in a.iter().zip(&b) {
-            let la = x.labels.clone().into_data().to_vec::<i64>().unwrap();
+            let la = x.labels.clone().into_data().convert::<i64>().to_vec::<i64>().unwrap();
             assert_eq!(
                 la,
-                y.labels.clone().into_data().to_vec::<i64>().unwrap(),
+                y.labels.clone().into_data().convert::<i64>().to_vec::<i64>().unwrap(),
                 "same seeds with and without prefetch"
             );
             assert_eq!(x.x.clone().into_data(), y.x.clone().into_data(), "same sampled features");

@@ -65,8 +65,8 @@ pub(crate) fn block_structure<B: Backend>(
     col_idx: IntTensor<B>,
     shape: BlockShape,
 ) -> BlockStructure<IntTensor<B>> {
-    use crate::ops::primitive::{CsrPrim, GraphPrim, GroupsPrim};
-    use sparse_gnn_kernels::csr::{transpose, CsrRef, EdgeGroups};
+    use crate::ops::primitive::{CsrPrim, GraphPrim};
+    use sparse_gnn_kernels::csr::{transpose, CsrRef};
     let device = B::int_device(&row_ptr);
     let mut ptr = read_u32::<B>(row_ptr);
     ptr.truncate(shape.n_dst + 1);
@@ -92,20 +92,7 @@ pub(crate) fn block_structure<B: Backend>(
         write_ids::<B>(v, &device)
     };
     let ids = |v: Vec<u32>| pad(v.into_iter().map(|x| x as i32).collect());
-    let groups = |csr: &CsrRef<'_>, width: usize| {
-        let g = EdgeGroups::new(csr, width);
-        GroupsPrim {
-            width: g.width,
-            len: g.len(),
-            n_slots: g.n_slots(),
-            n_finish: g.finish_rows.len(),
-            ptr: ids(g.ptr.iter().map(|&v| v as u32).collect()),
-            row: ids(g.row.clone()),
-            slot: pad(g.slot.clone()),
-            finish_rows: ids(g.finish_rows.clone()),
-            finish_ptr: ids(g.finish_ptr.iter().map(|&v| v as u32).collect()),
-        }
-    };
+    let groups = |csr: &CsrRef<'_>, width: usize| crate::graph::upload::upload_groups::<B>(csr, width, &device);
     let prim = |r: &CsrRef<'_>, max_degree: usize| CsrPrim {
         n_rows: r.n_rows,
         n_cols: r.n_cols,
