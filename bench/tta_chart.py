@@ -22,7 +22,8 @@ def series(path):
             for e in r["epochs"]:
                 t += e["seconds"]
                 pts.append((t, e["valid_accuracy"]))
-            name = f"ours {r['training']}, lr {r['lr']}"
+            kind = {"full": "full-graph", "minibatch": "mini-batch"}.get(r["training"], r["training"])
+            name = f"ours {kind}, lr {r['lr']}"
             out.append((name, pts))
         elif r.get("op") == "valid_accuracy" and r.get("impl") == "torch":
             peer.append((r["seconds"], r["valid_accuracy"]))
@@ -34,7 +35,7 @@ def series(path):
 def main():
     src, dst = sys.argv[1], sys.argv[2]
     lines = series(src)
-    full = [max(a for _, a in pts) for name, pts in lines if "full" in name]
+    full = [max(a for _, a in pts) for name, pts in lines if "full-graph" in name]
     target = 0.98 * max(full) if full else None
     w, h, left, bottom, top, right = 720, 420, 60, 50, 20, 230
     tmax = max(t for _, pts in lines for t, _ in pts) * 1.05
