@@ -5,6 +5,7 @@ pub mod data;
 pub mod eval;
 pub mod graph;
 pub mod link;
+mod memory;
 pub mod train;
 
 use crate::cli::{Cli, Command};

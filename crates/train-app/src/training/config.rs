@@ -6,10 +6,12 @@ mod check;
 pub mod file;
 pub mod host_estimate;
 mod loss_scale;
+mod minibatch;
 mod nonlin;
 pub mod split;
 
 pub use loss_scale::LossScaling;
+pub use minibatch::{FeatureHome, Training, DEFAULT_FANOUTS};
 pub use nonlin::parse_nonlin;
 pub use split::{apply_split, DEFAULT_SPLIT};
 
@@ -65,33 +67,6 @@ pub enum Task {
     /// A class per graph of a set of graphs (a TU dataset; docs/GRAPH_CLASSIFICATION.md).
     Graph,
 }
-
-/// How node classification trains.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Training {
-    /// Every epoch one step on the whole graph.
-    #[default]
-    Full,
-    /// Steps on batches of seed nodes with sampled neighbourhoods (docs/MINIBATCH.md).
-    Minibatch,
-}
-
-/// Where mini-batch training keeps the node features.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum FeatureHome {
-    /// On the device; a batch selects its rows there.
-    #[default]
-    Device,
-    /// In host memory; a batch gathers its rows there and moves only them (features larger
-    /// than the device).
-    Host,
-}
-
-/// The fan-outs of mini-batch training when `--fanouts` is not given: 15, 10, then 5 for every
-/// further hop.
-pub const DEFAULT_FANOUTS: [usize; 3] = [15, 10, 5];
 
 /// How the convolutions are stacked.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, clap::ValueEnum)]
@@ -301,26 +276,6 @@ pub struct TrainConfig {
 struct Defaults {
     #[command(flatten)]
     cfg: TrainConfig,
-}
-
-impl TrainConfig {
-    /// Graphs per batch of graph classification.
-    pub fn graph_batch(&self) -> usize {
-        self.batch_size.unwrap_or(128)
-    }
-
-    /// Seed nodes per batch of mini-batch training.
-    pub fn seed_batch(&self) -> usize {
-        self.batch_size.unwrap_or(1024)
-    }
-
-    /// The fan-out of every hop of mini-batch training, hop 1 first (see `--fanouts`).
-    pub fn hop_fanouts(&self) -> Vec<usize> {
-        if !self.fanouts.is_empty() {
-            return self.fanouts.clone();
-        }
-        (0..self.layers).map(|h| DEFAULT_FANOUTS[h.min(DEFAULT_FANOUTS.len() - 1)]).collect()
-    }
 }
 
 impl Default for TrainConfig {
