@@ -110,12 +110,14 @@ impl<B: SparseGnnBackend> GatConv<B> {
         // on a part of a partitioned graph `x` holds the part's rows then its halo rows
         let [n_cols, _] = x.dims();
         let n = g.n_rows();
-        let (hd, dd) = (self.heads, self.d_head);
-        let xr = x.clone().reshape([n_cols, hd, dd]);
-        let s_src: Tensor<B, 2> =
-            (xr.clone() * self.att_src.val().unsqueeze_dim::<3>(0)).sum_dim(2).reshape([n_cols, hd]);
-        let xd = if n == n_cols { xr } else { xr.slice(0..n) };
-        let s_dst: Tensor<B, 2> = (xd * self.att_dst.val().unsqueeze_dim::<3>(0)).sum_dim(2).reshape([n, hd]);
+        let hd = self.heads;
+        // the projected rows in the storage precision: the aggregation and the scores read (and
+        // keep) this one copy; in mixed precision the f32 rows are dropped after the cast
+        let xs = precision.down(x);
+        // both scores of every head in one product, `[n_cols, 2 heads]`: `s_dst` then `s_src`
+        let s = precision.matmul_nodes(xs.clone(), self.score_weights());
+        let s_dst = s.clone().slice([0..n, 0..hd]);
+        let s_src = s.slice([0..n_cols, hd..2 * hd]);
         // In mixed precision the coefficients are stored in half precision: the `[edges, heads]`
         // tensors are most of the layer's memory. The fused op computes the scores and their
         // softmax in f32 and keeps only the coefficients for its backward.
@@ -125,9 +127,24 @@ impl<B: SparseGnnBackend> GatConv<B> {
             Some(w) => alpha * precision.down(w.clone()).unsqueeze_dim::<2>(1),
             None => alpha,
         };
-        let out = precision.up(ops::spmm_heads(g, alpha, precision.down(x), Reduce::Sum));
+        let out = precision.up(ops::spmm_heads(g, alpha, xs, Reduce::Sum));
+        let dd = self.d_head;
         let out = if self.concat { out } else { out.reshape([n, hd, dd]).mean_dim(1).reshape([n, dd]) };
         add_bias(out, self.bias.val())
+    }
+}
+
+impl<B: Backend> GatConv<B> {
+    /// `[heads * d_head, 2 heads]`: the attention vectors as block-diagonal columns, `a_dst`'s
+    /// heads then `a_src`'s, so that `x @ A` gives every node's two scores per head
+    /// (`s[i, h] = sum_j x[i, h * d_head + j] a[h, j]`).
+    fn score_weights(&self) -> Tensor<B, 2> {
+        let (hd, dd) = (self.heads, self.d_head);
+        let device = self.att_dst.val().device();
+        let blocks: Vec<f32> = (0..hd * dd).flat_map(|r| (0..hd).map(move |h| f32::from(u8::from(r / dd == h)))).collect();
+        let blocks = Tensor::<B, 2>::from_data(burn::tensor::TensorData::new(blocks, [hd * dd, hd]), &device);
+        let column = |a: Tensor<B, 2>| a.reshape([hd * dd, 1]) * blocks.clone();
+        Tensor::cat(vec![column(self.att_dst.val()), column(self.att_src.val())], 1)
     }
 }
 
@@ -165,14 +182,14 @@ impl ConvSpec for GatConvConfig {
         d_in * d_out + d_out + 2 * d_out
     }
 
-    /// The projected rows (and their half copy the aggregation reads), and per edge and head
-    /// the coefficients in the storage precision (with attention dropout also the dropped
-    /// coefficients and their mask).
+    /// The projected rows in the storage precision (read by the scores' product and the
+    /// aggregation), the two scores per head, and per edge and head the coefficients in the
+    /// storage precision (with attention dropout also the dropped coefficients and their mask).
     fn saved_bytes(opts: &ConvOptions, l: &EstimateLayer) -> SavedBytes {
         let heads = opts.gat_heads as u64;
         let dropped = if opts.gat_attention_dropout > 0.0 { l.saved + 1 } else { 0 };
         SavedBytes {
-            per_node: 4 * l.hidden + if l.half { l.saved * l.hidden } else { 0 } + 4 * 2 * heads,
+            per_node: l.saved * l.hidden + l.saved * 2 * heads,
             per_edge: (l.saved + dropped) * heads,
         }
     }
