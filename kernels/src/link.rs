@@ -58,6 +58,33 @@ fn feistel(x: u32, half: u32, keys: &[u32; ROUNDS]) -> u32 {
     (l << half) | r
 }
 
+fn feistel_inverse(x: u32, half: u32, keys: &[u32; ROUNDS]) -> u32 {
+    let mask = (1u32 << half) - 1;
+    let (mut l, mut r) = (x >> half, x & mask);
+    for k in keys.iter().rev() {
+        let f = mix32(l ^ k) & mask;
+        (l, r) = (r ^ f, l);
+    }
+    (l << half) | r
+}
+
+/// The preimage of index `i < n` under [`permute`] with the same keys: the Feistel rounds
+/// backwards, cycle-walked the other way (host reference).
+pub fn permute_inverse(i: u32, n: u32, keys: &[u32; ROUNDS]) -> u32 {
+    let half = half_bits(n as usize);
+    let mut x = feistel_inverse(i, half, keys);
+    while x >= n {
+        x = feistel_inverse(x, half, keys);
+    }
+    x
+}
+
+/// The inverse of [`permutation`] with the same keys (host reference of
+/// [`launch_permutation`] with `inverse`).
+pub fn inverse_permutation(n: usize, keys: &[u32; ROUNDS]) -> Vec<u32> {
+    (0..n as u32).map(|i| permute_inverse(i, n as u32, keys)).collect()
+}
+
 /// The image of index `i < n` under the permutation of `0..n` keyed by `keys` (host reference).
 pub fn permute(i: u32, n: u32, keys: &[u32; ROUNDS]) -> u32 {
     let half = half_bits(n as usize);
@@ -113,18 +140,48 @@ fn feistel_dev(x: u32, half: u32, k0: u32, k1: u32, k2: u32, k3: u32) -> u32 {
     (e << half) | f
 }
 
+#[cube]
+fn feistel_inverse_dev(x: u32, half: u32, k0: u32, k1: u32, k2: u32, k3: u32) -> u32 {
+    let mask = (1u32 << half) - 1u32;
+    // the rounds of `feistel_dev` undone, last key first: (l, r) -> (r ^ f(l), l)
+    let e = x >> half;
+    let f = x & mask;
+    let d = f ^ round_dev(e, k3, mask);
+    let c = e ^ round_dev(d, k2, mask);
+    let b = d ^ round_dev(c, k1, mask);
+    let a = c ^ round_dev(b, k0, mask);
+    (a << half) | b
+}
+
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
-fn permutation_kernel(out: &mut Array<u32>, n: u32, half: u32, k0: u32, k1: u32, k2: u32, k3: u32) {
+fn permutation_kernel(
+    out: &mut Array<u32>,
+    n: u32,
+    half: u32,
+    k0: u32,
+    k1: u32,
+    k2: u32,
+    k3: u32,
+    #[comptime] inverse: bool,
+) {
     let i = ABSOLUTE_POS;
     if i >= n as usize {
         terminate!();
     }
-    let mut x = feistel_dev(i as u32, half, k0, k1, k2, k3);
-    while x >= n {
-        x = feistel_dev(x, half, k0, k1, k2, k3);
+    if inverse {
+        let mut x = feistel_inverse_dev(i as u32, half, k0, k1, k2, k3);
+        while x >= n {
+            x = feistel_inverse_dev(x, half, k0, k1, k2, k3);
+        }
+        out[i] = x;
+    } else {
+        let mut x = feistel_dev(i as u32, half, k0, k1, k2, k3);
+        while x >= n {
+            x = feistel_dev(x, half, k0, k1, k2, k3);
+        }
+        out[i] = x;
     }
-    out[i] = x;
 }
 
 #[cube]
@@ -184,12 +241,14 @@ fn pair_mask_kernel(
     out[e] = keep;
 }
 
-/// Writes the permutation of `0..n` keyed by `keys` into `out` (`[n]` u32 in 4-byte elements).
+/// Writes the permutation of `0..n` keyed by `keys` into `out` (`[n]` u32 in 4-byte elements),
+/// or its inverse where `inverse`.
 pub fn launch_permutation<R: Runtime>(
     client: &ComputeClient<R>,
     out: TensorBinding<R>,
     n: usize,
     keys: &[u32; ROUNDS],
+    inverse: bool,
 ) {
     if n == 0 {
         return;
@@ -206,6 +265,7 @@ pub fn launch_permutation<R: Runtime>(
         keys[1],
         keys[2],
         keys[3],
+        inverse,
     );
 }
 
@@ -244,6 +304,19 @@ pub fn launch_pair_mask<R: Runtime>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inverse_permutations_undo_the_permutations() {
+        for n in [1usize, 2, 3, 5, 17, 64, 65, 1000, 4097] {
+            for seed in [0u64, 7, 12345] {
+                let keys = round_keys(seed);
+                let (p, q) = (permutation(n, &keys), inverse_permutation(n, &keys));
+                for i in 0..n {
+                    assert_eq!(q[p[i] as usize] as usize, i, "n {n} seed {seed}: q[p[{i}]]");
+                }
+            }
+        }
+    }
 
     #[test]
     fn permutations_are_bijections_for_awkward_sizes() {

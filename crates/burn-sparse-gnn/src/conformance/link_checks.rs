@@ -39,10 +39,13 @@ pub fn link_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Opti
     for n in [1usize, 2, 3, 1_031, 65_537] {
         for seed in [0u64, 7, 1 << 40] {
             let keys = kernel::round_keys(seed);
-            let got = ints::<B>(Tensor::from_primitive(B::permutation(n, keys, device)), n);
-            let want = kernel::permutation(n, &keys);
-            let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count() + want.len().abs_diff(got.len());
-            out.push((format!("node permutation, n {n}, seed {seed}"), Some(differ as f64)));
+            for inverse in [false, true] {
+                let got = ints::<B>(Tensor::from_primitive(B::permutation(n, keys, inverse, device)), n);
+                let want = if inverse { kernel::inverse_permutation(n, &keys) } else { kernel::permutation(n, &keys) };
+                let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count() + want.len().abs_diff(got.len());
+                let what = if inverse { "inverse node permutation" } else { "node permutation" };
+                out.push((format!("{what}, n {n}, seed {seed}"), Some(differ as f64)));
+            }
         }
     }
     let n = 1_031;

@@ -2,12 +2,14 @@
 //! against the CPU reference, exactly; and the negatives' statistics.
 
 use burn::backend::{Autodiff, NdArray};
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::{Distribution, Tensor};
 use burn_sparse_gnn::conformance::link_checks;
-use burn_sparse_gnn::link::negative_pairs;
-use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+use burn_sparse_gnn::link::{negative_pairs, permute_rows};
+use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions, SparseGnnBackend};
 
 fn assert_exact(checks: &[(String, Option<f64>)]) {
-    assert_eq!(checks.len(), 5 * 3 + 2 * 2);
+    assert_eq!(checks.len(), 5 * 3 * 2 + 2 * 2);
     for (what, diff) in checks {
         println!("{what}: {diff:?}");
         assert_eq!(*diff, Some(0.0), "{what}");
@@ -24,6 +26,39 @@ fn host_implementation_matches_the_reference() {
 fn kernels_match_the_reference_on_wgpu() {
     let device = burn::backend::wgpu::WgpuDevice::DefaultDevice;
     assert_exact(&link_checks::<Autodiff<burn_sparse_gnn::Wgpu>>(&device));
+}
+
+/// The rows a negative permutation picks, and their gradient (a gather by the inverse
+/// permutation), equal `select` and its scatter-add backward exactly, on a node count that is
+/// not a power of two.
+fn permuted_rows_match_select<B: AutodiffBackend + SparseGnnBackend>(device: &B::Device) {
+    let n = 1_031usize;
+    let src: Vec<i64> = (0..n as i64 - 1).collect();
+    let dst: Vec<i64> = (1..n as i64).collect();
+    let adj = Csr::from_edges(n, &src, &dst, None, BuildOptions::undirected()).unwrap();
+    let g = Graph::<B>::new(&adj, device, GraphOptions::default());
+    let x = Tensor::<B, 2>::random([n, 5], Distribution::Uniform(-1.0, 1.0), device);
+    let w = Tensor::<B, 2>::random([n, 5], Distribution::Uniform(-1.0, 1.0), device);
+    for seed in [3u64, 1 << 33] {
+        let neg = negative_pairs(&g, &g, seed).unwrap();
+        let (xa, xb) = (x.clone().detach().require_grad(), x.clone().detach().require_grad());
+        let ya = permute_rows(xa.clone(), neg.rows.clone(), neg.rows_inverse.clone());
+        let yb = xb.clone().select(0, neg.rows.clone());
+        ya.to_data().assert_eq(&yb.to_data(), true);
+        let (ga, gb) = ((ya * w.clone()).sum().backward(), (yb * w.clone()).sum().backward());
+        xa.grad(&ga).unwrap().to_data().assert_eq(&xb.grad(&gb).unwrap().to_data(), true);
+    }
+}
+
+#[test]
+fn permuted_rows_match_select_on_the_host() {
+    permuted_rows_match_select::<Autodiff<NdArray>>(&Default::default());
+}
+
+#[cfg(feature = "wgpu")]
+#[test]
+fn permuted_rows_match_select_on_wgpu() {
+    permuted_rows_match_select::<Autodiff<burn_sparse_gnn::Wgpu>>(&burn::backend::wgpu::WgpuDevice::DefaultDevice);
 }
 
 /// Every relabelled pair is uniform over the ordered pairs: over many seeds, the image of a

@@ -11,7 +11,7 @@ use burn::prelude::Backend;
 use burn::tensor::activation::relu;
 use burn::tensor::{Int, Tensor};
 use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
-use burn_sparse_gnn::link::negative_pairs;
+use burn_sparse_gnn::link::{negative_pairs, permute_rows};
 use burn_sparse_gnn::loss::sum_terms;
 use burn_sparse_gnn::ops::attention::sddmm;
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
@@ -116,7 +116,11 @@ impl<B: SparseGnnBackend> LinkPredictor<B> {
             let seed = batch.negative_seed.wrapping_add((k as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
             let neg = negative_pairs(&batch.pairs.pattern, &batch.pairs.pattern, seed)
                 .unwrap_or_else(|e| panic!("the positive pattern is square: {e}"));
-            let s = self.score(&batch.pairs, z.clone().select(0, neg.rows), z.clone().select(0, neg.cols));
+            let s = self.score(
+                &batch.pairs,
+                permute_rows(z.clone(), neg.rows, neg.rows_inverse),
+                permute_rows(z.clone(), neg.cols, neg.cols_inverse),
+            );
             let mask = neg.mask.float();
             count = count + sum_terms(mask.clone());
             total = total + sum_terms(softplus(s.clone()) * mask);

@@ -20,11 +20,11 @@ where
     I: IntElement,
     BT: BoolElement,
 {
-    fn permutation(n: usize, keys: [u32; kernel::ROUNDS], device: &R::Device) -> Ft<R> {
+    fn permutation(n: usize, keys: [u32; kernel::ROUNDS], inverse: bool, device: &R::Device) -> Ft<R> {
         let client = R::client(device);
         let out =
             empty_device_contiguous_dtype::<R>(client.clone(), device.clone(), Shape::new([n.max(1)]), DType::I32);
-        kernel::launch_permutation::<R>(&client, bind(&out), n, &keys);
+        kernel::launch_permutation::<R>(&client, bind(&out), n, &keys, inverse);
         out
     }
 

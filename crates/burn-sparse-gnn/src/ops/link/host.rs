@@ -21,8 +21,14 @@ where
 }
 
 /// The host form of [`LinkOps::permutation`].
-pub(crate) fn permutation<B: Backend>(n: usize, keys: [u32; kernel::ROUNDS], device: &B::Device) -> IntTensor<B> {
-    write_ids::<B>(kernel::permutation(n, &keys).into_iter().map(|v| v as i32).collect(), device)
+pub(crate) fn permutation<B: Backend>(
+    n: usize,
+    keys: [u32; kernel::ROUNDS],
+    inverse: bool,
+    device: &B::Device,
+) -> IntTensor<B> {
+    let ids = if inverse { kernel::inverse_permutation(n, &keys) } else { kernel::permutation(n, &keys) };
+    write_ids::<B>(ids.into_iter().map(|v| v as i32).collect(), device)
 }
 
 /// The host form of [`LinkOps::pair_mask`].

@@ -25,7 +25,7 @@ use crate::error::OpError;
 use crate::graph::Graph;
 use crate::ops::primitive::CsrPrimitive;
 use burn::tensor::backend::Backend;
-use burn::tensor::ops::IntTensor;
+use burn::tensor::ops::{FloatTensor, IntTensor};
 use burn::tensor::Int;
 use burn::tensor::Tensor;
 use sparse_gnn_kernels::link as kernel;
@@ -35,9 +35,18 @@ use sparse_gnn_kernels::link as kernel;
 /// Part of [`crate::backend::SparseGnnBackend`] (see its conventions).
 pub trait LinkOps: Backend {
     /// The pseudo-random permutation of `0..n` keyed by `keys` (see
-    /// [`sparse_gnn_kernels::link::permute`]), `[n]` node ids. On the host by default.
-    fn permutation(n: usize, keys: [u32; kernel::ROUNDS], device: &Self::Device) -> IntTensor<Self> {
-        host::permutation::<Self>(n, keys, device)
+    /// [`sparse_gnn_kernels::link::permute`]), or its inverse where `inverse`, `[n]` node ids.
+    /// On the host by default.
+    fn permutation(n: usize, keys: [u32; kernel::ROUNDS], inverse: bool, device: &Self::Device) -> IntTensor<Self> {
+        host::permutation::<Self>(n, keys, inverse, device)
+    }
+
+    /// Rows `perm[i]` of `x` (`[n, d]`), where `perm` is a permutation of `0..n` and `inverse`
+    /// its inverse. Differentiable in `x` under `Autodiff`, whose backward gathers the
+    /// gradient's rows by `inverse` (a `select` of a permutation would scatter-add instead).
+    fn permute_rows(x: FloatTensor<Self>, perm: IntTensor<Self>, inverse: IntTensor<Self>) -> FloatTensor<Self> {
+        let _ = inverse;
+        Self::float_select(x, 0, perm)
     }
 
     /// For each pair `(r, c)` of `pattern` (CSR order): 1 when `(pa[r], pb[c])` is neither an
@@ -60,6 +69,10 @@ pub struct NegativePairs<B: Backend> {
     pub rows: Tensor<B, 1, Int>,
     /// `[n]`: the destination relabelling (columns of the pattern).
     pub cols: Tensor<B, 1, Int>,
+    /// `[n]`: the inverse of `rows`.
+    pub rows_inverse: Tensor<B, 1, Int>,
+    /// `[n]`: the inverse of `cols`.
+    pub cols_inverse: Tensor<B, 1, Int>,
     /// `[nnz]`: 1 for a pair to score as a negative, 0 for one that is a known edge or a self
     /// pair.
     pub mask: Tensor<B, 1, Int>,
@@ -88,12 +101,42 @@ pub fn negative_pairs<B: LinkOps>(
         }
     }
     let device = pattern.device();
-    let rows = B::permutation(n, kernel::round_keys(seed), &device);
-    let cols = B::permutation(n, kernel::round_keys(seed ^ 0x5EED_0F_C01_u64.rotate_left(17)), &device);
+    let (row_keys, col_keys) = (kernel::round_keys(seed), kernel::round_keys(seed ^ 0x5EED_0F_C01_u64.rotate_left(17)));
+    let rows = B::permutation(n, row_keys, false, &device);
+    let cols = B::permutation(n, col_keys, false, &device);
     let mask = B::pair_mask(&pattern.prim().csr, &known.prim().csr, rows.clone(), cols.clone());
     Ok(NegativePairs {
         rows: Tensor::from_primitive(rows),
         cols: Tensor::from_primitive(cols),
+        rows_inverse: Tensor::from_primitive(B::permutation(n, row_keys, true, &device)),
+        cols_inverse: Tensor::from_primitive(B::permutation(n, col_keys, true, &device)),
         mask: Tensor::from_primitive(mask),
     })
+}
+
+/// Rows `perm[i]` of `x` for a permutation `perm` of its rows with inverse `inverse` (as
+/// [`NegativePairs`] holds them): the gather of [`LinkOps::permute_rows`], whose backward is a
+/// gather too.
+///
+/// ```
+/// use burn::backend::{Autodiff, NdArray};
+/// use burn::tensor::{Int, Tensor};
+/// type B = Autodiff<NdArray>;
+/// let dev = Default::default();
+/// let x = Tensor::<B, 2>::from_floats([[1.0], [2.0], [3.0]], &dev).require_grad();
+/// let perm = Tensor::<B, 1, Int>::from_ints([2, 0, 1], &dev);
+/// let inverse = Tensor::<B, 1, Int>::from_ints([1, 2, 0], &dev);
+/// let y = burn_sparse_gnn::link::permute_rows(x.clone(), perm, inverse);
+/// assert_eq!(y.to_data().to_vec::<f32>().unwrap(), vec![3.0, 1.0, 2.0]);
+/// let w = Tensor::<B, 2>::from_floats([[10.0], [20.0], [30.0]], &dev);
+/// let grads = (y * w).sum().backward();
+/// // x's row 2 went to row 0 (weight 10), row 0 to row 1 (20), row 1 to row 2 (30)
+/// assert_eq!(x.grad(&grads).unwrap().to_data().to_vec::<f32>().unwrap(), vec![20.0, 30.0, 10.0]);
+/// ```
+pub fn permute_rows<B: LinkOps>(x: Tensor<B, 2>, perm: Tensor<B, 1, Int>, inverse: Tensor<B, 1, Int>) -> Tensor<B, 2> {
+    Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(B::permute_rows(
+        x.into_primitive().tensor(),
+        perm.into_primitive(),
+        inverse.into_primitive(),
+    )))
 }
