@@ -9,7 +9,8 @@
 # speed: the same GCN / GraphSAGE training step (encoder, decoder over every training edge and one
 #   negative per positive, loss, backward, Adam) on the reddit- and products-scale R-MAT graphs
 #   (SCALES), f32 and mixed f16: ours through `bench-train --task link`, PyG through
-#   `bench/pyg_link.py --time` on the split ours wrote.
+#   `bench/pyg_link.py --time --negatives device` on the split ours wrote (PyG's host
+#   `negative_sampling` does not return at these scales).
 set -u
 BIN=$1; OUT=$2; DATA=$3; shift 3
 PARTS=${*:-accuracy speed}
@@ -51,7 +52,7 @@ for part in $PARTS; do
       for m in ${PEER_MODELS:-gcn sage}; do
         for prec in ${PEER_PRECISIONS:-f32 mixed}; do
           amp=; [ "$prec" = mixed ] && amp=--amp
-          timeout ${PEER_TIMEOUT:-240} python3 "$HERE/pyg_link.py" --graph "$G" --split "$OUT/split-$scale" --models $m --time $amp \
+          timeout ${PEER_TIMEOUT:-240} python3 "$HERE/pyg_link.py" --graph "$G" --split "$OUT/split-$scale" --models $m --time $amp --negatives device \
             --runs ${PEER_RUNS:-5} --warmup ${PEER_WARMUP:-2} --hidden 128 --embedding 64 --out "$OUT/pyg_link_speed.jsonl" >> "$LOG" 2>&1 \
             || echo "pyg $m $amp on $scale: exit $?" >> "$OUT/pyg_link_speed.log"
         done

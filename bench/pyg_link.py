@@ -5,7 +5,9 @@ peer of ours. Encoder: `--layers` GCNConv (cached) or SAGEConv (mean) d_in -> hi
 embedding over the training edges (both directions when undirected), ReLU + dropout between
 convolutions and dropout on the row-normalised input features; decoder z[src] . z[dst]; loss
 BCE with logits over the training positives and as many negatives from `negative_sampling` per
-epoch; Adam. Every epoch evaluates valid and test; records the test ROC-AUC, average precision,
+epoch (`--negatives device`: uniform pairs drawn with `torch.randint` on the device, those that hit
+a known edge or a node itself dropped, as ours drops them; PyG's `negative_sampling` runs on the
+host without torch-sparse and does not return at the reddit scale); Adam. Every epoch evaluates valid and test; records the test ROC-AUC, average precision,
 Hits@K (OGB) and MRR against the fixed negatives of the epoch with the best valid AUC (op
 `accuracy`, task `link`). `--time` times one training step instead (op `train_epoch`, with
 peak memory; `--amp` for mixed f16). `--selfcheck` tests the metrics with numpy alone."""
@@ -126,14 +128,47 @@ def dot(z, pairs):
     return (z[pairs[0]] * z[pairs[1]]).sum(-1)
 
 
-def train_step(convs, opt, scaler, x, ei, pos, n, p, amp):
+class DeviceNegatives:
+    """Uniform ordered pairs drawn on the device; a pair that is a known edge (of `ei`) or a
+    node with itself is dropped, not redrawn."""
+
+    def __init__(self, ei, n):
+        import torch
+        self.n = n
+        self.known = torch.unique(ei[0].to(torch.int64) * n + ei[1].to(torch.int64))  # sorted
+
+    def __call__(self, m):
+        import torch
+        pairs = torch.randint(0, self.n, (2, m), device=self.known.device)
+        keys = pairs[0] * self.n + pairs[1]
+        at = torch.searchsorted(self.known, keys).clamp_(max=self.known.numel() - 1)
+        keep = (self.known[at] != keys) & (pairs[0] != pairs[1])
+        return pairs[:, keep]
+
+
+def pyg_negatives(ei, n):
+    from torch_geometric.utils import negative_sampling
+    return lambda m: negative_sampling(ei, num_nodes=n, num_neg_samples=m)
+
+
+def _negatives_selfcheck():
+    import torch
+    ei = torch.tensor([[0, 1, 2, 3], [1, 2, 3, 0]])
+    neg = DeviceNegatives(ei, 4)(10000)
+    known = {(0, 1), (1, 2), (2, 3), (3, 0)}
+    got = set(zip(neg[0].tolist(), neg[1].tolist()))
+    assert not (got & known) and all(a != b for a, b in got), got
+    assert len(got) == 16 - 4 - 4, got  # every other ordered pair drawn
+    print("device negatives ok")
+
+
+def train_step(convs, opt, scaler, x, ei, pos, negatives, p, amp):
     """One step: encoder, dot decoder on the positives and fresh negatives, BCE, backward, Adam."""
     import torch
     import torch.nn.functional as F
-    from torch_geometric.utils import negative_sampling
     convs.train()
     opt.zero_grad(set_to_none=True)
-    neg = negative_sampling(ei, num_nodes=n, num_neg_samples=pos.shape[1])
+    neg = negatives(pos.shape[1])
     with torch.autocast(device_type=x.device.type, dtype=torch.float16, enabled=amp):
         z = encode(convs, x, ei, p)
         logits = torch.cat([dot(z, pos), dot(z, neg)]).float()
@@ -158,7 +193,7 @@ def evaluate(convs, x, ei, pairs, k):
     return m
 
 
-def run_one(a, kind, seed, x, ei, pos, pairs, n, dev):
+def run_one(a, kind, seed, x, ei, pos, pairs, negatives, dev):
     """Accuracy mode: test metrics at the epoch (1-based) with the best valid AUC, first on ties."""
     import torch
     torch.manual_seed(seed)
@@ -167,7 +202,7 @@ def run_one(a, kind, seed, x, ei, pos, pairs, n, dev):
     scaler = torch.amp.GradScaler(dev.type, enabled=False)
     best = None
     for epoch in range(1, a.epochs + 1):
-        train_step(convs, opt, scaler, x, ei, pos, n, a.dropout, False)
+        train_step(convs, opt, scaler, x, ei, pos, negatives, a.dropout, False)
         m = evaluate(convs, x, ei, pairs, a.hits_k)
         if best is None or m["valid"]["auc"] > best["valid_auc"]:
             t = m["test"]
@@ -176,7 +211,7 @@ def run_one(a, kind, seed, x, ei, pos, pairs, n, dev):
     return best
 
 
-def time_one(a, kind, seed, x, ei, pos, n, dev):
+def time_one(a, kind, seed, x, ei, pos, negatives, dev):
     """Timing mode: median / min / p90 ms of one training step and the allocator's peak bytes."""
     import torch
     torch.manual_seed(seed)
@@ -185,7 +220,7 @@ def time_one(a, kind, seed, x, ei, pos, n, dev):
     scaler = torch.amp.GradScaler(dev.type, enabled=a.amp)
     def fn():
         t0 = time.perf_counter()
-        train_step(convs, opt, scaler, x, ei, pos, n, a.dropout, a.amp)
+        train_step(convs, opt, scaler, x, ei, pos, negatives, a.dropout, a.amp)
         if dev.type == "cuda":
             torch.cuda.synchronize()
         print(f"{kind} step: {(time.perf_counter() - t0) * 1e3:.1f} ms", file=sys.stderr, flush=True)
@@ -225,11 +260,18 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    ap.add_argument("--negatives", default="pyg", choices=["pyg", "device"],
+                    help="training negatives: PyG's negative_sampling (host) or uniform pairs drawn on the device")
     ap.add_argument("--commit", default=os.environ.get("SGNN_COMMIT", "unknown"))
     ap.add_argument("--selfcheck", action="store_true", help="test the numpy metrics and exit")
     a = ap.parse_args()
     if a.selfcheck:
-        return _selfcheck()
+        _selfcheck()
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            return 0
+        return _negatives_selfcheck()
     if not (a.graph and a.split and a.out):
         ap.error("--graph, --split and --out are required")
     if a.layers < 1:
@@ -252,7 +294,9 @@ def main():
     pos = torch.from_numpy(arrs["train_pos"]).t().contiguous().to(dev)
     ei = torch.cat([pos, pos.flip(0)], dim=1) if meta.get("undirected") else pos
     pairs = {s: torch.from_numpy(arrs[s]).t().contiguous().to(dev) for s in arrs if s != "train_pos"}
-    extra = {"task": "link", "impl": "pyg", "width": a.hidden, "nonlin": "relu", "message_edges": int(ei.shape[1])}
+    negatives = DeviceNegatives(ei, n) if a.negatives == "device" else pyg_negatives(ei, n)
+    extra = {"task": "link", "impl": "pyg", "width": a.hidden, "nonlin": "relu", "message_edges": int(ei.shape[1]),
+             "negatives": a.negatives}
     seeds = [int(s) for s in a.seeds.split(",")]
     for kind, seed in [(k, s) for k in a.models.split(",") for s in (seeds[:1] if a.time else seeds)]:
         if a.time:
@@ -263,10 +307,10 @@ def main():
                        variant=f"{a.layers}-layer, {a.epochs} epochs, dot decoder")
         try:
             if a.time:
-                (med, lo, p90), peak = time_one(a, kind, seed, x, ei, pos, n, dev)
+                (med, lo, p90), peak = time_one(a, kind, seed, x, ei, pos, negatives, dev)
                 rec.update(median_ms=med, min_ms=lo, p90_ms=p90, peak_bytes=peak)
             else:
-                rec["accuracy"] = run_one(a, kind, seed, x, ei, pos, pairs, n, dev)
+                rec["accuracy"] = run_one(a, kind, seed, x, ei, pos, pairs, negatives, dev)
         except Exception as e:  # noqa: BLE001 - out of memory and others: record what failed and go on
             if dev.type == "cuda":
                 torch.cuda.empty_cache()
