@@ -36,6 +36,7 @@ pub mod link;
 pub mod loss;
 pub mod maxk;
 pub mod neighbors;
+pub mod norm;
 pub mod optim;
 pub mod pool;
 pub mod reduce;

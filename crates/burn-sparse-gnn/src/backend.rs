@@ -14,6 +14,7 @@ use crate::ops::layer::LayerOps;
 use crate::ops::link::LinkOps;
 use crate::ops::loss::LossOps;
 use crate::ops::neighbors::NeighborOps;
+use crate::ops::norm::NormOps;
 use crate::ops::optim::OptimOps;
 use crate::ops::rows::RowOps;
 
@@ -31,7 +32,7 @@ pub use crate::ops::primitive::{
 /// differentiable operations; their default is the kernel, `Autodiff<B>` records a backward.
 ///
 /// The methods are those of the family traits: [`AggregationOps`], [`AttentionOps`],
-/// [`CbsrOps`], [`DenseOps`], [`LayerOps`], [`LinkOps`], [`NeighborOps`], [`RowOps`], [`LossOps`], [`OptimOps`], [`DropoutOps`],
+/// [`CbsrOps`], [`DenseOps`], [`LayerOps`], [`LinkOps`], [`NeighborOps`], [`NormOps`], [`RowOps`], [`LossOps`], [`OptimOps`], [`DropoutOps`],
 /// [`DeviceOps`], [`TransferOps`] and [`ExchangeOps`]. A backend implements each of them; this
 /// trait then holds for it.
 pub trait SparseGnnBackend:
@@ -42,6 +43,7 @@ pub trait SparseGnnBackend:
     + LayerOps
     + LinkOps
     + NeighborOps
+    + NormOps
     + RowOps
     + LossOps
     + OptimOps
@@ -60,6 +62,7 @@ impl<
             + LayerOps
             + LinkOps
             + NeighborOps
+            + NormOps
             + RowOps
             + LossOps
             + OptimOps

@@ -16,10 +16,11 @@ use crate::activation::relu;
 use crate::conv::{Conv, ConvKind, ConvOptions, GcnNorm, LayerShape, SageAggr};
 use crate::hidden::Hidden;
 use crate::model::{check_stack, ModelError};
+use crate::norm::BatchNorm;
 use crate::precision::Precision;
 use burn::config::Config;
 use burn::module::Module;
-use burn::nn::{BatchNorm, BatchNormConfig, Dropout, DropoutConfig, Linear, LinearConfig};
+use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 use burn_sparse_gnn::{ops, Csr, Graph, GraphError, Reduce, SparseGnnBackend};
@@ -169,7 +170,7 @@ impl GraphModelConfig {
             })
             .collect();
         let norms = match self.batch_norm {
-            true => (0..self.layers).map(|_| BatchNormConfig::new(h).init(device)).collect(),
+            true => (0..self.layers).map(|_| BatchNorm::new(h, device)).collect(),
             false => Vec::new(),
         };
         let scored = match self.every_layer {

@@ -32,6 +32,7 @@ pub mod hidden;
 pub mod linear;
 pub mod memory_estimate;
 pub mod model;
+pub mod norm;
 pub mod partitioned;
 pub mod precision;
 

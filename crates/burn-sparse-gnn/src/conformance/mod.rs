@@ -21,6 +21,7 @@ mod finite_difference;
 mod link_checks;
 mod measure;
 mod neighbor_checks;
+mod norm_checks;
 mod op;
 mod optim_checks;
 mod report;
@@ -43,6 +44,7 @@ pub use measure::normwise_error;
 pub use neighbor_checks::{
     block_checks, block_structure_checks, neighbor_checks, neighbor_uniformity, NEIGHBOR_CHI_SQUARE_BOUND,
 };
+pub use norm_checks::norm_checks;
 pub use op::{Op, OpKind};
 pub use optim_checks::{adam_checks, fused_adam_checks};
 pub use report::{CaseResult, Report};

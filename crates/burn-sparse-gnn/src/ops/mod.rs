@@ -19,6 +19,7 @@ pub mod layer;
 pub mod link;
 pub mod loss;
 pub mod neighbors;
+pub mod norm;
 pub mod optim;
 pub mod primitive;
 pub mod rows;
@@ -30,3 +31,4 @@ pub use cbsr::{
     cbsr_spgemm, cbsr_spgemm_weighted, maxk, maxpool, try_cbsr_spgemm, try_maxk, try_maxk_with, try_maxpool, Cbsr,
 };
 pub use layer::{aggregate_pair, linear, linear_pair, try_aggregate_pair, LinearTerm};
+pub use norm::batch_norm;

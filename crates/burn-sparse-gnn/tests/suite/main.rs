@@ -19,6 +19,7 @@ mod heuristics;
 mod link;
 mod loss;
 mod neighbors;
+mod norm;
 mod optim;
 mod partition;
 mod properties;

@@ -16,7 +16,8 @@ use crate::error::{AppError, Result};
 use burn_sparse_gnn::conformance::{
     adam_checks, add_rows_checks, block_checks, block_structure_checks, cross_entropy_checks, from_host_checks,
     fused_adam_checks, gat_attention_bound, gat_attention_checks, half_rows_checks, inv_degree_checks, link_checks,
-    neighbor_checks, neighbor_uniformity, relu_dropout_checks, run, ConformanceConfig, NEIGHBOR_CHI_SQUARE_BOUND,
+    neighbor_checks, neighbor_uniformity, norm_checks, relu_dropout_checks, run, ConformanceConfig,
+    NEIGHBOR_CHI_SQUARE_BOUND,
 };
 use burn_sparse_gnn::{Choice, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 
@@ -25,6 +26,10 @@ use burn_sparse_gnn::{Choice, KernelConfig, KernelPolicy, SparseGnnAutodiffBacke
 /// groups of smaller graphs), so the difference is rounding, ~1e-7 relative; a wrong halo row
 /// or degree shows as order 1e-2 or more.
 pub const PARTITION_TOLERANCE: f64 = 1e-4;
+
+/// Bound of batch normalisation's normwise error against the f64 reference: f32 rounding,
+/// with the input gradient's cancellations (1e-6 on wgpu).
+pub const NORM_TOLERANCE: f64 = 5e-5;
 
 /// Prints checks that must give a difference of exactly 0 (`None`: skipped, the dtype is not
 /// supported here) and returns how many failed and how many ran.
@@ -257,6 +262,24 @@ impl Job for SelfTest {
                     "{} {what}: largest difference {diff:.2e} (bound {:.0e})",
                     if ok { "ok  " } else { "FAIL" },
                     minibatch::MINIBATCH_TOLERANCE
+                );
+                failed += usize::from(!ok);
+            }
+            total += checks.len();
+        }
+        if self.filter.is_none() {
+            let start = std::time::Instant::now();
+            let checks = norm_checks::<B::InnerBackend>(&device);
+            println!(
+                "== {backend}: batch normalisation against the CPU reference ({:.1} s)",
+                start.elapsed().as_secs_f64()
+            );
+            for (what, err) in &checks {
+                let ok = err.is_some_and(|e| e <= NORM_TOLERANCE);
+                println!(
+                    "{} {what}: error {:.2e} (bound {NORM_TOLERANCE:.0e})",
+                    if ok { "ok  " } else { "FAIL" },
+                    err.unwrap_or(f64::NAN)
                 );
                 failed += usize::from(!ok);
             }
