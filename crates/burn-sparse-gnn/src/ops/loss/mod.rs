@@ -117,9 +117,9 @@ pub fn cross_entropy_rows<B: LossOps>(
     Ok(Tensor::from_primitive(TensorPrimitive::Float(terms)))
 }
 
-/// The arithmetic type for logits of type `dtype`: f64 for f64 (the CPU reference backend),
-/// f32 otherwise.
-fn arithmetic(dtype: burn::tensor::DType) -> FloatDType {
+/// The arithmetic type for logits (or node states) of type `dtype`: f64 for f64 (the CPU
+/// reference backend), f32 otherwise. Batch normalisation's composed ops use it too.
+pub(crate) fn arithmetic(dtype: burn::tensor::DType) -> FloatDType {
     match dtype {
         burn::tensor::DType::F64 => FloatDType::F64,
         _ => FloatDType::F32,

@@ -24,6 +24,7 @@ mod cube;
 mod host;
 
 use crate::error::OpError;
+use crate::ops::loss::arithmetic;
 use crate::ops::primitive::{prim, t2};
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
@@ -110,15 +111,6 @@ pub fn batch_norm<B: NormOps>(
     );
     let t1 = |t| Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(t));
     Ok((Tensor::from_primitive(TensorPrimitive::Float(y)), t1(mean), t1(var)))
-}
-
-/// The arithmetic type for states of type `dtype`: f64 for f64 (the CPU reference backend),
-/// f32 otherwise.
-fn arithmetic(dtype: burn::tensor::DType) -> FloatDType {
-    match dtype {
-        burn::tensor::DType::F64 => FloatDType::F64,
-        _ => FloatDType::F32,
-    }
 }
 
 fn t1<B: Backend>(t: FloatTensor<B>, dtype: FloatDType) -> Tensor<B, 1> {
