@@ -11,7 +11,8 @@ use rand::{Rng, SeedableRng};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-const METHODS: [PartitionMethod; 3] = [PartitionMethod::Metis, PartitionMethod::Greedy, PartitionMethod::Contiguous];
+const METHODS: [PartitionMethod; 4] =
+    [PartitionMethod::Multilevel, PartitionMethod::Metis, PartitionMethod::Greedy, PartitionMethod::Contiguous];
 const PARTS: [usize; 5] = [1, 2, 3, 4, 8];
 
 /// Random graphs with hubs, empty rows, self-loops and duplicates; one weighted, one without
@@ -406,6 +407,8 @@ fn errors_instead_of_panics() {
         Err(PartitionError::PartOutOfRange { node: 7, part: 2, parts: 2 })
     ));
     assert!("METIS".parse::<PartitionMethod>().is_ok_and(|m| m == PartitionMethod::Metis));
+    assert!("multilevel".parse::<PartitionMethod>().is_ok_and(|m| m == PartitionMethod::Multilevel));
+    assert_eq!(PartitionMethod::default(), PartitionMethod::Multilevel);
     assert!("spectral".parse::<PartitionMethod>().is_err());
 }
 
@@ -415,7 +418,7 @@ fn doc_example() {
     let src = [0, 1, 2, 3, 4, 5, 2];
     let dst = [1, 2, 0, 4, 5, 3, 3];
     let adj = Csr::from_edges(6, &src, &dst, None, BuildOptions::undirected()).expect("graph");
-    for method in [PartitionMethod::Metis, PartitionMethod::Greedy] {
+    for method in [PartitionMethod::Multilevel, PartitionMethod::Metis, PartitionMethod::Greedy] {
         let p = partition(&adj, &PartitionOptions::new(2, method)).expect("partition");
         assert_eq!(p.assignment[0], p.assignment[1], "{method}");
         assert_ne!(p.assignment[0], p.assignment[4], "{method}");

@@ -12,7 +12,7 @@ pub struct PartitionArgs {
     #[arg(long, value_delimiter = ',', default_value = "2")]
     pub parts: Vec<usize>,
     /// Partitioner.
-    #[arg(long, default_value = "metis", value_parser = clap::builder::PossibleValuesParser::new(["metis", "greedy", "contiguous"]))]
+    #[arg(long, default_value = "multilevel", value_parser = clap::builder::PossibleValuesParser::new(["multilevel", "metis", "greedy", "contiguous"]))]
     pub method: String,
     /// Write each partition to `<cache>-<parts>.part` (what --partition-cache reads).
     #[arg(long)]

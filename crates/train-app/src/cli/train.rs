@@ -95,7 +95,7 @@ pub struct SpreadArgs {
     #[arg(long)]
     pub parts: Option<usize>,
     /// Partitioner of --devices / --parts.
-    #[arg(long, default_value = "metis", value_parser = clap::builder::PossibleValuesParser::new(["metis", "greedy", "contiguous"]))]
+    #[arg(long, default_value = "multilevel", value_parser = clap::builder::PossibleValuesParser::new(["multilevel", "metis", "greedy", "contiguous"]))]
     pub partition: String,
     /// Partition cache file: read when it holds a partition of this graph with these parts and
     /// partitioner, written otherwise (`train` default: `partition-<parts>-<method>.part` in

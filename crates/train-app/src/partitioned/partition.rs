@@ -36,8 +36,8 @@ pub fn load_or_partition(
     Ok((p, false))
 }
 
-/// Partitions `adj` as `opts` asks, with a spinner and the elapsed time on a terminal (METIS
-/// takes minutes on graphs of 100M edges), a line before and after otherwise.
+/// Partitions `adj` as `opts` asks, with a spinner and the elapsed time on a terminal (whole-graph
+/// METIS takes minutes on graphs of 100M edges), a line before and after otherwise.
 pub fn partition_with_progress(
     adj: &burn_sparse_gnn::Csr,
     opts: &PartitionOptions,

@@ -1,9 +1,11 @@
 //! Node partitioning of a graph into `P` parts for exact multi-GPU full-graph training
 //! (host side, no tensors).
 //!
-//! [`partition`] assigns every node to one part ([`Partition`]): METIS k-way edge-cut
-//! ([`PartitionMethod::Metis`]), a pure Rust streaming partitioner ([`PartitionMethod::Greedy`])
-//! or consecutive node ranges ([`PartitionMethod::Contiguous`]). All three balance the parts by
+//! [`partition`] assigns every node to one part ([`Partition`]): multilevel on all cores with
+//! METIS on the coarsest graph ([`PartitionMethod::Multilevel`], the default), METIS k-way
+//! edge-cut on the whole graph ([`PartitionMethod::Metis`]), a pure Rust streaming partitioner
+//! ([`PartitionMethod::Greedy`]) or consecutive node ranges ([`PartitionMethod::Contiguous`]).
+//! All of them balance the parts by
 //! the weight `in-degree + 1` of their nodes (the aggregation work of a row) and leave no part
 //! empty.
 //!
@@ -20,6 +22,7 @@
 mod assignment;
 mod build;
 mod cache;
+mod multilevel;
 mod partitioners;
 mod stats;
 

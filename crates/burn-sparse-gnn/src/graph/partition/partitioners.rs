@@ -1,7 +1,8 @@
-//! The three partitioners (METIS k-way, Greedy streaming, Contiguous ranges) and [`partition`],
-//! which runs the one asked for.
+//! The partitioners (METIS k-way, Greedy streaming, Contiguous ranges; the multilevel one in
+//! `multilevel.rs`) and [`partition`], which runs the one asked for.
 
 use super::assignment::{check_graph, Partition, PartitionError, PartitionMethod, PartitionOptions};
+use super::multilevel::multilevel;
 use crate::graph::csr::Csr;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -23,7 +24,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 /// let src = [0, 1, 2, 3, 4, 5, 2];
 /// let dst = [1, 2, 0, 4, 5, 3, 3];
 /// let adj = Csr::from_edges(6, &src, &dst, None, BuildOptions::undirected()).unwrap();
-/// let p = partition(&adj, &PartitionOptions::new(2, PartitionMethod::Metis)).unwrap();
+/// let p = partition(&adj, &PartitionOptions::new(2, PartitionMethod::Multilevel)).unwrap();
 /// assert_eq!(p.assignment[0], p.assignment[1]);
 /// assert_ne!(p.assignment[0], p.assignment[4]);
 ///
@@ -57,8 +58,11 @@ pub fn partition(adj: &Csr, opts: &PartitionOptions) -> Result<Partition, Partit
                     );
                     (greedy(&sym, &weight, parts, opts.seed), PartitionMethod::Greedy)
                 } else {
-                    (metis_kway(&sym, &weight, parts, opts.seed)?, PartitionMethod::Metis)
+                    (metis_kway(&sym.xadj, &sym.adj, None, &weight, parts, opts.seed)?, PartitionMethod::Metis)
                 }
+            }
+            PartitionMethod::Multilevel => {
+                (multilevel(symmetrize(adj), &weight, parts, opts.seed)?, PartitionMethod::Multilevel)
             }
         }
     };
@@ -68,7 +72,7 @@ pub fn partition(adj: &Csr, opts: &PartitionOptions) -> Result<Partition, Partit
 
 pub(super) const NONE: u32 = u32::MAX;
 /// `in-degree + 1` of every node: the work of its row.
-fn node_weights(adj: &Csr) -> Vec<u64> {
+pub(super) fn node_weights(adj: &Csr) -> Vec<u64> {
     adj.row_ptr().par_windows(2).map(|w| (w[1] - w[0]) as u64 + 1).collect()
 }
 
@@ -102,13 +106,13 @@ fn fill_empty_parts(assignment: &mut [u32], parts: usize) {
 
 /// An undirected graph without self-loops or duplicates: the neighbours of `v` are
 /// `adj[xadj[v]..xadj[v + 1]]`, ascending.
-struct SymGraph {
-    xadj: Vec<usize>,
-    adj: Vec<u32>,
+pub(super) struct SymGraph {
+    pub(super) xadj: Vec<usize>,
+    pub(super) adj: Vec<u32>,
 }
 
 impl SymGraph {
-    fn neighbours(&self, v: usize) -> &[u32] {
+    pub(super) fn neighbours(&self, v: usize) -> &[u32] {
         &self.adj[self.xadj[v]..self.xadj[v + 1]]
     }
 }
@@ -116,7 +120,7 @@ impl SymGraph {
 /// The union of `adj` and its transpose without self-loops, duplicates merged. Parallel: counts
 /// and scatter through atomics (entry order within a node is arbitrary there), then every node's
 /// list is sorted and deduplicated, which makes the result independent of the scheduling.
-fn symmetrize(adj: &Csr) -> SymGraph {
+pub(super) fn symmetrize(adj: &Csr) -> SymGraph {
     let n = adj.n_rows();
     let (rp, ci) = (adj.row_ptr(), adj.col_idx());
     let out: Vec<usize> =
@@ -390,23 +394,46 @@ fn greedy_choice(count: &[u32], load: &[u64], w: u64, cap: f64, alpha: f64, old:
 /// Serialises the calls into METIS (see [`metis_kway`]).
 static METIS_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// METIS k-way edge-cut partitioning of `sym` (which must fit 32-bit indices).
-fn metis_kway(sym: &SymGraph, weight: &[u64], parts: usize, seed: u64) -> Result<Vec<u32>, PartitionError> {
+/// METIS k-way edge-cut partitioning of the undirected graph `xadj` / `adj` (no self-loops, no
+/// duplicates; edge weights `adjwgt`, 1 where `None`) with node weights `weight`. Errors where
+/// the graph or its weights do not fit METIS' 32-bit indices.
+pub(super) fn metis_kway(
+    xadj: &[usize],
+    adj: &[u32],
+    adjwgt: Option<&[u32]>,
+    weight: &[u64],
+    parts: usize,
+    seed: u64,
+) -> Result<Vec<u32>, PartitionError> {
     let n = weight.len();
     let err = |what: &str| PartitionError::Metis(format!("{what} exceeds 32-bit indices"));
+    let to_i32 = |v: &[u64], what: &str| -> Result<Vec<i32>, PartitionError> {
+        v.par_iter().map(|&w| i32::try_from(w)).collect::<Result<_, _>>().map_err(|_| err(what))
+    };
     let xadj: Vec<i32> =
-        sym.xadj.par_iter().map(|&x| i32::try_from(x)).collect::<Result<_, _>>().map_err(|_| err("adjacency"))?;
-    let adjncy: Vec<i32> = sym.adj.par_iter().map(|&x| x as i32).collect();
-    let vwgt: Vec<i32> =
-        weight.par_iter().map(|&w| i32::try_from(w)).collect::<Result<_, _>>().map_err(|_| err("vertex weight"))?;
+        xadj.par_iter().map(|&x| i32::try_from(x)).collect::<Result<_, _>>().map_err(|_| err("adjacency"))?;
+    let adjncy: Vec<i32> = adj.par_iter().map(|&x| x as i32).collect();
+    let vwgt = to_i32(weight, "vertex weight")?;
+    if weight.iter().sum::<u64>() > i32::MAX as u64 {
+        return Err(err("total vertex weight"));
+    }
+    let adjwgt = adjwgt
+        .map(|w| {
+            w.par_iter().map(|&w| i32::try_from(w)).collect::<Result<Vec<i32>, _>>().map_err(|_| err("edge weight"))
+        })
+        .transpose()?;
     let nparts = i32::try_from(parts).map_err(|_| err("parts"))?;
     let mut part = vec![0i32; n];
     let seed = (seed % i32::MAX as u64) as i32;
     // METIS keeps its random generator in process-global state: one call at a time, so that
     // equal seeds give equal partitions
     let _guard = METIS_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    metis::Graph::new(1, nparts, &xadj, &adjncy)
-        .map_err(|e| PartitionError::Metis(format!("{e:?}")))?
+    let graph = metis::Graph::new(1, nparts, &xadj, &adjncy).map_err(|e| PartitionError::Metis(format!("{e:?}")))?;
+    let graph = match &adjwgt {
+        Some(w) => graph.set_adjwgt(w),
+        None => graph,
+    };
+    graph
         .set_vwgt(&vwgt)
         .set_option(metis::option::Seed(seed))
         .part_kway(&mut part)
