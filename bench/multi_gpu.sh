@@ -2,6 +2,12 @@
 # Training on several GPUs of one host (repository root, a machine with >= 2 GPUs):
 #   bench/multi_gpu.sh <train-app binary> <out dir> [partition cache prefix] [stages]
 # Stages (default "scaling large", each fits one 10-minute command):
+#   partition: the partitioners timed on this host (all its cores): the products-scale R-MAT
+#            graph into 2, 4 and 8 parts by the default multilevel partitioner and into 2 by
+#            METIS on the whole graph, and a 2M-node SBM graph (homophily 0.8, 16 classes)
+#            into 2 by both; one JSON line each (`partition` output: cut, halo rows,
+#            imbalance, partition_seconds) in <out dir>/partition.jsonl; the multilevel ones
+#            are written as PREFIX-<parts>.part for the later stages;
 #   scaling: the self test (its partitioned-model checks use two GPUs when there are two), then
 #            the products-scale R-MAT GraphSAGE 4x256 epoch on one GPU and on two in both halo
 #            layouts (f32 and mixed f16, the same binary and graph), and on two with boundary
@@ -35,7 +41,8 @@ STAGES=${4:-scaling large}
 # one 10-minute command: e.g. PRECS=f32 first, then PRECS=mixedf16 SELFTEST=0)
 PRECS=${PRECS:-f32 mixedf16}
 SELFTEST=${SELFTEST:-1}
-# the halo layouts of the boundary-sampling runs
+# the halo layouts of the two-GPU runs and of the boundary-sampling runs
+LAYOUTS=${LAYOUTS:-split joined}
 BNS_LAYOUTS=${BNS_LAYOUTS:-split joined}
 # hidden width of the wide model: its one-GPU estimate (140.5 GiB) exceeds an H200's free memory
 # (139.25 GiB), its largest part on two GPUs does not
@@ -55,6 +62,26 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee -a "$LOG"
 nvidia-smi topo -m >> "$LOG" 2>&1
 step "gen products-scale"
 [ -d "$P" ] || timeout 150 "$BIN" gen rmat --nodes 2449029 --edges 123718280 --features 100 --classes 47 --out "$P" >> "$LOG" 2>&1
+if [[ " $STAGES " == *" partition "* ]]; then
+echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)" | tee -a "$LOG"
+S2=/tmp/sbm2m
+[ -d "$S2" ] || timeout 150 "$BIN" gen sbm --nodes 2000000 --avg-degree 20 --homophily 0.8 --classes 16 --features 64 --out "$S2" >> "$LOG" 2>&1
+step "partition products-scale: multilevel into 2, 4, 8 parts"
+timeout 200 "$BIN" partition --dataset "$P" --parts 2,4,8 --method multilevel --cache "$CACHE" >> "$OUT/partition.jsonl" 2>> "$LOG"
+step "partition products-scale: METIS into 2 parts"
+timeout 300 "$BIN" partition --dataset "$P" --parts 2 --method metis >> "$OUT/partition.jsonl" 2>> "$LOG"
+for m in multilevel metis; do
+  step "partition SBM 2M: $m into 2 parts"
+  timeout 200 "$BIN" partition --dataset "$S2" --parts 2 --method $m >> "$OUT/partition.jsonl" 2>> "$LOG"
+done
+python3 - "$OUT/partition.jsonl" <<'PY' | tee -a "$LOG"
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    print(r["graph"], r["method"], r["parts"], "cut", round(r["cut_fraction"], 4), "halo", r["halo_total"],
+          "edge imbalance", round(r["edge_imbalance"], 4), "seconds", round(r["partition_seconds"], 2))
+PY
+fi
 if [[ " $STAGES " == *" scaling "* ]]; then
 if [ "$SELFTEST" = 1 ]; then
 step selftest
@@ -65,7 +92,7 @@ for prec in $PRECS; do
   step "products $prec: one GPU"
   timeout 120 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions $prec --epochs 5 --warmup 2 \
     --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: one GPU $prec" | tee -a "$LOG"
-  for layout in split joined; do
+  for layout in $LAYOUTS; do
     step "products $prec: two GPUs, $layout halo layout"
     timeout 150 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions $prec --epochs 5 --warmup 2 \
       --devices 0,1 --halo-layout $layout --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
