@@ -19,15 +19,16 @@ pub enum PartitionMethod {
     /// are partitioned by [`PartitionMethod::Greedy`] instead (with a warning). METIS keeps its
     /// random generator in process-global state, so calls into it are serialised.
     Metis,
-    /// Multilevel on all cores (the default): the symmetrised graph (as for METIS) is coarsened
-    /// by size-constrained label propagation (clusters of at most 3 % of a part's weight;
-    /// nodes left alone grouped by the cluster they are most connected to) until it has at most
-    /// 2^21 adjacency entries, METIS partitions that coarsest graph (node and edge weights
-    /// summed), and the partition is carried back level by level, refined at each by label
-    /// propagation under a part weight of at most 3 % above the mean. Graphs of at most 2^21
-    /// adjacency entries go to METIS directly. Every parallel step chooses moves for a chunk
-    /// of nodes from the same state and applies them in order, so equal seeds give equal
-    /// partitions on any number of threads.
+    /// Multilevel on all cores (the default): the symmetrised graph (as for METIS; an
+    /// undirected graph stored both ways is copied as it is) is coarsened by size-constrained
+    /// label propagation (clusters of at most 3 % of a part's weight; nodes left alone grouped
+    /// by the cluster they are most connected to) while a level has more than 2^21 adjacency
+    /// entries and the next keeps at least 1,000 nodes per part, METIS partitions the coarsest
+    /// level (node and edge weights summed), and the partition is carried back level by level,
+    /// refined at each by label propagation under a part weight of at most 3 % above the mean.
+    /// Graphs of at most 2^21 adjacency entries go to METIS directly. Every parallel step
+    /// chooses moves for a chunk of nodes from the same state and applies them in order, so
+    /// equal seeds give equal partitions on any number of threads.
     #[default]
     Multilevel,
     /// Pure Rust, deterministic, on the symmetrised graph: parts are grown one after another

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 const COARSEST_ENTRIES: usize = 1 << 21;
 /// A coarser level must have at least this many nodes per part (else the finer one is the
 /// coarsest): METIS needs room to balance.
-const COARSEST_NODES_PER_PART: usize = 2_000;
+const COARSEST_NODES_PER_PART: usize = 1_000;
 /// A level that keeps more than this fraction of its nodes ends the coarsening.
 const MIN_SHRINK: f64 = 0.9;
 /// Allowed part weight above the mean (METIS' default for k-way, `ufactor` 30).
@@ -33,6 +33,11 @@ const CLUSTER_CONVERGED: usize = 50;
 const REFINE_CONVERGED: usize = 500;
 /// Nodes that choose their moves from the same state.
 const CHUNK: usize = 8_192;
+/// A cluster of more adjacency entries is contracted on all cores, in pieces of
+/// [`HEAVY_PIECE`] entries.
+const HEAVY_CLUSTER: usize = 1 << 16;
+/// Entries per piece of a heavy cluster.
+const HEAVY_PIECE: usize = 1 << 14;
 
 /// One level of the hierarchy: an undirected weighted graph without self-loops or duplicate
 /// edges.
@@ -120,19 +125,23 @@ impl Scratch {
 
 /// One [`Scratch`] per thread of the rayon pool, grown on first use to `len` entries.
 struct ScratchPool {
-    slots: Vec<Mutex<Scratch>>,
+    slots: Vec<Slot>,
     len: usize,
 }
+
+/// A thread's [`Scratch`] on cache lines of its own (its lock is taken for every node).
+#[repr(align(128))]
+struct Slot(Mutex<Scratch>);
 
 impl ScratchPool {
     fn new(len: usize) -> Self {
         let threads = rayon::current_num_threads().max(1);
-        Self { slots: (0..threads).map(|_| Mutex::new(Scratch::default())).collect(), len }
+        Self { slots: (0..threads).map(|_| Slot(Mutex::new(Scratch::default()))).collect(), len }
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut Scratch) -> R) -> R {
         let i = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
-        let mut s = self.slots[i].lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut s = self.slots[i].0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if s.acc.len() < self.len {
             s.acc.resize(self.len, 0);
         }
@@ -141,7 +150,7 @@ impl ScratchPool {
 }
 
 /// splitmix64 of `x`: the seeded tie-breaks and orders.
-fn mix(mut x: u64) -> u64 {
+pub(super) fn mix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -199,7 +208,7 @@ fn multilevel_with(
         }
         let level_seed = mix(seed ^ levels.len() as u64);
         let clusters = cluster(g, max_cluster, level_seed, &pool);
-        let (coarse, map) = contract(g, &clusters, &pool);
+        let (coarse, map) = contract(g, &clusters, &pool, HEAVY_CLUSTER);
         log::debug!(
             "multilevel partitioner: level {} has {} nodes and {} adjacency entries",
             levels.len(),
@@ -341,8 +350,8 @@ fn group_singletons(g: &Level, cluster: &mut [u32], max_cluster: u64, seed: u64,
 /// The graph of the clusters: one node per cluster (numbered in the order of their first
 /// node), its weight the sum of its nodes', the edge weight between two clusters the sum of
 /// the edges between their nodes (edges inside a cluster dropped). Returns it and every node's
-/// cluster number.
-fn contract(g: &Level, cluster: &[u32], pool: &ScratchPool) -> (Level, Vec<u32>) {
+/// cluster number. Clusters of more than `heavy` adjacency entries are summed on all cores.
+fn contract(g: &Level, cluster: &[u32], pool: &ScratchPool, heavy: usize) -> (Level, Vec<u32>) {
     let n = g.n();
     let mut number = vec![NONE; n];
     let mut nc = 0u32;
@@ -370,21 +379,47 @@ fn contract(g: &Level, cluster: &[u32], pool: &ScratchPool) -> (Level, Vec<u32>)
         cursor[c as usize] += 1;
     }
     drop(cursor);
+    let range = |v: u32| g.xadj[v as usize]..g.xadj[v as usize + 1];
+    // the summed weights of the edges at `indices` of `g.adj` (`count` of them) to clusters
+    // other than `c`, into `s.rated`
+    let rate = |c: usize, count: usize, indices: &mut dyn Iterator<Item = usize>, s: &mut Scratch| {
+        let weights = g.ewgt.as_deref();
+        let edges = indices
+            .map(|i| (map[g.adj[i] as usize] as usize, weights.map_or(1, |w| w[i] as u64)))
+            .filter(|&(cu, _)| cu != c);
+        s.rate(count, edges);
+    };
     let lists: Vec<(u64, Vec<(u32, u32)>)> = (0..nc)
         .into_par_iter()
         .map(|c| {
-            pool.with(|s| {
-                let nodes = &members[start[c]..start[c + 1]];
-                let vw: u64 = nodes.iter().map(|&v| g.vwgt[v as usize]).sum();
-                let count: usize = nodes.iter().map(|&v| g.xadj[v as usize + 1] - g.xadj[v as usize]).sum();
-                let edges = nodes
+            let nodes = &members[start[c]..start[c + 1]];
+            let vw: u64 = nodes.iter().map(|&v| g.vwgt[v as usize]).sum();
+            let count: usize = nodes.iter().map(|&v| range(v).len()).sum();
+            let summed: Vec<(u32, u64)> = if count <= heavy {
+                pool.with(|s| {
+                    rate(c, count, &mut nodes.iter().flat_map(|&v| range(v)), s);
+                    s.rated.clone()
+                })
+            } else {
+                // a cluster of hubs: its entries in pieces on all cores, the pieces' sums merged
+                let pieces: Vec<std::ops::Range<usize>> = nodes
                     .iter()
-                    .flat_map(|&v| g.edges(v as usize))
-                    .map(|(u, w)| (map[u] as usize, w))
-                    .filter(|&(cu, _)| cu != c);
-                s.rate(count, edges);
-                (vw, s.rated.iter().map(|&(cu, w)| (cu, w.min(u32::MAX as u64) as u32)).collect())
-            })
+                    .flat_map(|&v| {
+                        let r = range(v);
+                        r.clone().step_by(HEAVY_PIECE).map(move |a| a..(a + HEAVY_PIECE).min(r.end))
+                    })
+                    .collect();
+                pieces
+                    .into_par_iter()
+                    .map(|piece| {
+                        pool.with(|s| {
+                            rate(c, piece.len(), &mut piece.clone(), s);
+                            s.rated.clone()
+                        })
+                    })
+                    .reduce(Vec::new, merge_sums)
+            };
+            (vw, summed.into_iter().map(|(cu, w)| (cu, w.min(u32::MAX as u64) as u32)).collect())
         })
         .collect();
     let mut xadj = Vec::with_capacity(nc + 1);
@@ -397,6 +432,32 @@ fn contract(g: &Level, cluster: &[u32], pool: &ScratchPool) -> (Level, Vec<u32>)
     let vwgt: Vec<u64> = lists.iter().map(|(w, _)| *w).collect();
     let (adj, ewgt): (Vec<u32>, Vec<u32>) = lists.into_par_iter().flat_map_iter(|(_, l)| l).unzip();
     (Level { xadj, adj, ewgt: Some(ewgt), vwgt }, map)
+}
+
+/// Two lists of (key, sum) with ascending keys merged into one, the sums of equal keys added.
+fn merge_sums(a: Vec<(u32, u64)>, b: Vec<(u32, u64)>) -> Vec<(u32, u64)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push((a[i].0, a[i].1 + b[j].1));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// Label propagation refinement: every node moves to the part it has the most edge weight to,
@@ -465,7 +526,7 @@ fn best_part(g: &Level, v: usize, part: &[u32], load: &[u64], max_part: u64, see
 
 #[cfg(test)]
 mod tests {
-    use super::super::partitioners::{metis_kway, node_weights, symmetrize};
+    use super::super::partitioners::{metis_kway, node_weights, symmetric_copy, symmetrize, symmetrize_general};
     use super::*;
     use crate::graph::csr::{BuildOptions, Csr};
     use crate::random::{random_csr, RandomGraphSpec};
@@ -543,6 +604,52 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn symmetric_graphs_are_copied_as_the_general_symmetrisation_builds_them() {
+        let undirected = communities(3, 500, 3, 0.2, 5, 4);
+        let copied = symmetric_copy(&undirected).expect("an undirected graph is symmetric");
+        let built = symmetrize_general(&undirected);
+        assert_eq!((&copied.xadj, &copied.adj), (&built.xadj, &built.adj));
+        // self-loops are dropped, directed graphs are not copied
+        let (src, dst) = ([0i64, 0, 1, 1, 2], [0i64, 1, 0, 2, 1]);
+        let looped = Csr::from_edges(3, &src, &dst, None, BuildOptions::default()).expect("graph");
+        let copied = symmetric_copy(&looped).expect("symmetric");
+        assert_eq!((copied.xadj, copied.adj), (vec![0, 1, 3, 4], vec![1, 0, 2, 1]));
+        let directed = Csr::from_edges(3, &[0i64, 1], &[1i64, 2], None, BuildOptions::default()).expect("graph");
+        assert!(symmetric_copy(&directed).is_none());
+        assert_eq!(symmetrize(&directed).adj, vec![1, 0, 2, 1]);
+    }
+
+    #[test]
+    fn clusters_of_hubs_contract_in_pieces_as_in_one() {
+        let adj = random_csr(&RandomGraphSpec {
+            n_rows: 3_001,
+            n_cols: 3_001,
+            avg_degree: 4,
+            hub_degree: 40_000,
+            ..Default::default()
+        });
+        let sym = symmetrize(&adj);
+        let g = Level { xadj: sym.xadj, adj: sym.adj, ewgt: None, vwgt: node_weights(&adj) };
+        let pool = ScratchPool::new(g.n());
+        let clusters = cluster(&g, g.vwgt.iter().sum::<u64>() / 40, 5, &pool);
+        let (whole, map) = contract(&g, &clusters, &pool, usize::MAX);
+        let (pieces, map_pieces) = contract(&g, &clusters, &pool, 100);
+        assert_eq!(map, map_pieces);
+        assert_eq!(
+            (&whole.xadj, &whole.adj, &whole.ewgt, &whole.vwgt),
+            (&pieces.xadj, &pieces.adj, &pieces.ewgt, &pieces.vwgt)
+        );
+        // a second level from the weighted one, also in pieces
+        let again = cluster(&whole, whole.vwgt.iter().sum::<u64>() / 10, 6, &pool);
+        let (a, _) = contract(&whole, &again, &pool, usize::MAX);
+        let (b, _) = contract(&whole, &again, &pool, 50);
+        assert_eq!((&a.xadj, &a.adj, &a.ewgt, &a.vwgt), (&b.xadj, &b.adj, &b.ewgt, &b.vwgt));
+        assert!(a.n() < whole.n() && whole.n() < g.n(), "{} {} {}", a.n(), whole.n(), g.n());
+        // the weights are kept: node weights sum to the input's, edge weights to the cut entries
+        assert_eq!(a.vwgt.iter().sum::<u64>(), g.vwgt.iter().sum::<u64>());
     }
 
     #[test]
