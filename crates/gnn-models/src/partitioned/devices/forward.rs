@@ -32,13 +32,6 @@ impl<B: SparseGnnBackend> GnnModel<B> {
         xs: Vec<Tensor<B, 2>>,
         halo: Option<&SampledHalo<B>>,
     ) -> Result<Vec<Tensor<B, 2>>, DistError> {
-        if dg.layout == HaloLayout::Split && !self.splits_halo() {
-            return Err(DistError::Layout(
-                "this model needs the joined halo layout (the split layout serves GraphSAGE mean / sum layers \
-                 on ReLU states)"
-                    .into(),
-            ));
-        }
         // a clone of a lazily initialised parameter initialises its own copy: initialise them
         // here, so every part reads the same tensors and their gradients reach this model's
         self.initialise_parameters();
@@ -47,6 +40,24 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             .iter()
             .map(|p| if p.device == dg.leader { self.clone() } else { self.clone().to_device(&p.device) })
             .collect();
+        self.forward_parts(dg, xs, halo, &models)
+    }
+
+    /// The forward pass of the parts, part `p` through `models[p]` (on its device).
+    pub(super) fn forward_parts(
+        &self,
+        dg: &DistGraph<B>,
+        xs: Vec<Tensor<B, 2>>,
+        halo: Option<&SampledHalo<B>>,
+        models: &[GnnModel<B>],
+    ) -> Result<Vec<Tensor<B, 2>>, DistError> {
+        if dg.layout == HaloLayout::Split && !self.splits_halo() {
+            return Err(DistError::Layout(
+                "this model needs the joined halo layout (the split layout serves GraphSAGE mean / sum layers \
+                 on ReLU states)"
+                    .into(),
+            ));
+        }
         // one seed per dropout site, drawn on the leader as the one-device model draws it
         let on = |seed: &Option<DropoutSeed<B>>, part: &PartGraph<B>| seed.as_ref().map(|s| s.to_device(&part.device));
         let seed = self.input_dropout_seed(&dg.leader);
@@ -69,7 +80,7 @@ impl<B: SparseGnnBackend> GnnModel<B> {
             if dg.layout == HaloLayout::Split {
                 // a halo drawn for another partitioned graph (other parts) falls back to every row
                 let sampled = halo.filter(|h| h.routes.len() == dg.parts.len());
-                hs = dg.convolve_split(&models, l, states, sampled)?;
+                hs = dg.convolve_split(models, l, states, sampled)?;
                 continue;
             }
             let full = match halo.and_then(|h| dg.exchange_sampled(&states, h)) {

@@ -30,15 +30,23 @@
 //! summation order) and no part draws or holds a whole-graph mask. GAT's attention dropout
 //! draws per part.
 //!
+//! A training step runs [`GnnModel::forward_partitioned_replicas`] instead: the devices other
+//! than the leader run a copy of the model made there for the step ([`DeviceReplicas`]), whose
+//! gradients stay on its device through the backward pass and reach the leader in one transfer
+//! after it, so that no device waits for another's gradients in the middle of the pass.
+//!
 //! By concern: [`graph`] builds the parts and runs the exchange, [`sampling`] draws the halo
-//! rows of boundary sampling, [`forward`] runs the model and its loss on the parts.
+//! rows of boundary sampling, [`forward`] runs the model and its loss on the parts, `replicas`
+//! the training step's copies of the model and their gradients.
 
 mod forward;
 mod graph;
+mod replicas;
 mod sampling;
 
 pub use forward::partitioned_loss;
 pub(crate) use graph::part_weight_sums;
+pub use replicas::DeviceReplicas;
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{Int, Tensor};

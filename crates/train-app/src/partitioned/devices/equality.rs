@@ -31,6 +31,17 @@ pub fn equality_checks<B: SparseGnnAutodiffBackend>(devices: &[B::Device], parts
             }
         }
     }
+    struct ParamGrads<'a> {
+        grads: &'a burn::optim::GradientsParams,
+        out: Vec<f64>,
+    }
+    impl<B: burn::tensor::backend::AutodiffBackend> ModuleVisitor<B> for ParamGrads<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            if let Some(g) = self.grads.get::<B::InnerBackend, D>(param.id) {
+                self.out.extend(g.into_data().convert::<f64>().to_vec::<f64>().unwrap_or_default());
+            }
+        }
+    }
     fn normwise(a: &[f64], b: &[f64]) -> f64 {
         if a.len() != b.len() {
             return f64::INFINITY;
@@ -129,6 +140,15 @@ pub fn equality_checks<B: SparseGnnAutodiffBackend>(devices: &[B::Device], parts
             out.push((format!("{name}{tag}: loss"), (got_loss - want_loss).abs() / want_loss.abs().max(1e-12)));
             out.push((format!("{name}{tag}: logits"), normwise(&got_logits, &want_logits)));
             out.push((format!("{name}{tag}: gradients"), normwise(&gp.out, &gw.out)));
+            // the training step's copies of the model on the other devices
+            B::seed(&leader, 23);
+            let (rlogits, replicas) = model
+                .forward_partitioned_replicas(dg, xs.clone(), None)
+                .map_err(|e| AppError::Config(e.to_string()))?;
+            let rgrads = replicas.gradients(&model, partitioned_loss(dg, &rlogits, &ys, &ws).backward());
+            let mut gr = ParamGrads { grads: &rgrads, out: Vec::new() };
+            model.visit(&mut gr);
+            out.push((format!("{name}{tag}: gradients, {} model copies", replicas.len()), normwise(&gr.out, &gw.out)));
         }
     }
     Ok(out)

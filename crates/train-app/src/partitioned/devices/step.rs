@@ -2,7 +2,7 @@
 
 use crate::error::{AppError, Result};
 use crate::training::HostGraph;
-use burn::optim::{GradientsParams, Optimizer};
+use burn::optim::Optimizer;
 use burn::tensor::Tensor;
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
 use gnn_models::partitioned::devices::partitioned_loss;
@@ -35,17 +35,17 @@ pub fn train_step<B: SparseGnnAutodiffBackend, O: Optimizer<GnnModel<B>, B>>(
         ),
         None => None,
     };
-    let logits = model
-        .forward_partitioned_sampled(&data.dg, data.xs.clone(), halo.as_ref())
+    let (logits, replicas) = model
+        .forward_partitioned_replicas(&data.dg, data.xs.clone(), halo.as_ref())
         .map_err(|e| AppError::Config(e.to_string()))?;
     let loss = partitioned_loss(&data.dg, &logits, &data.labels, &data.weights[0]);
     let grads = match scaler {
         Some(scaler) => {
-            let mut grads = GradientsParams::from_grads(loss.clone().mul_scalar(scaler.scale()).backward(), &model);
+            let mut grads = replicas.gradients(&model, loss.clone().mul_scalar(scaler.scale()).backward());
             scaler.unscale::<B, GnnModel<B>>(&mut grads, &model);
             grads
         }
-        None => GradientsParams::from_grads(loss.backward(), &model),
+        None => replicas.gradients(&model, loss.backward()),
     };
     Ok((optim.step(lr, model, grads), loss.detach()))
 }
