@@ -3,47 +3,60 @@
 //! names the file and line of each fault; bad options are refused.
 
 use crate::common::{app, datasets, fails, ok, s, tmp};
-use burn::backend::Autodiff;
 use burn_sparse_gnn::Cpu;
-use gnn_models::ConvKind;
 use gnn_train::graphs::{TuDataset, TuEncoding, TuFeatures};
 use std::path::Path;
-use train_app::training::graph::{eval_graph, predict_graph, summarise, train_graph, GraphOutcome};
-use train_app::training::{Task, TrainConfig};
+use train_app::training::graph::{eval_graph, predict_graph, summarise};
 
 /// GIN-0 (4 convolutions, hidden 64, sum readout of every layer, batch 32, Adam 0.01 halved every
 /// 20 epochs, 80 epochs) on a stratified 70 / 10 / 20 split of MUTAG: test accuracy 0.9474 here
-/// with seed 42 (seeds 1, 2, 3: 0.7632, 0.8684, 0.8947; chance: 0.665, the majority class).
+/// with seed 42 (seeds 1, 2, 3: 0.7632, 0.8684, 0.8947; chance: 0.665, the majority class). It
+/// trains in a process of its own: the CPU backend's random generator is process-wide, and the
+/// tests running beside it in this process draw from it, which changed the initialisation (test
+/// accuracy 0.8158 in one full run).
 #[test]
 fn mutag_gin_reaches_its_test_accuracy_and_reloads() {
     let out = tmp("graph-mutag");
-    let cfg = TrainConfig {
-        dataset: datasets().join("tu/MUTAG").display().to_string(),
-        task: Task::Graph,
-        model: ConvKind::Gin,
-        layers: 4,
-        hidden: 64,
-        graph_test: 0.2,
-        batch_size: Some(32),
-        epochs: 80,
-        lr_step: Some(20),
-        checkpoints: false,
-        log_every: 0,
-        out: out.clone(),
-        ..Default::default()
-    };
-    let GraphOutcome::Split(report) =
-        train_graph::<Autodiff<Cpu>>(&cfg, &Default::default(), "cpu", None, false).unwrap()
-    else {
-        panic!("one split, one report")
-    };
-    let a = report.final_accuracy;
-    println!("test acc {:.4} (train {:.4}, valid {:.4})", a.test, a.train, a.valid);
-    assert!(a.test > 0.85, "test accuracy {}", a.test);
-    assert_eq!(report.dataset.split_sizes, Some([131, 19, 38]));
+    let mutag = datasets().join("tu/MUTAG");
+    ok(app(&[
+        "train",
+        "--backend",
+        "cpu",
+        "--task",
+        "graph",
+        "--dataset",
+        s(&mutag),
+        "--model",
+        "gin",
+        "--layers",
+        "4",
+        "--hidden",
+        "64",
+        "--graph-test",
+        "0.2",
+        "--batch-size",
+        "32",
+        "--epochs",
+        "80",
+        "--lr-step",
+        "20",
+        "--checkpoints",
+        "false",
+        "--log-every",
+        "0",
+        "--out",
+        s(&out),
+    ]));
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let acc = |split: &str| results["final_accuracy"][split].as_f64().unwrap();
+    let test = acc("test");
+    println!("test acc {test:.4} (train {:.4}, valid {:.4})", acc("train"), acc("valid"));
+    assert!(test > 0.85, "test accuracy {test}");
+    assert_eq!(results["dataset"]["split_sizes"], serde_json::json!([131, 19, 38]), "{results}");
     // the saved run scores as it reported
     let lines = eval_graph::<Cpu>(&out, &Default::default()).unwrap();
-    assert!(lines[0].contains(&format!("test {:.4}", a.test)), "{lines:?} vs {}", a.test);
+    assert!(lines[0].contains(&format!("test {test:.4}")), "{lines:?} vs {test}");
     // predict: every graph of the dataset, then graphs without labels
     let p = predict_graph::<Cpu>(&out, None, &out.join("pred"), &Default::default()).unwrap();
     assert_eq!((p.graphs, p.classes), (188, 2));
