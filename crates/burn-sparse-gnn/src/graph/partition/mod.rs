@@ -25,6 +25,7 @@ mod cache;
 mod multilevel;
 mod partitioners;
 mod stats;
+mod symmetric;
 
 pub use assignment::{Partition, PartitionError, PartitionMethod, PartitionOptions};
 pub use build::{LocalPart, PartitionedGraph};
