@@ -9,50 +9,57 @@ use std::path::Path;
 use train_app::training::graph::{eval_graph, predict_graph, summarise};
 
 /// GIN-0 (4 convolutions, hidden 64, sum readout of every layer, batch 32, Adam 0.01 halved every
-/// 20 epochs, 80 epochs) on a stratified 70 / 10 / 20 split of MUTAG: test accuracy 0.9474 here
-/// with seed 42 (seeds 1, 2, 3: 0.7632, 0.8684, 0.8947; chance: 0.665, the majority class). It
-/// trains in a process of its own: the CPU backend's random generator is process-wide, and the
-/// tests running beside it in this process draw from it, which changed the initialisation (test
-/// accuracy 0.8158 in one full run).
+/// 20 epochs, 80 epochs) on a stratified 70 / 10 / 20 split of MUTAG: test accuracy 0.9211 here
+/// with seed 42 (seeds 1, 2, 3: 0.8421, 0.8684, 0.8684; chance: 0.665, the majority class); the
+/// bound sits below every seed measured. The run is deterministic: a second process trains the
+/// same parameters bit for bit (the CPU batch normalisation sums in a fixed order; Burn's
+/// vectorised reductions once made this seed score 0.84 to 0.95 from one process to the next).
 #[test]
 fn mutag_gin_reaches_its_test_accuracy_and_reloads() {
     let out = tmp("graph-mutag");
+    let again = tmp("graph-mutag-again");
     let mutag = datasets().join("tu/MUTAG");
-    ok(app(&[
-        "train",
-        "--backend",
-        "cpu",
-        "--task",
-        "graph",
-        "--dataset",
-        s(&mutag),
-        "--model",
-        "gin",
-        "--layers",
-        "4",
-        "--hidden",
-        "64",
-        "--graph-test",
-        "0.2",
-        "--batch-size",
-        "32",
-        "--epochs",
-        "80",
-        "--lr-step",
-        "20",
-        "--checkpoints",
-        "false",
-        "--log-every",
-        "0",
-        "--out",
-        s(&out),
-    ]));
+    let train = |out: &Path| {
+        ok(app(&[
+            "train",
+            "--backend",
+            "cpu",
+            "--task",
+            "graph",
+            "--dataset",
+            s(&mutag),
+            "--model",
+            "gin",
+            "--layers",
+            "4",
+            "--hidden",
+            "64",
+            "--graph-test",
+            "0.2",
+            "--batch-size",
+            "32",
+            "--epochs",
+            "80",
+            "--lr-step",
+            "20",
+            "--checkpoints",
+            "false",
+            "--log-every",
+            "0",
+            "--out",
+            s(out),
+        ]))
+    };
+    train(&out);
+    train(&again);
+    let model = |dir: &Path| std::fs::read(dir.join("model.safetensors")).unwrap();
+    assert!(model(&out) == model(&again), "two runs of one seed trained different parameters");
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     let acc = |split: &str| results["final_accuracy"][split].as_f64().unwrap();
     let test = acc("test");
     println!("test acc {test:.4} (train {:.4}, valid {:.4})", acc("train"), acc("valid"));
-    assert!(test > 0.85, "test accuracy {test}");
+    assert!(test > 0.82, "test accuracy {test}");
     assert_eq!(results["dataset"]["split_sizes"], serde_json::json!([131, 19, 38]), "{results}");
     // the saved run scores as it reported
     let lines = eval_graph::<Cpu>(&out, &Default::default()).unwrap();
