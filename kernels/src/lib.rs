@@ -16,6 +16,7 @@
 //! - [`loss`]: weighted softmax cross-entropy of logit rows and its backward, in place;
 //! - [`rows`]: per-row half copies, and the halo gradients' scatter-add.
 //! - [`link`]: the device permutations and known-edge mask of link prediction's negatives.
+//! - [`pair_rows`]: the gradient of a row gather per pair of a pattern (segment sums).
 //! - [`neighbors`]: uniform neighbour sampling without replacement, for mini-batches.
 //! - [`optim`]: Adam's update of a parameter and its moments in one pass.
 //!
@@ -38,6 +39,7 @@ pub mod maxk;
 pub mod neighbors;
 pub mod norm;
 pub mod optim;
+pub mod pair_rows;
 pub mod pool;
 pub mod reduce;
 pub mod rows;

@@ -90,3 +90,65 @@ pub fn link_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Opti
     }
     out
 }
+
+/// The gradient of the pairs' row gather ([`crate::link::pair_rows`]): the segment sums of
+/// [`crate::ops::link::LinkOps::pair_rows_sum`] along a pattern's rows (destinations) and along
+/// its transpose through the edge permutation (sources), on the pattern of [`link_checks`] (a
+/// hub row of 600 pairs, empty rows, self pairs, duplicates), against the CPU reference. The
+/// values are multiples of 1/64 in [-4, 4], so every sum is exact in f32 and rounds to the same
+/// half value: every difference must be 0. Widths 1, 33 and 64; each of `dtypes` the device
+/// supports (`None` for one it does not).
+pub fn pair_rows_checks<B: SparseGnnBackend>(
+    device: &B::Device,
+    dtypes: &[burn::tensor::FloatDType],
+) -> Vec<(String, Option<f64>)> {
+    use burn::tensor::{DType, TensorData};
+    let n = 1_031;
+    let spec = RandomGraphSpec {
+        n_rows: n,
+        n_cols: n,
+        avg_degree: 6,
+        hub_degree: 600,
+        empty_fraction: 0.1,
+        self_loops: true,
+        duplicates: true,
+        seed: 13,
+    };
+    let pattern = graph(&spec, false);
+    let g = Graph::<B>::new(&pattern, device, GraphOptions::default());
+    let t = sparse_gnn_kernels::csr::transpose(&pattern.as_ref());
+    let csr_ptr: Vec<u32> = pattern.row_ptr().iter().map(|&v| v as u32).collect();
+    let csc_ptr: Vec<u32> = t.row_ptr.iter().map(|&v| v as u32).collect();
+    let pairs = pattern.nnz();
+    let mut out = Vec::new();
+    for &dtype in dtypes {
+        for f in [1usize, 33, 64] {
+            let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ f as u64;
+            let dy: Vec<f64> = (0..pairs * f)
+                .map(|_| {
+                    state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                    ((state >> 33) % 513) as f64 / 64.0 - 4.0
+                })
+                .collect();
+            for (end, ptr, perm) in [("destinations", &csr_ptr, None), ("sources", &csc_ptr, Some(&t.perm))] {
+                let what = format!("pair rows' gradient over the {end}, {dtype:?}, width {f}, {pairs} pairs");
+                if !B::supports_dtype(device, DType::from(dtype)) {
+                    out.push((what, None));
+                    continue;
+                }
+                let tensor = |v: Vec<f64>, rows: usize| {
+                    B::float_from_data(TensorData::new(v, [rows, f]).convert_dtype(DType::from(dtype)), device)
+                };
+                let prim = g.prim();
+                let (row_ptr, perm_t) = match perm {
+                    None => (prim.csr.row_ptr.clone(), None),
+                    Some(_) => (prim.csc.row_ptr.clone(), Some(prim.t_perm.clone())),
+                };
+                let got = B::pair_rows_sum(row_ptr, perm_t, tensor(dy.clone(), pairs), n);
+                let want = sparse_gnn_kernels::pair_rows::pair_rows_sum(ptr, perm.map(|p| p.as_slice()), &dy, f);
+                out.push((what, Some(super::measure::exact_difference::<B>(got, tensor(want, n)))));
+            }
+        }
+    }
+    out
+}

@@ -39,7 +39,7 @@ pub use cases::{cases, inputs, round_inputs, test_graphs, Inputs, TestGraph};
 pub use config::ConformanceConfig;
 pub use evaluate::{evaluate, reference_forward, Evaluation, RefBackend};
 pub use finite_difference::finite_difference_checks;
-pub use link_checks::link_checks;
+pub use link_checks::{link_checks, pair_rows_checks};
 pub use measure::normwise_error;
 pub use neighbor_checks::{
     block_checks, block_structure_checks, neighbor_checks, neighbor_uniformity, NEIGHBOR_CHI_SQUARE_BOUND,

@@ -1,11 +1,12 @@
-//! Link prediction's negative sampling: the kernels (wgpu) and the host implementation (NdArray)
-//! against the CPU reference, exactly; and the negatives' statistics.
+//! Link prediction's negative sampling and the pairs' row gather: the kernels (wgpu) and the
+//! host implementation (NdArray) against the CPU reference, exactly; and the negatives'
+//! statistics.
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::{Distribution, Tensor};
-use burn_sparse_gnn::conformance::link_checks;
-use burn_sparse_gnn::link::{negative_pairs, permute_rows};
+use burn::tensor::{Distribution, FloatDType, Int, Tensor, TensorData};
+use burn_sparse_gnn::conformance::{link_checks, pair_rows_checks};
+use burn_sparse_gnn::link::{negative_pairs, pair_rows, permute_rows, PairEnd};
 use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions, SparseGnnBackend};
 
 fn assert_exact(checks: &[(String, Option<f64>)]) {
@@ -100,4 +101,74 @@ fn negatives_are_uniform_over_the_nodes_and_never_edges() {
         // 49 degrees of freedom: the 0.1 % critical value is 85.35
         assert!(chi2 < 85.35, "{what}: chi-square {chi2:.1} over {n} nodes");
     }
+}
+
+#[test]
+fn pair_rows_gradient_matches_the_reference_on_the_host() {
+    let checks = pair_rows_checks::<NdArray>(&Default::default(), &[FloatDType::F32]);
+    assert_eq!(checks.len(), 6);
+    for (what, diff) in checks {
+        assert_eq!(diff, Some(0.0), "{what}");
+    }
+}
+
+#[cfg(feature = "wgpu")]
+#[test]
+fn pair_rows_gradient_matches_the_reference_on_wgpu() {
+    let device = burn::backend::wgpu::WgpuDevice::DefaultDevice;
+    let checks = pair_rows_checks::<burn_sparse_gnn::Wgpu>(&device, &[FloatDType::F32, FloatDType::F16]);
+    assert_eq!(checks.len(), 12);
+    for (what, diff) in checks {
+        println!("{what}: {diff:?}");
+        assert_eq!(diff, Some(0.0), "{what}");
+    }
+}
+
+/// The rows each pair of a pattern reads at either end, and their gradients, equal `select` and
+/// its scatter-add backward exactly (values are multiples of 1/64, so every order of the sums
+/// gives the same value), on a pattern with a hub row, empty rows and duplicate pairs.
+fn pair_rows_match_select<B: AutodiffBackend + SparseGnnBackend>(device: &B::Device) {
+    let n = 517usize;
+    let mut src: Vec<i64> = (0..n as i64).map(|i| (i * 7 + 3) % n as i64).collect();
+    let mut dst: Vec<i64> = (0..n as i64).map(|i| (i * 11) % (n as i64 - 40)).collect();
+    // a hub destination, and a duplicate pair
+    src.extend(0..300);
+    dst.extend(std::iter::repeat_n(5, 300));
+    src.push(src[0]);
+    dst.push(dst[0]);
+    let opts = BuildOptions { symmetrize: false, add_self_loops: false, dedup: false };
+    let p = Csr::from_edges(n, &src, &dst, None, opts).unwrap();
+    let g = Graph::<B>::new(&p, device, GraphOptions::default());
+    let rows: Vec<i64> =
+        (0..n).flat_map(|r| std::iter::repeat_n(r as i64, p.row_ptr()[r + 1] - p.row_ptr()[r])).collect();
+    let cols: Vec<i64> = p.col_idx().iter().map(|&c| c as i64).collect();
+    let ints = |v: &[i64]| Tensor::<B, 1, Int>::from_data(TensorData::new(v.to_vec(), [v.len()]), device);
+    let grid = |rows: usize, salt: usize| {
+        let v: Vec<f32> = (0..rows * 6).map(|i| ((i * 37 + salt * 11) % 257) as f32 / 64.0 - 2.0).collect();
+        Tensor::<B, 2>::from_data(TensorData::new(v, [rows, 6]), device)
+    };
+    let x = grid(n, 1);
+    let w = grid(p.nnz(), 2);
+    for (end, ids) in [(PairEnd::Destination, &rows), (PairEnd::Source, &cols)] {
+        let (xa, xb) = (x.clone().require_grad(), x.clone().require_grad());
+        let ya = pair_rows(&g, xa.clone(), end, ints(ids)).unwrap();
+        let yb = xb.clone().select(0, ints(ids));
+        ya.to_data().assert_eq(&yb.to_data(), true);
+        let (ga, gb) = ((ya * w.clone()).sum().backward(), (yb * w.clone()).sum().backward());
+        xa.grad(&ga).unwrap().to_data().assert_eq(&xb.grad(&gb).unwrap().to_data(), true);
+    }
+    // ids that do not name every pair are refused
+    assert!(pair_rows(&g, x.clone(), PairEnd::Source, ints(&cols[1..])).is_err());
+    assert!(pair_rows(&g, x.slice([0..n - 1]), PairEnd::Source, ints(&cols)).is_err());
+}
+
+#[test]
+fn pair_rows_match_select_on_the_host() {
+    pair_rows_match_select::<Autodiff<NdArray>>(&Default::default());
+}
+
+#[cfg(feature = "wgpu")]
+#[test]
+fn pair_rows_match_select_on_wgpu() {
+    pair_rows_match_select::<Autodiff<burn_sparse_gnn::Wgpu>>(&burn::backend::wgpu::WgpuDevice::DefaultDevice);
 }

@@ -11,7 +11,7 @@ use burn::prelude::Backend;
 use burn::tensor::activation::relu;
 use burn::tensor::{Int, Tensor};
 use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
-use burn_sparse_gnn::link::{negative_pairs, permute_rows};
+use burn_sparse_gnn::link::{negative_pairs, pair_rows, permute_rows, PairEnd};
 use burn_sparse_gnn::loss::sum_terms;
 use burn_sparse_gnn::ops::attention::sddmm;
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
@@ -96,7 +96,14 @@ impl<B: SparseGnnBackend> LinkPredictor<B> {
     pub fn score(&self, pairs: &Pairs<B>, dst: Tensor<B, 2>, src: Tensor<B, 2>) -> Tensor<B, 1> {
         match &self.mlp {
             None => sddmm(&pairs.pattern, dst, src),
-            Some(mlp) => mlp.forward(dst.select(0, pairs.rows.clone()) * src.select(0, pairs.cols.clone())),
+            Some(mlp) => {
+                // gathered per pair; the gradients sum each node's pairs along the pattern
+                let end = |x, end, ids: &Tensor<B, 1, Int>| {
+                    pair_rows(&pairs.pattern, x, end, ids.clone())
+                        .unwrap_or_else(|e| panic!("the pairs' ids follow their pattern: {e}"))
+                };
+                mlp.forward(end(dst, PairEnd::Destination, &pairs.rows) * end(src, PairEnd::Source, &pairs.cols))
+            }
         }
     }
 

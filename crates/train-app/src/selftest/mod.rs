@@ -16,7 +16,7 @@ use crate::error::{AppError, Result};
 use burn_sparse_gnn::conformance::{
     adam_checks, add_rows_checks, block_checks, block_structure_checks, cross_entropy_checks, from_host_checks,
     fused_adam_checks, gat_attention_bound, gat_attention_checks, half_rows_checks, inv_degree_checks, link_checks,
-    neighbor_checks, neighbor_uniformity, norm_checks, relu_dropout_checks, run, ConformanceConfig,
+    neighbor_checks, neighbor_uniformity, norm_checks, pair_rows_checks, relu_dropout_checks, run, ConformanceConfig,
     NEIGHBOR_CHI_SQUARE_BOUND,
 };
 use burn_sparse_gnn::{Choice, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
@@ -228,13 +228,17 @@ impl Job for SelfTest {
             }
             checks.extend(inv_degree_checks::<B::InnerBackend>(&device, &halves, &[1, 7, 256, 602]));
             checks.extend(link_checks::<B::InnerBackend>(&device));
+            checks.extend(pair_rows_checks::<B::InnerBackend>(
+                &device,
+                &[burn::tensor::FloatDType::F32, burn::tensor::FloatDType::F16],
+            ));
             checks.extend(neighbor_checks::<B::InnerBackend>(&device));
             checks.extend(block_checks::<B::InnerBackend>(&device));
             checks.extend(block_structure_checks::<B::InnerBackend>(&device));
             let chi2 = neighbor_uniformity::<B::InnerBackend>(&device);
             println!(
                 "== {backend}: one-pass half rows and 1 / degree rows against the composed ops, link prediction's \
-                 negatives, neighbour samples, sampled blocks and their device structure against the CPU reference ({:.1} s)",
+                 negatives and pair rows' gradients, neighbour samples, sampled blocks and their device structure against the CPU reference ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
             let (bad, ran) = print_exact_checks(&checks);

@@ -10,6 +10,7 @@ use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::Autodiff;
 use burn::tensor::ops::{FloatTensor, IntTensor};
+use burn::tensor::TensorMetadata;
 use sparse_gnn_kernels::link::ROUNDS;
 
 #[derive(Debug)]
@@ -28,7 +29,46 @@ impl<B: SparseGnnBackend> Backward<B, 1> for PermuteRowsBackward {
     }
 }
 
+#[derive(Debug)]
+struct PairRowsBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 1> for PairRowsBackward {
+    /// The segments' row pointer, the transpose's edge permutation (sources), the node count.
+    type State = (IntTensor<B>, Option<IntTensor<B>>, usize);
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        if let Some(node) = node {
+            let (row_ptr, perm, n) = ops.state;
+            grads.register::<B>(node.id, B::pair_rows_sum(row_ptr, perm, dy, n));
+        }
+    }
+}
+
 impl<B: SparseGnnBackend, C: CheckpointStrategy> LinkOps for Autodiff<B, C> {
+    fn pair_rows(
+        x: FloatTensor<Self>,
+        ids: IntTensor<Self>,
+        row_ptr: IntTensor<Self>,
+        perm: Option<IntTensor<Self>>,
+    ) -> FloatTensor<Self> {
+        let n = x.primitive.shape()[0];
+        match PairRowsBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => prep.finish((row_ptr, perm, n), B::float_select(x.primitive, 0, ids)),
+            OpsKind::UnTracked(prep) => prep.finish(B::float_select(x.primitive, 0, ids)),
+        }
+    }
+
+    fn pair_rows_sum(
+        row_ptr: IntTensor<Self>,
+        perm: Option<IntTensor<Self>>,
+        dy: FloatTensor<Self>,
+        n: usize,
+    ) -> FloatTensor<Self> {
+        crate::ops::tracking::untracked::<B, C>(B::pair_rows_sum(row_ptr, perm, dy.primitive, n))
+    }
+
     fn permutation(n: usize, keys: [u32; ROUNDS], inverse: bool, device: &B::Device) -> IntTensor<Self> {
         B::permutation(n, keys, inverse, device)
     }

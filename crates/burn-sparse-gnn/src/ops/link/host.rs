@@ -1,10 +1,10 @@
 //! NdArray implementation of [`super::LinkOps`], and the host forms every backend may use.
 
 use super::LinkOps;
-use crate::ops::host_io::{host_csr_u32, read_u32, write_ids};
+use crate::ops::host_io::{host_csr_u32, read_f, read_u32, width, write_f, write_ids};
 use crate::ops::primitive::CsrPrimitive;
 use burn::tensor::backend::Backend;
-use burn::tensor::ops::IntTensor;
+use burn::tensor::ops::{FloatTensor, IntTensor};
 use burn_ndarray::FloatNdArrayElement;
 use burn_ndarray::IntNdArrayElement;
 use burn_ndarray::NdArray;
@@ -44,4 +44,21 @@ pub(crate) fn pair_mask<B: Backend>(
     let (pa, pb) = (read_u32::<B>(pa), read_u32::<B>(pb));
     let mask = kernel::pair_mask((&prp, &pci), (&krp, &kci), &pa, &pb);
     write_ids::<B>(mask, &device)
+}
+
+/// The host form of [`LinkOps::pair_rows_sum`].
+pub(crate) fn pair_rows_sum<B: Backend>(
+    row_ptr: IntTensor<B>,
+    perm: Option<IntTensor<B>>,
+    dy: FloatTensor<B>,
+    n: usize,
+) -> FloatTensor<B> {
+    let device = B::float_device(&dy);
+    let mut row_ptr = read_u32::<B>(row_ptr);
+    row_ptr.truncate(n + 1);
+    let perm = perm.map(read_u32::<B>);
+    let dy = read_f::<B>(dy);
+    let f = width(&dy);
+    let out = sparse_gnn_kernels::pair_rows::pair_rows_sum(&row_ptr, perm.as_deref(), &dy.data, f);
+    write_f::<B>(out, vec![n, f], dy.dtype, &device)
 }

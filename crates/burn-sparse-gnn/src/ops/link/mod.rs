@@ -49,6 +49,33 @@ pub trait LinkOps: Backend {
         Self::float_select(x, 0, perm)
     }
 
+    /// Rows `ids[e]` of `x` (`[n, d]`) for every pair `e` of a pattern, `ids` the pairs'
+    /// destinations or sources in CSR order. Differentiable in `x` under `Autodiff`, whose
+    /// backward is [`Self::pair_rows_sum`] over `row_ptr` (`[n + 1]`) and `perm` (a select's
+    /// backward would scatter-add instead).
+    fn pair_rows(
+        x: FloatTensor<Self>,
+        ids: IntTensor<Self>,
+        row_ptr: IntTensor<Self>,
+        perm: Option<IntTensor<Self>>,
+    ) -> FloatTensor<Self> {
+        let _ = (row_ptr, perm);
+        Self::float_select(x, 0, ids)
+    }
+
+    /// `[n, d]`, `n + 1` the length of `row_ptr`: row `r` the sum, in order, of the rows
+    /// `p(e)` of `dy` (`[pairs, d]`) for `e` in `row_ptr[r]..row_ptr[r + 1]`, where `p(e) =
+    /// perm[e]` if `perm` is given and `e` otherwise (see [`sparse_gnn_kernels::pair_rows`]).
+    /// Not differentiable; in the dtype of `dy`. On the host by default.
+    fn pair_rows_sum(
+        row_ptr: IntTensor<Self>,
+        perm: Option<IntTensor<Self>>,
+        dy: FloatTensor<Self>,
+        n: usize,
+    ) -> FloatTensor<Self> {
+        host::pair_rows_sum::<Self>(row_ptr, perm, dy, n)
+    }
+
     /// For each pair `(r, c)` of `pattern` (CSR order): 1 when `(pa[r], pb[c])` is neither an
     /// edge of `known` (whose rows hold sorted columns) nor a node with itself, else 0. On the
     /// host by default.
@@ -139,4 +166,76 @@ pub fn permute_rows<B: LinkOps>(x: Tensor<B, 2>, perm: Tensor<B, 1, Int>, invers
         perm.into_primitive(),
         inverse.into_primitive(),
     )))
+}
+
+/// Which end of its pairs [`pair_rows`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PairEnd {
+    /// The pattern's row of each pair.
+    Destination,
+    /// The pattern's column of each pair.
+    Source,
+}
+
+/// The rows of `x` (`[n, d]`, one per node of the square `pattern`) that the pairs of `pattern`
+/// read at `end`, `[pairs, d]` in CSR order: `ids` are the pairs' destinations (their rows) or
+/// sources (their columns, `pattern`'s column indices), in CSR order. Differentiable in `x`;
+/// the gradient of a node sums its pairs' gradient rows along the pattern's rows or, for
+/// sources, its transpose, in CSR order: no scatter-add, deterministic, one pass (a `select`'s
+/// backward walks every pair in turn for each column).
+///
+/// Errors when `x` does not have a row per node or `ids` a value per pair.
+///
+/// ```
+/// use burn::backend::{Autodiff, NdArray};
+/// use burn::tensor::{Int, Tensor};
+/// use burn_sparse_gnn::link::{pair_rows, PairEnd};
+/// use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
+/// type B = Autodiff<NdArray>;
+/// let dev = Default::default();
+/// // pairs (row 0, col 1), (row 0, col 2), (row 2, col 1)
+/// let p = Csr::from_edges(3, &[1, 2, 1], &[0, 0, 2], None, BuildOptions::default()).unwrap();
+/// let g = Graph::<B>::new(&p, &dev, GraphOptions::default());
+/// let x = Tensor::<B, 2>::from_floats([[1.0], [2.0], [3.0]], &dev).require_grad();
+/// let src = pair_rows(&g, x.clone(), PairEnd::Source, Tensor::<B, 1, Int>::from_ints([1, 2, 1], &dev)).unwrap();
+/// assert_eq!(src.to_data().to_vec::<f32>().unwrap(), vec![2.0, 3.0, 2.0]);
+/// let w = Tensor::<B, 2>::from_floats([[10.0], [20.0], [30.0]], &dev);
+/// let grads = (src * w).sum().backward();
+/// // node 1 is the source of pairs 0 and 2, node 2 of pair 1
+/// assert_eq!(x.grad(&grads).unwrap().to_data().to_vec::<f32>().unwrap(), vec![0.0, 40.0, 20.0]);
+/// ```
+pub fn pair_rows<B: LinkOps>(
+    pattern: &Graph<B>,
+    x: Tensor<B, 2>,
+    end: PairEnd,
+    ids: Tensor<B, 1, Int>,
+) -> Result<Tensor<B, 2>, OpError> {
+    let (n, pairs) = (pattern.n_rows(), pattern.num_edges());
+    if pattern.n_cols() != n || x.dims()[0] != n {
+        return Err(OpError::Shape {
+            op: "pair_rows",
+            what: "node rows",
+            got: vec![x.dims()[0], pattern.n_rows(), pattern.n_cols()],
+            expected: format!("a square pattern with a row of x per node ({n})"),
+        });
+    }
+    if ids.dims()[0] != pairs {
+        return Err(OpError::Shape {
+            op: "pair_rows",
+            what: "pair ids",
+            got: ids.dims().to_vec(),
+            expected: format!("[{pairs}]"),
+        });
+    }
+    let g = pattern.prim();
+    let (row_ptr, perm) = match end {
+        PairEnd::Destination => (g.csr.row_ptr.clone(), None),
+        PairEnd::Source => (g.csc.row_ptr.clone(), Some(g.t_perm.clone())),
+    };
+    Ok(Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(B::pair_rows(
+        x.into_primitive().tensor(),
+        ids.into_primitive(),
+        row_ptr,
+        perm,
+    ))))
 }
