@@ -6,7 +6,9 @@ use crate::batch::SplitKind;
 use crate::error::TrainError;
 use burn::data::dataloader::batcher::Batcher;
 use burn::tensor::{Int, Tensor, TensorData};
+use burn_sparse_gnn::partition::PartitionedGraph;
 use burn_sparse_gnn::{Csr, Graph, GraphOptions, SparseGnnBackend};
+use gnn_models::partitioned::devices::{DistGraph, HaloLayout};
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,12 +26,22 @@ pub struct Pairs<B: burn::prelude::Backend> {
     pub cols: Tensor<B, 1, Int>,
 }
 
+/// The encoder's graph cut into parts on their devices, and each part's input rows.
+#[derive(Clone, Debug)]
+pub struct EncoderParts<B: burn::prelude::Backend> {
+    pub graph: DistGraph<B>,
+    pub xs: Vec<Tensor<B, 2>>,
+}
+
 /// One step's data. Cloning is cheap.
 #[derive(Clone, Debug)]
 pub struct LinkBatch<B: burn::prelude::Backend> {
     /// The encoder's graph (training edges only).
     pub graph: Graph<B>,
     pub x: Tensor<B, 2>,
+    /// Where the encoder runs on the parts of its graph ([`LinkHost::with_parts`]): the parts
+    /// (`graph` then only carries the training pairs' pattern on the leader device).
+    pub parts: Option<EncoderParts<B>>,
     /// Training: the positive training pairs (also the known edges negatives avoid); valid /
     /// test: the split's positives and fixed negatives.
     pub pairs: Pairs<B>,
@@ -56,6 +68,20 @@ pub struct LinkHost {
     /// Negatives per positive in training (>= 1).
     pub negatives: usize,
     pub seed: u64,
+    /// The encoder on the parts of its graph, where set.
+    pub parts: Option<LinkParts>,
+}
+
+/// How the encoder runs on the parts of its graph: a partition of the encoder's graph
+/// ([`LinkSplit::message_graph`]), the device index of each part's device (round-robin over
+/// `devices`, the first one the leader that the batch's device is) and how the parts hold
+/// their halo columns. The embeddings come back to the leader, where the decoder and the loss
+/// run.
+#[derive(Clone, Debug)]
+pub struct LinkParts {
+    pub partition: PartitionedGraph,
+    pub devices: Vec<usize>,
+    pub layout: HaloLayout,
 }
 
 impl LinkHost {
@@ -80,11 +106,39 @@ impl LinkHost {
         if negatives == 0 {
             return Err(TrainError::Data("the negative ratio must be at least 1 negative per positive".into()));
         }
-        Ok(Self { split, x, d_in, opts, self_loops, negatives, seed })
+        Ok(Self { split, x, d_in, opts, self_loops, negatives, seed, parts: None })
+    }
+
+    /// Runs the encoder on the parts of `parts.partition`, which must partition the encoder's
+    /// graph (errors when its node count differs or no device is named).
+    pub fn with_parts(mut self, parts: LinkParts) -> Result<Self, TrainError> {
+        if parts.partition.n_nodes != self.split.num_nodes {
+            return Err(TrainError::Data(format!(
+                "the partition has {} nodes, the encoder's graph {}",
+                parts.partition.n_nodes, self.split.num_nodes
+            )));
+        }
+        if parts.devices.is_empty() {
+            return Err(TrainError::Data("the encoder's parts need at least one device".into()));
+        }
+        self.parts = Some(parts);
+        Ok(self)
     }
 }
 
-type Resident<B> = (Graph<B>, Tensor<B, 2>, Pairs<B>, Tensor<B, 1, Int>);
+/// The backend's devices of `indices`, of the kind of `like` (`like` itself for its index).
+fn devices_like<D: burn::tensor::backend::Device>(like: &D, indices: &[usize]) -> Vec<D> {
+    indices
+        .iter()
+        .map(|&i| {
+            let mut id = like.to_id();
+            id.index_id = i as u16;
+            D::from_id(id)
+        })
+        .collect()
+}
+
+type Resident<B> = (Graph<B>, Tensor<B, 2>, Pairs<B>, Tensor<B, 1, Int>, Option<EncoderParts<B>>);
 type Scored<B> = (Pairs<B>, Tensor<B, 1, Int>);
 
 /// Builds [`LinkBatch`]es, uploading each graph once per backend and device.
@@ -164,16 +218,27 @@ impl LinkBatcher {
         self.cached((TypeId::of::<B>(), format!("{device:?}")), || {
             let message = h.split.message_graph(h.self_loops)?;
             let graph = Graph::<B>::new(&message, device, h.opts);
-            // the encoder's graph is the positive pattern itself where it has neither
-            // self-loops nor weights: one graph on the device, not two
-            let same = !h.self_loops && h.split.train_weights.is_none();
-            let positives = if same { message } else { h.split.positive_pattern()? };
-            let n = h.split.num_nodes;
             let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
+            let n = h.split.num_nodes;
             let x = Tensor::<B, 2>::from_data(
                 TensorData::new(h.x.clone(), [n, h.d_in]).convert_dtype(dtype),
                 (device, dtype),
             );
+            let parts = match &h.parts {
+                None => None,
+                Some(p) => {
+                    // the batch's device leads; the parts go round-robin over the devices
+                    let devices = devices_like(device, &p.devices);
+                    let graph = DistGraph::<B>::with_layout(&message, &p.partition, &devices, h.opts, p.layout)
+                        .map_err(|e| TrainError::Data(format!("the encoder's parts: {e}")))?;
+                    let xs = graph.scatter(x.clone());
+                    Some(EncoderParts { graph, xs })
+                }
+            };
+            // the encoder's graph is the positive pattern itself where it has neither
+            // self-loops nor weights: one graph on the device, not two
+            let same = !h.self_loops && h.split.train_weights.is_none();
+            let positives = if same { message } else { h.split.positive_pattern()? };
             let pairs = match same {
                 true => pairs_on::<B>(&positives, graph.clone(), device),
                 false => pairs_of::<B>(&positives, h.opts, device),
@@ -181,7 +246,7 @@ impl LinkBatcher {
             let nnz = positives.nnz();
             let step = nnz.div_ceil(TRAIN_METRIC_PAIRS).max(1);
             let sample = ints::<B>((0..nnz as i64).step_by(step).collect(), device);
-            Ok((graph, x, pairs, sample))
+            Ok((graph, x, pairs, sample, parts))
         })
     }
 
@@ -204,7 +269,7 @@ impl LinkBatcher {
         split: SplitKind,
         device: &B::Device,
     ) -> Result<LinkBatch<B>, TrainError> {
-        let (graph, x, train_pairs, sample) = self.resident::<B>(device)?;
+        let (graph, x, train_pairs, sample, parts) = self.resident::<B>(device)?;
         let epoch = if split == SplitKind::Train {
             self.epoch.fetch_add(1, Ordering::SeqCst) + 1
         } else {
@@ -218,7 +283,7 @@ impl LinkBatcher {
                 (p, Some(l))
             }
         };
-        Ok(LinkBatch { graph, x, pairs, labels, negatives: self.host.negatives, negative_seed, sample, epoch })
+        Ok(LinkBatch { graph, x, parts, pairs, labels, negatives: self.host.negatives, negative_seed, sample, epoch })
     }
 }
 

@@ -86,9 +86,20 @@ impl<B: SparseGnnBackend> LinkPredictor<B> {
         self.loss_scale.as_ref().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).clone())
     }
 
-    /// The embeddings of every node, `[n, width]`, in f32.
+    /// The embeddings of every node, `[n, width]`, in f32 (on the leader device where the
+    /// encoder runs on parts).
     pub fn embed(&self, batch: &LinkBatch<B>) -> Tensor<B, 2> {
-        self.model.forward(&batch.graph, batch.x.clone()).cast(burn::tensor::FloatDType::F32)
+        let z = match &batch.parts {
+            None => self.model.forward(&batch.graph, batch.x.clone()),
+            Some(p) => {
+                let parts = self
+                    .model
+                    .forward_partitioned(&p.graph, p.xs.clone())
+                    .unwrap_or_else(|e| panic!("the encoder's parts were built for this model: {e}"));
+                p.graph.gather(parts)
+            }
+        };
+        z.cast(burn::tensor::FloatDType::F32)
     }
 
     /// Scores of the pairs of `pairs` (CSR order), the sources' embeddings from `src` and the

@@ -6,13 +6,21 @@ use train_app::fsutil::RunFolder;
 use train_app::training::config::name_of;
 use train_app::training::link::{prepare_link, read_split, split_dir, train_link};
 
+/// Why `--processes` is refused for link prediction.
+pub const ONE_PROCESS: &str = "--task link trains in one process; --processes partitions node classification only \
+                               (--devices spreads a link run's encoder over GPUs)";
+
 /// How a link run was asked for, beyond its configuration.
 pub struct LinkJob<'a> {
     pub cfg: &'a train_app::training::TrainConfig,
     pub resume: Option<usize>,
     pub dry_run: bool,
-    /// `--devices` / `--processes` were given.
-    pub partitioned: bool,
+    /// `--devices` / `--parts`: the encoder on the parts of its graph.
+    pub spread: Option<&'a train_app::partitioned::Spread>,
+    /// `--processes` was given.
+    pub processes: bool,
+    /// `--partition-cache`.
+    pub partition_cache: Option<std::path::PathBuf>,
 }
 
 /// Trains link prediction on one device (`folder`: the claimed run folder, `None` for
@@ -25,11 +33,24 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     folder: Option<RunFolder>,
 ) -> Result<()> {
     let cfg = job.cfg;
-    if job.partitioned {
-        return Err(AppError::Config(
-            "--task link trains on one device; --devices / --processes partition node classification only".into(),
-        ));
+    if job.processes {
+        return Err(AppError::Config(ONE_PROCESS.into()));
     }
+    if let Some(spread) = job.spread {
+        spread.check()?;
+        if spread.boundary_sampling.is_some() {
+            return Err(AppError::Config(
+                "--boundary-sampling applies to node classification; a link run's encoder exchanges every halo row"
+                    .into(),
+            ));
+        }
+        train_app::partitioned::check_device_indices::<B>(&device, &spread.devices, backend)?;
+    }
+    // the first device of `--devices` leads: the model, the decoder and the loss live there
+    let device = match job.spread {
+        Some(spread) => train_app::partitioned::devices_of::<B>(&device, &spread.devices[..1]).remove(0),
+        None => device,
+    };
     let stats = data.stats();
     // a resumed run keeps the split it was trained on
     let run_split = split_dir(&cfg.out);
@@ -41,7 +62,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         }
         false => None,
     };
-    let host = prepare_link(cfg, data, split)?;
+    let mut host = prepare_link(cfg, data, split)?;
     let s = &host.split;
     eprintln!(
         "link split: {} training edges, valid {} + {} and test {} + {} pairs (positive + negative){}",
@@ -70,6 +91,9 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         &model,
     );
     eprintln!("device memory estimate of the encoder: {est}");
+    if let Some(spread) = job.spread {
+        host = spread_encoder(host, spread, cfg, job.partition_cache.as_deref())?;
+    }
     if job.dry_run {
         println!("{}", serde_json::to_string(&est).map_err(|e| AppError::Config(e.to_string()))?);
         return Ok(());
@@ -98,4 +122,38 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     );
     println!("results: {}", cfg.out.join("results.json").display());
     Ok(())
+}
+
+/// `host` with its encoder on the parts of its graph: the partition of the training edges'
+/// graph read from or written to `cache` (by default `partition-link-<parts>-<method>.part` in
+/// the run folder).
+fn spread_encoder(
+    host: gnn_train::link::LinkHost,
+    spread: &train_app::partitioned::Spread,
+    cfg: &train_app::training::TrainConfig,
+    cache: Option<&std::path::Path>,
+) -> Result<gnn_train::link::LinkHost> {
+    let layout = spread.layout_for(cfg)?;
+    let message = host.split.message_graph(host.self_loops)?;
+    let cache = cache
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_else(|| cfg.out.join(format!("partition-link-{}-{}.part", spread.parts, spread.method.as_str())));
+    if let Some(dir) = cache.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| AppError::io(dir, e))?;
+    }
+    let known = train_app::partitioned::known_partition(&message, spread, Some(&cache))?;
+    let st = known.graph.stats();
+    eprintln!(
+        "encoder partition: {} parts ({}) on {} device(s), {} halo layout: cut edges {} ({:.1} %), halo rows {}{}",
+        st.parts,
+        spread.method.as_str(),
+        spread.devices.len(),
+        format!("{layout:?}").to_lowercase(),
+        st.cut_edges,
+        100.0 * st.cut_fraction,
+        st.halo_total,
+        if known.cached { " (cached partition)" } else { "" }
+    );
+    let parts = gnn_train::link::LinkParts { partition: known.graph, devices: spread.devices.clone(), layout };
+    Ok(host.with_parts(parts)?)
 }

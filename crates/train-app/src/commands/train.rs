@@ -113,7 +113,9 @@ impl Job for TrainJob {
                 cfg: &self.cfg,
                 resume: self.resume,
                 dry_run: self.dry_run,
-                partitioned: self.spread.is_some() || self.rank.is_some(),
+                spread: self.spread.as_ref(),
+                processes: self.rank.is_some(),
+                partition_cache: self.partition_cache.clone(),
             };
             return super::link::run::<B>(job, data, device, backend, folder);
         }
@@ -328,6 +330,9 @@ fn launch(a: &TrainArgs, n: usize, resume: Option<usize>, matches: Option<&ArgMa
     // the options, the dataset's path and the run folder are checked once, before any rank
     // starts (N ranks failing on the same input would print N interleaved errors)
     let cfg = config(a, matches)?;
+    if cfg.task == train_app::training::Task::Link {
+        return Err(AppError::Config(super::link::ONE_PROCESS.into()));
+    }
     cfg.check()?;
     if cfg.dataset != "sbm" && !std::path::Path::new(&cfg.dataset).exists() {
         return Err(AppError::Missing {

@@ -1,8 +1,9 @@
 //! Link prediction end to end on the CPU: a Cora run reaches its measured test ROC-AUC, writes
-//! its split, and `eval` and `predict` of the saved run agree with it; bad input is refused.
+//! its split, and `eval` and `predict` of the saved run agree with it; the encoder on parts
+//! trains the model of one device; bad input is refused.
 
 use crate::cli::{app, fails_with, tiny, train_on};
-use crate::common::{datasets, tmp};
+use crate::common::{app as app_plain, datasets, ok, s, tmp};
 use burn::backend::Autodiff;
 use burn_sparse_gnn::{BuildOptions, Cpu};
 use gnn_models::ConvKind;
@@ -92,4 +93,56 @@ fn link_predict_needs_pairs_or_nodes_and_refuses_a_node_run() {
         pairs.to_str().unwrap(),
     ]);
     fails_with(r, "this run classifies nodes");
+}
+
+/// The encoder on the parts of its graph (`--devices 0,1 --parts 2`, the CPU's logical devices)
+/// trains the model of one device: GCN (joined halo layout) and SAGE (split layout) reach the
+/// same test metrics, and `eval` of the partitioned run reads them back. `--processes` and
+/// boundary sampling are refused for link prediction.
+#[test]
+fn the_encoder_on_parts_trains_the_model_of_one_device() {
+    let cora = datasets().join("npy/cora");
+    for model in ["gcn", "sage"] {
+        let auc = |extra: &[&str]| {
+            let out = tmp(&format!("link-parts-{model}-{}", extra.len()));
+            let mut args = vec![
+                "train",
+                "--backend",
+                "cpu",
+                "--task",
+                "link",
+                "--model",
+                model,
+                "--dataset",
+                s(&cora),
+                "--epochs",
+                "15",
+                "--checkpoints",
+                "false",
+                "--log-every",
+                "0",
+                "--out",
+                s(&out),
+            ];
+            args.extend_from_slice(extra);
+            let text = ok(app_plain(&args));
+            if !extra.is_empty() {
+                assert!(text.contains("encoder partition: 2 parts"), "{text}");
+            }
+            let r: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+            (r["link"]["test"]["auc"].as_f64().unwrap(), r["link"]["test"]["mrr"].as_f64().unwrap(), out)
+        };
+        let (one, one_mrr, _) = auc(&[]);
+        let (parts, parts_mrr, out) = auc(&["--devices", "0,1", "--parts", "2"]);
+        assert!((one - parts).abs() < 1e-4 && (one_mrr - parts_mrr).abs() < 1e-3, "{model}: {one} vs {parts}");
+        let text = ok(app_plain(&["eval", s(&out), "--backend", "cpu"]));
+        assert!(text.contains(&format!("{parts:.4}")), "{model}: eval says\n{text}\nthe run {parts:.4}");
+    }
+    let dir = tiny("link-parts-bad");
+    fails_with(train_on(&dir, &["--task", "link", "--processes", "2"]), "--task link trains in one process");
+    fails_with(
+        train_on(&dir, &["--task", "link", "--parts", "2", "--boundary-sampling", "0.5"]),
+        "--boundary-sampling applies to node classification",
+    );
 }
