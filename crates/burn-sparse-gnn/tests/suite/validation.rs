@@ -1,5 +1,6 @@
 //! One test per validation rule of the host graph data: a malformed graph is rejected with the
-//! error naming the problem, never a panic or a silently wrong graph.
+//! error naming the problem, never a panic or a silently wrong graph; and the largest buffer a
+//! device can bind, against which runs check their tensors.
 
 use burn_sparse_gnn::{BuildOptions, Csr, Features, GraphData, GraphError, Split};
 
@@ -196,4 +197,21 @@ fn a_valid_dataset_is_accepted_and_summarised() {
     assert_eq!(s.split_sizes, Some([1, 1, 1]));
     // edges 0<-1 (0 vs 1), 2<-0 (1 vs 0), 2<-2 (1 vs 1): one of three shares its label
     assert!((s.edge_homophily - 1.0 / 3.0).abs() < 1e-12);
+}
+
+/// wgpu limits one buffer to its adapter's storage-binding size: the backend reports it, and
+/// `check_buffers` refuses a tensor one byte above it and accepts one of that size; the CPU
+/// reports no limit.
+#[cfg(feature = "wgpu")]
+#[test]
+fn wgpu_reports_its_largest_buffer_and_larger_tensors_are_refused() {
+    use burn_sparse_gnn::ops::device::{check_buffers, DeviceOps};
+    let device = burn::backend::wgpu::WgpuDevice::DefaultDevice;
+    let limit = burn_sparse_gnn::Wgpu::max_buffer_bytes(&device).expect("wgpu limits its buffers");
+    assert!(limit >= 1 << 20, "{limit}");
+    assert!(check_buffers::<burn_sparse_gnn::Wgpu>(&device, &[("a", limit)]).is_ok());
+    let e = check_buffers::<burn_sparse_gnn::Wgpu>(&device, &[("a", 1), ("the big one", limit + 1)]).unwrap_err();
+    assert_eq!((e.what.as_str(), e.bytes, e.limit), ("the big one", limit + 1, limit));
+    assert!(e.to_string().contains("the big one takes"), "{e}");
+    assert_eq!(burn_sparse_gnn::Cpu::max_buffer_bytes(&Default::default()), None);
 }

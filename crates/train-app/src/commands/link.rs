@@ -91,6 +91,14 @@ pub fn run<B: SparseGnnAutodiffBackend>(
         &model,
     );
     eprintln!("device memory estimate of the encoder: {est}");
+    let shape = train_app::training::buffers::RunShape {
+        nodes: s.num_nodes,
+        edges: pattern_edges + if host.self_loops { s.num_nodes } else { 0 },
+        features: host.d_in,
+        outputs: cfg.embedding,
+        pairs: Some(pattern_edges),
+    };
+    train_app::training::buffers::check_run_buffers::<B>(cfg, &shape, &device)?;
     if let Some(spread) = job.spread {
         host = spread_encoder(host, spread, cfg, job.partition_cache.as_deref())?;
     }

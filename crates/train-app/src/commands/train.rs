@@ -233,6 +233,27 @@ impl Job for TrainJob {
             println!("{}", serde_json::to_string(&est).map_err(|e| AppError::Config(e.to_string()))?);
             return Ok(());
         }
+        if self.spread.is_none() {
+            // one device holds the whole graph's tensors (a mini-batch run: its features, where
+            // they live on the device)
+            let shape = train_app::training::buffers::RunShape {
+                nodes: host.data.num_nodes(),
+                edges: host.data.adjacency().nnz(),
+                features: host.d_in,
+                outputs: host.data.num_classes(),
+                pairs: None,
+            };
+            let on_device = self.cfg.features_on == train_app::training::FeatureHome::Device;
+            match (minibatch, on_device) {
+                (false, _) => train_app::training::buffers::check_run_buffers::<B>(&self.cfg, &shape, &device)?,
+                (true, true) => {
+                    let features = train_app::training::buffers::largest_tensors(&self.cfg, &shape).remove(0);
+                    burn_sparse_gnn::ops::device::check_buffers::<B>(&device, &[(&features.0, features.1)])
+                        .map_err(|e| AppError::Config(format!("{e}: use --features-on host")))?;
+                }
+                (true, false) => {}
+            }
+        }
         if backend != "cuda" && self.spread.is_none() && !minibatch {
             // activations live in host memory on the CPU and lavapipe backends: a run that
             // cannot fit is refused before the run folder changes

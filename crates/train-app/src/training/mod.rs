@@ -13,6 +13,7 @@
 //! The batcher, the classifier with its train / inference steps and the evaluation live in the
 //! `gnn-train` library (re-exported here).
 
+pub mod buffers;
 pub mod checkpoints;
 pub mod config;
 pub mod eval;

@@ -13,4 +13,8 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> DeviceOps for Autodiff<B, C> {
     fn device_capacity(device: &Self::Device) -> Option<(u64, u64)> {
         B::device_capacity(device)
     }
+
+    fn max_buffer_bytes(device: &Self::Device) -> Option<u64> {
+        B::max_buffer_bytes(device)
+    }
 }

@@ -30,4 +30,16 @@ where
         let _ = device;
         None
     }
+
+    fn max_buffer_bytes(device: &R::Device) -> Option<u64> {
+        #[cfg(feature = "wgpu")]
+        {
+            use std::any::Any;
+            if (device as &dyn Any).is::<cubecl::wgpu::WgpuDevice>() {
+                return Some(R::client(device).properties().memory.max_page_size);
+            }
+        }
+        let _ = device;
+        None
+    }
 }

@@ -24,4 +24,47 @@ pub trait DeviceOps: Backend {
     fn device_capacity(_device: &Self::Device) -> Option<(u64, u64)> {
         None
     }
+
+    /// The largest buffer one kernel can bind on `device`, where the device limits it below its
+    /// memory (wgpu: the adapter's storage-buffer binding size, 128 MiB on Mesa's lavapipe);
+    /// `None` where only the memory bounds a buffer (CUDA, the CPU). No tensor above it can be
+    /// computed on: CubeCL's wgpu server refuses such an allocation in its own thread, or binds
+    /// a buffer the shader does not see whole, and the run goes on with wrong values. Callers
+    /// check the tensors a run will hold against it first ([`check_buffers`]).
+    fn max_buffer_bytes(_device: &Self::Device) -> Option<u64> {
+        None
+    }
+}
+
+/// A tensor that a run will hold on `device` that exceeds [`DeviceOps::max_buffer_bytes`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{what} takes {} MiB, more than the {} MiB one buffer can hold on this device (the storage-buffer \
+     binding size of its wgpu adapter)",
+    bytes.div_ceil(1 << 20),
+    limit >> 20
+)]
+pub struct BufferTooLarge {
+    /// What the tensor holds.
+    pub what: String,
+    /// Its size.
+    pub bytes: u64,
+    /// The device's limit.
+    pub limit: u64,
+}
+
+/// Checks `(what, bytes)` tensors against the largest buffer `device` can bind: the first
+/// that does not fit, or `Ok` (always on devices without such a limit).
+///
+/// ```
+/// use burn::backend::NdArray;
+/// // the CPU has no limit below its memory
+/// assert!(burn_sparse_gnn::ops::device::check_buffers::<NdArray>(&Default::default(), &[("x", u64::MAX)]).is_ok());
+/// ```
+pub fn check_buffers<B: DeviceOps>(device: &B::Device, tensors: &[(&str, u64)]) -> Result<(), BufferTooLarge> {
+    let Some(limit) = B::max_buffer_bytes(device) else { return Ok(()) };
+    match tensors.iter().find(|(_, bytes)| *bytes > limit) {
+        Some((what, bytes)) => Err(BufferTooLarge { what: what.to_string(), bytes: *bytes, limit }),
+        None => Ok(()),
+    }
 }
