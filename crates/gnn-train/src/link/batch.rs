@@ -8,7 +8,7 @@ use burn::data::dataloader::batcher::Batcher;
 use burn::tensor::{Int, Tensor, TensorData};
 use burn_sparse_gnn::partition::PartitionedGraph;
 use burn_sparse_gnn::{Csr, Graph, GraphOptions, SparseGnnBackend};
-use gnn_models::partitioned::devices::{DistGraph, HaloLayout};
+use gnn_models::partitioned::devices::{devices_of, DistGraph, HaloLayout};
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -126,18 +126,6 @@ impl LinkHost {
     }
 }
 
-/// The backend's devices of `indices`, of the kind of `like` (`like` itself for its index).
-fn devices_like<D: burn::tensor::backend::Device>(like: &D, indices: &[usize]) -> Vec<D> {
-    indices
-        .iter()
-        .map(|&i| {
-            let mut id = like.to_id();
-            id.index_id = i as u16;
-            D::from_id(id)
-        })
-        .collect()
-}
-
 type Resident<B> = (Graph<B>, Tensor<B, 2>, Pairs<B>, Tensor<B, 1, Int>, Option<EncoderParts<B>>);
 type Scored<B> = (Pairs<B>, Tensor<B, 1, Int>);
 
@@ -228,7 +216,7 @@ impl LinkBatcher {
                 None => None,
                 Some(p) => {
                     // the batch's device leads; the parts go round-robin over the devices
-                    let devices = devices_like(device, &p.devices);
+                    let devices = devices_of(device, &p.devices);
                     let graph = DistGraph::<B>::with_layout(&message, &p.partition, &devices, h.opts, p.layout)
                         .map_err(|e| TrainError::Data(format!("the encoder's parts: {e}")))?;
                     let xs = graph.scatter(x.clone());

@@ -126,14 +126,7 @@ pub fn check_device_indices<B: Backend>(like: &B::Device, indices: &[usize], bac
 
 /// The backend's devices of the given indices (the same kind as `like`).
 pub fn devices_of<B: Backend>(like: &B::Device, indices: &[usize]) -> Vec<B::Device> {
-    indices
-        .iter()
-        .map(|&i| {
-            let mut id = like.to_id();
-            id.index_id = i as u16;
-            B::Device::from_id(id)
-        })
-        .collect()
+    gnn_models::partitioned::devices::devices_of(like, indices)
 }
 
 /// The options `cfg`'s convolutions read ([`gnn_models::ConvOptions`]).

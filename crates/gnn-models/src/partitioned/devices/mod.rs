@@ -52,6 +52,19 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Int, Tensor};
 use burn_sparse_gnn::{Graph, GraphError, RowIndex};
 
+/// The devices of `indices` of the kind of `like` (the GPUs `0, 1` of a CUDA device, ...), for
+/// [`DistGraph::with_layout`]: the parts go round-robin over them, the first one leads.
+pub fn devices_of<D: burn::tensor::backend::Device>(like: &D, indices: &[usize]) -> Vec<D> {
+    indices
+        .iter()
+        .map(|&i| {
+            let mut id = like.to_id();
+            id.index_id = i as u16;
+            D::from_id(id)
+        })
+        .collect()
+}
+
 /// Why a partitioned graph cannot be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum DistError {
