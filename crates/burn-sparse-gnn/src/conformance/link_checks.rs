@@ -30,6 +30,21 @@ fn graph(spec: &RandomGraphSpec, dedup: bool) -> Csr {
     Csr::from_edges(spec.n_rows, &src, &dst, None, opts).expect("a valid random graph")
 }
 
+/// A square pattern of `n` nodes with a hub row of 600 pairs, empty rows, self pairs and
+/// duplicates.
+fn pattern_spec(n: usize, seed: u64) -> RandomGraphSpec {
+    RandomGraphSpec {
+        n_rows: n,
+        n_cols: n,
+        avg_degree: 6,
+        hub_degree: 600,
+        empty_fraction: 0.1,
+        self_loops: true,
+        duplicates: true,
+        seed,
+    }
+}
+
 /// The permutations (`n` of 1, 2, 3, 1,031 and 65,537, three seeds) and the pair mask (a 1,031-
 /// node pattern with a hub row of 600 edges, empty rows, self-loops and duplicates, against a
 /// known graph of its own and against the pattern itself) computed by `B` against the CPU
@@ -49,16 +64,7 @@ pub fn link_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Opti
         }
     }
     let n = 1_031;
-    let spec = RandomGraphSpec {
-        n_rows: n,
-        n_cols: n,
-        avg_degree: 6,
-        hub_degree: 600,
-        empty_fraction: 0.1,
-        self_loops: true,
-        duplicates: true,
-        seed: 11,
-    };
+    let spec = pattern_spec(n, 11);
     let pattern = graph(&spec, false);
     let known = graph(&RandomGraphSpec { seed: 12, avg_degree: 40, ..spec }, true);
     let host =
@@ -104,17 +110,7 @@ pub fn pair_rows_checks<B: SparseGnnBackend>(
 ) -> Vec<(String, Option<f64>)> {
     use burn::tensor::{DType, TensorData};
     let n = 1_031;
-    let spec = RandomGraphSpec {
-        n_rows: n,
-        n_cols: n,
-        avg_degree: 6,
-        hub_degree: 600,
-        empty_fraction: 0.1,
-        self_loops: true,
-        duplicates: true,
-        seed: 13,
-    };
-    let pattern = graph(&spec, false);
+    let pattern = graph(&pattern_spec(n, 13), false);
     let g = Graph::<B>::new(&pattern, device, GraphOptions::default());
     let t = sparse_gnn_kernels::csr::transpose(&pattern.as_ref());
     let csr_ptr: Vec<u32> = pattern.row_ptr().iter().map(|&v| v as u32).collect();
