@@ -310,8 +310,56 @@ pub fn launch_grad<R: Runtime>(
     }
 }
 
+/// CPU reference (f64) of the statistics: the columns' means and biased variances of
+/// row-major `[n, c]` states, each summed in row order.
+pub fn reference_stats(x: &[f64], c: usize) -> (Vec<f64>, Vec<f64>) {
+    let n = (x.len() / c.max(1)).max(1) as f64;
+    let mut mean = vec![0.0; c];
+    for row in x.chunks_exact(c.max(1)) {
+        mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
+    }
+    mean.iter_mut().for_each(|m| *m /= n);
+    let mut var = vec![0.0; c];
+    for row in x.chunks_exact(c.max(1)) {
+        var.iter_mut().zip(row.iter().zip(&mean)).for_each(|(s, (v, m))| *s += (v - m) * (v - m));
+    }
+    var.iter_mut().for_each(|s| *s /= n);
+    (mean, var)
+}
+
+/// CPU reference (f64) of the backward pass with the batch's own statistics (`mean`, and
+/// `invstd = 1 / sqrt(var + eps)`): `(dx, dgamma, dbeta)` with `dbeta = sum dy`,
+/// `dgamma = sum dy * xhat` (row order) and
+/// `dx = (dy - dbeta / n - xhat * dgamma / n) * invstd * gamma`.
+pub fn reference_grad(
+    x: &[f64],
+    dy: &[f64],
+    mean: &[f64],
+    invstd: &[f64],
+    gamma: &[f64],
+    c: usize,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let n = (x.len() / c.max(1)).max(1) as f64;
+    let (mut dgamma, mut dbeta) = (vec![0.0; c], vec![0.0; c]);
+    for (xr, dr) in x.chunks_exact(c.max(1)).zip(dy.chunks_exact(c.max(1))) {
+        for j in 0..c {
+            dbeta[j] += dr[j];
+            dgamma[j] += dr[j] * (xr[j] - mean[j]) * invstd[j];
+        }
+    }
+    let mut dx = vec![0.0; x.len()];
+    for ((o, xr), dr) in dx.chunks_exact_mut(c.max(1)).zip(x.chunks_exact(c.max(1))).zip(dy.chunks_exact(c.max(1))) {
+        for j in 0..c {
+            let xhat = (xr[j] - mean[j]) * invstd[j];
+            o[j] = (dr[j] - dbeta[j] / n - xhat * dgamma[j] / n) * invstd[j] * gamma[j];
+        }
+    }
+    (dx, dgamma, dbeta)
+}
+
 /// CPU reference (f64) on row-major `[n, c]` states: `(y, dx, dgamma, dbeta)` for the affine
-/// parameters `gamma`, `beta` and the output gradient `dy`.
+/// parameters `gamma`, `beta` and the output gradient `dy` ([`reference_stats`], then
+/// [`reference_grad`]).
 pub fn reference(
     x: &[f64],
     c: usize,
@@ -320,30 +368,48 @@ pub fn reference(
     dy: &[f64],
     eps: f64,
 ) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
-    let n = x.len() / c.max(1);
-    let (mut y, mut dx) = (vec![0.0; n * c], vec![0.0; n * c]);
-    let (mut dgamma, mut dbeta) = (vec![0.0; c], vec![0.0; c]);
-    for j in 0..c {
-        let col = |v: &[f64], i: usize| v[i * c + j];
-        let mean = (0..n).map(|i| col(x, i)).sum::<f64>() / n as f64;
-        let var = (0..n).map(|i| (col(x, i) - mean).powi(2)).sum::<f64>() / n as f64;
-        let r = 1.0 / (var + eps).sqrt();
-        let xhat: Vec<f64> = (0..n).map(|i| (col(x, i) - mean) * r).collect();
-        for i in 0..n {
-            y[i * c + j] = xhat[i] * gamma[j] + beta[j];
-        }
-        dbeta[j] = (0..n).map(|i| col(dy, i)).sum();
-        dgamma[j] = (0..n).map(|i| col(dy, i) * xhat[i]).sum();
-        for i in 0..n {
-            dx[i * c + j] = gamma[j] * r * (col(dy, i) - dbeta[j] / n as f64 - xhat[i] * dgamma[j] / n as f64);
+    let (mean, var) = reference_stats(x, c);
+    let invstd: Vec<f64> = var.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
+    let mut y = vec![0.0; x.len()];
+    for (o, xr) in y.chunks_exact_mut(c.max(1)).zip(x.chunks_exact(c.max(1))) {
+        for j in 0..c {
+            o[j] = (xr[j] - mean[j]) * invstd[j] * gamma[j] + beta[j];
         }
     }
+    let (dx, dgamma, dbeta) = reference_grad(x, dy, &mean, &invstd, gamma, c);
     (y, dx, dgamma, dbeta)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The pieces against values worked by hand and a central difference.
+    #[test]
+    fn stats_and_gradient_match_the_definitions() {
+        // two columns, three rows
+        let x = [1.0, 10.0, 3.0, 14.0, 5.0, 12.0];
+        let (mean, var) = reference_stats(&x, 2);
+        assert_eq!(mean, vec![3.0, 12.0]);
+        assert!((var[0] - 8.0 / 3.0).abs() < 1e-12 && (var[1] - 8.0 / 3.0).abs() < 1e-12, "{var:?}");
+        let invstd: Vec<f64> = var.iter().map(|v| 1.0 / v.sqrt()).collect();
+        let dy = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+        let gamma = [2.0, 1.0];
+        let (dx, dgamma, dbeta) = reference_grad(&x, &dy, &mean, &invstd, &gamma, 2);
+        assert_eq!(dbeta, vec![1.0, 0.0]);
+        assert!((dgamma[0] - (1.0 - 3.0) * invstd[0]).abs() < 1e-12);
+        // finite differences of sum(dy * y) in x[0]
+        let f = |x0: f64| {
+            let xs = [x0, 3.0, 5.0];
+            let m = xs.iter().sum::<f64>() / 3.0;
+            let v = xs.iter().map(|a| (a - m) * (a - m)).sum::<f64>() / 3.0;
+            (x0 - m) / v.sqrt() * 2.0
+        };
+        let h = 1e-6;
+        let want = (f(1.0 + h) - f(1.0 - h)) / (2.0 * h);
+        assert!((dx[0] - want).abs() < 1e-6, "{} vs {want}", dx[0]);
+        assert_eq!(dx[1], 0.0);
+    }
 
     /// The reference's input gradient against central differences of `sum(y * dy)`.
     #[test]
