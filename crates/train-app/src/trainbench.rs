@@ -261,16 +261,19 @@ pub fn run_link<B: SparseGnnAutodiffBackend>(
     let batch = batcher.try_batch::<B>(SplitKind::Train, device)?;
     B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
     eprintln!("graph, features and training pairs on the device in {:.1} s", start.elapsed().as_secs_f64());
+    let gnn_train::link::Encoder::Whole { graph, .. } = &batch.encoder else {
+        return Err(AppError::Config("bench-train times link prediction on one device".into()));
+    };
     let timed = time_epochs::<B, _>(tb, model, device, device_name, |m| m.train_output(&batch).loss)?;
     let shape = crate::bench::Shape {
-        graph: Some(batch.graph.shape().into()),
-        kernels: *batch.graph.kernel_config(),
+        graph: Some(graph.shape().into()),
+        kernels: *graph.kernel_config(),
         spmm_tile_features: None,
         hot_split: None,
         pools: crate::bench::pools_name(),
     };
     let nodes = host.split.num_nodes;
-    let edges = batch.graph.num_edges();
+    let edges = graph.num_edges();
     let mut rec = epoch_record(cfg, graph_name, nodes, edges, timed.times.clone(), shape, device_name);
     rec.variant = Some(format!(
         "{} layers, link, {} decoder, {} negative(s) per positive, {} positive pairs",

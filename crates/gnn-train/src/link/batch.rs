@@ -26,22 +26,21 @@ pub struct Pairs<B: burn::prelude::Backend> {
     pub cols: Tensor<B, 1, Int>,
 }
 
-/// The encoder's graph cut into parts on their devices, and each part's input rows.
+/// The encoder's graph (training edges only) and input features on the devices.
 #[derive(Clone, Debug)]
-pub struct EncoderParts<B: burn::prelude::Backend> {
-    pub graph: DistGraph<B>,
-    pub xs: Vec<Tensor<B, 2>>,
+pub enum Encoder<B: burn::prelude::Backend> {
+    /// The whole graph and the features on the batch's device.
+    Whole { graph: Graph<B>, x: Tensor<B, 2> },
+    /// The graph cut into parts on their devices ([`LinkHost::with_parts`]), each part's input
+    /// rows on its device; the batch's device leads.
+    Parts { graph: DistGraph<B>, xs: Vec<Tensor<B, 2>> },
 }
 
 /// One step's data. Cloning is cheap.
 #[derive(Clone, Debug)]
 pub struct LinkBatch<B: burn::prelude::Backend> {
-    /// The encoder's graph (training edges only).
-    pub graph: Graph<B>,
-    pub x: Tensor<B, 2>,
-    /// Where the encoder runs on the parts of its graph ([`LinkHost::with_parts`]): the parts
-    /// (`graph` then only carries the training pairs' pattern on the leader device).
-    pub parts: Option<EncoderParts<B>>,
+    /// What the encoder reads.
+    pub encoder: Encoder<B>,
     /// Training: the positive training pairs (also the known edges negatives avoid); valid /
     /// test: the split's positives and fixed negatives.
     pub pairs: Pairs<B>,
@@ -126,7 +125,7 @@ impl LinkHost {
     }
 }
 
-type Resident<B> = (Graph<B>, Tensor<B, 2>, Pairs<B>, Tensor<B, 1, Int>, Option<EncoderParts<B>>);
+type Resident<B> = (Encoder<B>, Pairs<B>, Tensor<B, 1, Int>);
 type Scored<B> = (Pairs<B>, Tensor<B, 1, Int>);
 
 /// Builds [`LinkBatch`]es, uploading each graph once per backend and device.
@@ -199,42 +198,43 @@ impl LinkBatcher {
         Ok(v)
     }
 
-    /// The device-resident parts (encoder graph, features, training pairs, metric sample),
-    /// built once. Errors only where the split's graphs cannot be built.
+    /// The device-resident parts (the encoder's graph and features, the training pairs, the
+    /// metric sample), built once; with the encoder on parts, neither the whole graph (unless
+    /// it is the pairs' pattern) nor the whole features stay on this device. Errors only where
+    /// the split's graphs cannot be built.
     pub fn resident<B: SparseGnnBackend>(&self, device: &B::Device) -> Result<Resident<B>, TrainError> {
         let h = &self.host;
         self.cached((TypeId::of::<B>(), format!("{device:?}")), || {
             let message = h.split.message_graph(h.self_loops)?;
-            let graph = Graph::<B>::new(&message, device, h.opts);
             let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
             let n = h.split.num_nodes;
             let x = Tensor::<B, 2>::from_data(
                 TensorData::new(h.x.clone(), [n, h.d_in]).convert_dtype(dtype),
                 (device, dtype),
             );
-            let parts = match &h.parts {
-                None => None,
+            // the encoder's graph is the positive pattern itself where it has neither
+            // self-loops nor weights: one graph on the device, not two
+            let same = !h.self_loops && h.split.train_weights.is_none();
+            let encoder = match &h.parts {
+                None => Encoder::Whole { graph: Graph::<B>::new(&message, device, h.opts), x },
                 Some(p) => {
                     // the batch's device leads; the parts go round-robin over the devices
                     let devices = devices_of(device, &p.devices);
                     let graph = DistGraph::<B>::with_layout(&message, &p.partition, &devices, h.opts, p.layout)
                         .map_err(|e| TrainError::Data(format!("the encoder's parts: {e}")))?;
-                    let xs = graph.scatter(x.clone());
-                    Some(EncoderParts { graph, xs })
+                    let xs = graph.scatter(x);
+                    Encoder::Parts { graph, xs }
                 }
             };
-            // the encoder's graph is the positive pattern itself where it has neither
-            // self-loops nor weights: one graph on the device, not two
-            let same = !h.self_loops && h.split.train_weights.is_none();
             let positives = if same { message } else { h.split.positive_pattern()? };
-            let pairs = match same {
-                true => pairs_on::<B>(&positives, graph.clone(), device),
-                false => pairs_of::<B>(&positives, h.opts, device),
+            let pairs = match (&encoder, same) {
+                (Encoder::Whole { graph, .. }, true) => pairs_on::<B>(&positives, graph.clone(), device),
+                _ => pairs_of::<B>(&positives, h.opts, device),
             };
             let nnz = positives.nnz();
             let step = nnz.div_ceil(TRAIN_METRIC_PAIRS).max(1);
             let sample = ints::<B>((0..nnz as i64).step_by(step).collect(), device);
-            Ok((graph, x, pairs, sample, parts))
+            Ok((encoder, pairs, sample))
         })
     }
 
@@ -257,7 +257,7 @@ impl LinkBatcher {
         split: SplitKind,
         device: &B::Device,
     ) -> Result<LinkBatch<B>, TrainError> {
-        let (graph, x, train_pairs, sample, parts) = self.resident::<B>(device)?;
+        let (encoder, train_pairs, sample) = self.resident::<B>(device)?;
         let epoch = if split == SplitKind::Train {
             self.epoch.fetch_add(1, Ordering::SeqCst) + 1
         } else {
@@ -271,7 +271,7 @@ impl LinkBatcher {
                 (p, Some(l))
             }
         };
-        Ok(LinkBatch { graph, x, parts, pairs, labels, negatives: self.host.negatives, negative_seed, sample, epoch })
+        Ok(LinkBatch { encoder, pairs, labels, negatives: self.host.negatives, negative_seed, sample, epoch })
     }
 }
 

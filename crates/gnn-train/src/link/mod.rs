@@ -10,7 +10,7 @@ pub mod metrics;
 pub mod model;
 pub mod split;
 
-pub use batch::{EncoderParts, LinkBatch, LinkBatcher, LinkHost, LinkParts, Pairs};
+pub use batch::{Encoder, LinkBatch, LinkBatcher, LinkHost, LinkParts, Pairs};
 pub use evaluate::{embeddings_of, evaluate_link, score_pairs, top_k, LinkEvaluation};
 pub use metric::LinkAucMetric;
 pub use metrics::{link_metrics, LinkMetrics};

@@ -2,7 +2,7 @@
 //! Hadamard-product MLP), trained with binary cross-entropy on the positive pairs and negatives
 //! drawn on the device each epoch.
 
-use super::batch::{LinkBatch, Pairs};
+use super::batch::{Encoder, LinkBatch, Pairs};
 use crate::classifier::backward_step;
 use crate::loss_scale::{LossScaleConfig, LossScaler};
 use burn::module::Module;
@@ -89,14 +89,14 @@ impl<B: SparseGnnBackend> LinkPredictor<B> {
     /// The embeddings of every node, `[n, width]`, in f32 (on the leader device where the
     /// encoder runs on parts).
     pub fn embed(&self, batch: &LinkBatch<B>) -> Tensor<B, 2> {
-        let z = match &batch.parts {
-            None => self.model.forward(&batch.graph, batch.x.clone()),
-            Some(p) => {
+        let z = match &batch.encoder {
+            Encoder::Whole { graph, x } => self.model.forward(graph, x.clone()),
+            Encoder::Parts { graph, xs } => {
                 let parts = self
                     .model
-                    .forward_partitioned(&p.graph, p.xs.clone())
+                    .forward_partitioned(graph, xs.clone())
                     .unwrap_or_else(|e| panic!("the encoder's parts were built for this model: {e}"));
-                p.graph.gather(parts)
+                graph.gather(parts)
             }
         };
         z.cast(burn::tensor::FloatDType::F32)
@@ -185,7 +185,7 @@ impl<B: SparseGnnAutodiffBackend> TrainStep for LinkPredictor<B> {
     type Output = ClassificationOutput<B>;
 
     fn step(&self, batch: LinkBatch<B>) -> TrainOutput<ClassificationOutput<B>> {
-        let device = batch.x.device();
+        let device = batch.pairs.pattern.device();
         // dropout draws depend on (seed, epoch) only: a resumed run repeats them
         B::seed(&device, self.seed.wrapping_mul(1_000_003).wrapping_add(batch.epoch as u64));
         let item = self.train_output(&batch);
