@@ -247,8 +247,8 @@ impl Job for TrainJob {
             match (minibatch, on_device) {
                 (false, _) => train_app::training::buffers::check_run_buffers::<B>(&self.cfg, &shape, &device)?,
                 (true, true) => {
-                    let features = train_app::training::buffers::largest_tensors(&self.cfg, &shape).remove(0);
-                    burn_sparse_gnn::ops::device::check_buffers::<B>(&device, &[(&features.0, features.1)])
+                    let (what, bytes) = train_app::training::buffers::features_tensor(&shape);
+                    burn_sparse_gnn::ops::device::check_buffers::<B>(&device, &[(&what, bytes)])
                         .map_err(|e| AppError::Config(format!("{e}: use --features-on host")))?;
                 }
                 (true, false) => {}

@@ -30,7 +30,7 @@ pub fn largest_tensors(cfg: &TrainConfig, shape: &RunShape) -> Vec<(String, u64)
     let n = shape.nodes as u64;
     let hidden_bytes = if cfg.precision.half().is_some() { 2 } else { 4 };
     let mut v = vec![
-        (format!("the node features ([{}, {}] f32)", shape.nodes, shape.features), n * shape.features as u64 * 4),
+        features_tensor(shape),
         (format!("a hidden state ([{}, {}])", shape.nodes, cfg.hidden), n * cfg.hidden as u64 * hidden_bytes),
         (format!("the model's output ([{}, {}] f32)", shape.nodes, shape.outputs), n * shape.outputs as u64 * 4),
         (format!("the graph's column indices ({} edges)", shape.edges), shape.edges as u64 * 4),
@@ -46,6 +46,12 @@ pub fn largest_tensors(cfg: &TrainConfig, shape: &RunShape) -> Vec<(String, u64)
         ));
     }
     v
+}
+
+/// The node features of `shape` in f32, with what they are.
+pub fn features_tensor(shape: &RunShape) -> (String, u64) {
+    let bytes = shape.nodes as u64 * shape.features as u64 * 4;
+    (format!("the node features ([{}, {}] f32)", shape.nodes, shape.features), bytes)
 }
 
 /// Refuses a run of `cfg` on `shape` that would hold a tensor larger than one buffer of
