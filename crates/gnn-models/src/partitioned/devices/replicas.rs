@@ -7,7 +7,7 @@ use crate::model::GnnModel;
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::{DType, FloatDType, Tensor};
+use burn::tensor::{FloatDType, Tensor};
 use burn_sparse_gnn::SparseGnnAutodiffBackend;
 
 /// The copies of a model that a [`GnnModel::forward_partitioned_replicas`] step ran on the
@@ -119,12 +119,7 @@ fn add_moved<B: AutodiffBackend>(
             self.at += n;
             let sum = match self.total.remove::<Inner<B>, D>(param.id) {
                 Some(mine) => {
-                    let dtype = match mine.dtype() {
-                        DType::F64 => FloatDType::F64,
-                        DType::F16 => FloatDType::F16,
-                        DType::BF16 => FloatDType::BF16,
-                        _ => FloatDType::F32,
-                    };
+                    let dtype = FloatDType::from(mine.dtype());
                     mine + g.cast(dtype)
                 }
                 None => g,
