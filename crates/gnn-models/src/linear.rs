@@ -59,21 +59,15 @@ pub fn matmul_nodes<B: Backend>(x: Tensor<B, 2>, w: Tensor<B, 2>) -> Tensor<B, 2
     matmul_rows(x, w, chunk_rows())
 }
 
-/// `y + b` with the bias `b` broadcast over the `n` rows of `y`.
+/// `y + b` with the bias `b` broadcast over the `n` rows of `y` ([`burn_sparse_gnn::ops::add_bias`]).
 ///
 /// The gradient of a broadcast bias is a column sum of `dy` over all rows; Burn computes it as
 /// a reduction along the strided axis, which ran at under 10 GB/s on the H200 (28 ms for a
-/// `[232965, 256]` f32 gradient). When `b` is tracked, the bias is instead added as the product
-/// `ones[n, 1] @ b[1, d]` through [`matmul_rows`], whose backward is the chunked split-K product
-/// `ones^T dy`.
-pub fn add_bias<B: Backend>(y: Tensor<B, 2>, b: Tensor<B, 1>) -> Tensor<B, 2> {
-    let n = y.dims()[0];
-    let chunk = chunk_rows();
-    if chunk == 0 || n < 2 * chunk || !b.is_require_grad() {
-        return y + b.unsqueeze::<2>();
-    }
-    let ones = Tensor::<B, 2>::ones([n, 1], (&y.device(), y.dtype()));
-    y + matmul_rows(ones, b.unsqueeze::<2>(), chunk)
+/// `[232965, 256]` f32 gradient). The op computes it as the product `ones^T dy` and passes
+/// `dy` on to `y` as it is. (The same product composed from Burn's tensor ops, `y + ones[n, 1]
+/// @ b[1, d]`, keeps one `[n, d]` tensor per layer alive until the end of the backward pass.)
+pub fn add_bias<B: burn_sparse_gnn::SparseGnnBackend>(y: Tensor<B, 2>, b: Tensor<B, 1>) -> Tensor<B, 2> {
+    burn_sparse_gnn::ops::add_bias(y, b)
 }
 
 /// A Burn [`Linear`] applied to an `[n, d_in]` node matrix in full precision with `math` (exact

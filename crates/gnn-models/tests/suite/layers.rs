@@ -334,22 +334,26 @@ fn chunked_linear_equals_the_plain_product_with_its_gradients() {
 }
 
 #[test]
-fn bias_through_the_ones_product_has_the_broadcast_gradient() {
-    // more rows than two default chunks, so that the product path is taken
-    let (n, d) = (2 * gnn_models::linear::DEFAULT_CHUNK_ROWS + 37, 3);
-    let yv = rnd(n * d, 8);
-    let bv = rnd(d, 9);
-    let dyv = rnd(n * d, 10);
-    let b = Tensor::<B, 1>::from_data(TensorData::new(bv.clone(), [d]), &Default::default()).require_grad();
-    let out = gnn_models::linear::add_bias(t2(&yv, n, d), b.clone());
-    let grads = (out.clone() * t2(&dyv, n, d)).sum().backward();
-    let gb = b.grad(&grads).unwrap().to_data().to_vec::<f64>().unwrap();
-    let got = host(out);
-    for c in 0..d {
-        let want: f64 = (0..n).map(|i| dyv[i * d + c]).sum();
-        assert!((gb[c] - want).abs() < 1e-9 * (1.0 + want.abs()), "column {c}: {} vs {want}", gb[c]);
-        for i in [0, n / 2, n - 1] {
-            assert!((got[i][c] - (yv[i * d + c] + bv[c])).abs() < 1e-12);
+fn add_bias_passes_dy_on_and_sums_it_for_the_bias() {
+    // more rows than two chunks of Burn's split-K product, and a few
+    for (n, d) in [(2 * burn_sparse_gnn::dense::CHUNK_ROWS + 37, 3), (5, 2)] {
+        let yv = rnd(n * d, 8);
+        let bv = rnd(d, 9);
+        let dyv = rnd(n * d, 10);
+        let y = t2(&yv, n, d).require_grad();
+        let b = Tensor::<B, 1>::from_data(TensorData::new(bv.clone(), [d]), &Default::default()).require_grad();
+        let out = gnn_models::linear::add_bias(y.clone(), b.clone());
+        let grads = (out.clone() * t2(&dyv, n, d)).sum().backward();
+        let gb = b.grad(&grads).unwrap().to_data().to_vec::<f64>().unwrap();
+        // `y`'s gradient is the output's
+        assert_eq!(y.grad(&grads).unwrap().to_data().to_vec::<f64>().unwrap(), dyv);
+        let got = host(out);
+        for c in 0..d {
+            let want: f64 = (0..n).map(|i| dyv[i * d + c]).sum();
+            assert!((gb[c] - want).abs() < 1e-9 * (1.0 + want.abs()), "column {c}: {} vs {want}", gb[c]);
+            for i in [0, n / 2, n - 1] {
+                assert!((got[i][c] - (yv[i * d + c] + bv[c])).abs() < 1e-12);
+            }
         }
     }
 }

@@ -4,6 +4,7 @@ use super::LayerOps;
 use crate::backend::SparseGnnBackend;
 use crate::ops::aggregation::AggregationOps;
 use crate::ops::dense::precision::LinearPrecision;
+use crate::ops::dense::precision::ProductMath;
 use crate::ops::layer::terms::SavedTerm;
 use crate::ops::layer::terms::Term;
 use crate::ops::primitive::GraphPrimitive;
@@ -72,6 +73,25 @@ impl<B: SparseGnnBackend> Backward<B, 5> for LinearPairBackward {
 }
 
 #[derive(Debug)]
+struct AddBiasBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 2> for AddBiasBackward {
+    type State = ();
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node_y, node_b] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        if let Some(node) = node_b {
+            let db = crate::ops::layer::terms::bias_gradient::<B>(dy.clone(), ProductMath::F32);
+            grads.register::<B>(node.id, db);
+        }
+        if let Some(node) = node_y {
+            grads.register::<B>(node.id, dy);
+        }
+    }
+}
+
+#[derive(Debug)]
 struct AggregatePairBackward;
 
 #[derive(Clone, Debug)]
@@ -119,6 +139,15 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> LayerOps for Autodiff<B, C> {
             OpsKind::UnTracked(prep) => {
                 prep.finish(crate::ops::layer::terms::linear_forward::<B>(terms, bi, precision).0)
             }
+        }
+    }
+
+    fn ad_add_bias(y: FloatTensor<Self>, b: FloatTensor<Self>) -> FloatTensor<Self> {
+        let nodes = [y.node.clone(), b.node.clone()];
+        let out = crate::ops::dense::add_row_bias::<B>(y.primitive, b.primitive);
+        match AddBiasBackward.prepare::<C>(nodes).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => prep.finish((), out),
+            OpsKind::UnTracked(prep) => prep.finish(out),
         }
     }
 

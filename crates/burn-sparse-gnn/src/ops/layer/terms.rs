@@ -147,12 +147,17 @@ pub(crate) fn linear_backward<B: DenseOps + RowOps>(
             [dx, dw]
         })
         .collect();
-    let db = want_b.then(|| {
-        let dy2 = t2::<B>(dy);
-        let [n, d] = dy2.dims();
-        let ones = Tensor::<B, 2>::ones([n, 1], (&dy2.device(), dy2.dtype()));
-        let s = t2::<B>(B::dense_product(prim(ones), prim(dy2), true, false, math));
-        s.reshape([d]).into_primitive().tensor()
-    });
+    let db = want_b.then(|| bias_gradient::<B>(dy, math));
     (grads, db)
+}
+
+/// The gradient `[d]` (f32) of a bias added to every row of an `[n, d]` output whose gradient
+/// is `dy`: the column sums of `dy`, as the product `ones[n, 1]^T dy` (cuBLAS on CUDA, Burn's
+/// chunked split-K product elsewhere) rather than a reduction along the strided axis.
+pub(crate) fn bias_gradient<B: DenseOps>(dy: FloatTensor<B>, math: ProductMath) -> FloatTensor<B> {
+    let dy2 = t2::<B>(dy);
+    let [n, d] = dy2.dims();
+    let ones = Tensor::<B, 2>::ones([n, 1], (&dy2.device(), dy2.dtype()));
+    let s = t2::<B>(B::dense_product(prim(ones), prim(dy2), true, false, math));
+    s.reshape([d]).into_primitive().tensor()
 }
