@@ -43,7 +43,6 @@ pub struct BenchTrainArgs {
     /// Untimed epochs before them.
     #[arg(long, default_value_t = 3)]
     pub warmup: usize,
-    /// Atomic SSpMM backward for MaxK.
     /// What the timed steps train: node classification, or link prediction (the classic
     /// stack of `--layers` convolutions, `--hidden` wide, to `--embedding`; dot decoder, one
     /// negative per positive, no dropout, as `bench/pyg_link.py --time` trains).
@@ -69,10 +68,15 @@ pub struct BenchTrainArgs {
     /// Link prediction: the embedding width.
     #[arg(long, default_value_t = 64)]
     pub embedding: usize,
+    /// Link prediction: the pair decoder (the dot product is what `bench/pyg_link.py --time`
+    /// trains).
+    #[arg(long, value_enum, default_value_t = gnn_train::link::Decoder::Dot)]
+    pub decoder: gnn_train::link::Decoder,
     /// Link prediction: write the split the steps train on into this folder (`link-split/`),
     /// for the peer script.
     #[arg(long)]
     pub link_split: Option<PathBuf>,
+    /// Atomic SSpMM backward for MaxK.
     #[arg(long)]
     pub atomic: bool,
     /// Edge-group width of the aggregation kernels (the `train` default when omitted).

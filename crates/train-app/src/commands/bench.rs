@@ -100,6 +100,7 @@ impl Job for BenchTrainJob {
                         cfg.architecture = Architecture::Classic;
                         cfg.dropout = 0.0;
                         cfg.embedding = a.embedding;
+                        cfg.decoder = a.decoder;
                     }
                     cfg.check()?;
                     cfg.check_device::<B>(&device, backend)?;
