@@ -8,13 +8,15 @@ use crate::loss_scale::{LossScaleConfig, LossScaler};
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
 use burn::prelude::Backend;
-use burn::tensor::activation::relu;
 use burn::tensor::{Int, Tensor};
 use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
+use burn_sparse_gnn::dense::ProductMath;
 use burn_sparse_gnn::link::{negative_pairs, pair_rows, permute_rows, PairEnd};
 use burn_sparse_gnn::loss::sum_terms;
 use burn_sparse_gnn::ops::attention::sddmm;
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
+use gnn_models::activation::relu;
+use gnn_models::linear::linear;
 use gnn_models::GnnModel;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -43,10 +45,16 @@ impl<B: Backend> HadamardMlp<B> {
     pub fn new(width: usize, device: &B::Device) -> Self {
         Self { hidden: LinearConfig::new(width, width).init(device), out: LinearConfig::new(width, 1).init(device) }
     }
+}
 
-    /// Scores of the Hadamard products `h` (`[pairs, width]`).
+impl<B: SparseGnnBackend> HadamardMlp<B> {
+    /// Scores of the Hadamard products `h` (`[pairs, width]`). Both layers are
+    /// [`burn_sparse_gnn::ops::linear`] products in exact f32 (cuBLAS on CUDA): their weight
+    /// gradients reduce over every pair, which Burn's own matmul gives to one cube per output
+    /// tile.
     pub fn forward(&self, h: Tensor<B, 2>) -> Tensor<B, 1> {
-        let y = self.out.forward(relu(self.hidden.forward(h)));
+        let math = ProductMath::F32;
+        let y = linear(&self.out, relu(linear(&self.hidden, h, math)), math);
         let n = y.dims()[0];
         y.reshape([n])
     }
