@@ -2,62 +2,13 @@
 //!
 //! A GNN's linear layers multiply an `[n, d_in]` node matrix (n in the hundreds of thousands or
 //! millions) by a small `[d_in, d_out]` weight. The weight gradient of that product is
-//! `x^T dy`: a `[d_in, d_out]` output with a reduction over all `n` rows. A tiled matmul kernel
-//! gives such a product only `(d_in / tile) * (d_out / tile)` cubes (16 for 256 x 256 with
-//! 64-wide tiles), so most of the GPU idles while each cube walks the whole `n`.
-//!
-//! [`linear`] computes the forward product as a batched matmul over row chunks with the weight
-//! broadcast along the batch. Autodiff then computes the weight gradient as one partial product
-//! per chunk followed by a sum over the chunks (split-K), which fills the device. The forward
-//! result and the input gradient are the same products as a plain `x.matmul(w)`, and the weight
-//! gradient differs only in the order of its additions.
+//! `x^T dy`: a `[d_in, d_out]` output with a reduction over all `n` rows, which a tiled matmul
+//! kernel gives to only `(d_in / tile) * (d_out / tile)` cubes. [`linear`] and [`add_bias`] run
+//! through `burn_sparse_gnn`'s ops, whose products use cuBLAS on CUDA and split the reduction
+//! over row chunks on Burn's matmul elsewhere (`burn_sparse_gnn::dense`).
 
 use burn::nn::Linear;
-use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
-
-/// Rows per chunk used by [`linear`].
-pub const DEFAULT_CHUNK_ROWS: usize = 2048;
-
-/// Rows per chunk of the node-wise products ([`DEFAULT_CHUNK_ROWS`]).
-pub fn chunk_rows() -> usize {
-    DEFAULT_CHUNK_ROWS
-}
-
-/// `x @ w` for an `[n, d_in]` node matrix and a `[d_in, d_out]` weight, computed over chunks of
-/// `chunk` rows so that the backward pass splits the weight gradient across the device. Inputs
-/// with fewer than two chunks of rows, or `chunk == 0`, use a plain matmul.
-///
-/// ```
-/// use burn::backend::NdArray;
-/// use burn::tensor::Tensor;
-/// let dev = Default::default();
-/// let x = Tensor::<NdArray, 2>::ones([10, 3], &dev);
-/// let w = Tensor::<NdArray, 2>::ones([3, 2], &dev);
-/// let y = gnn_models::linear::matmul_rows(x, w, 4);
-/// assert_eq!(y.to_data().to_vec::<f32>().unwrap(), vec![3.0; 20]);
-/// ```
-pub fn matmul_rows<B: Backend>(x: Tensor<B, 2>, w: Tensor<B, 2>, chunk: usize) -> Tensor<B, 2> {
-    let [n, d_in] = x.dims();
-    let d_out = w.dims()[1];
-    if chunk == 0 || n < 2 * chunk {
-        return x.matmul(w);
-    }
-    let chunks = n / chunk;
-    let main = chunks * chunk;
-    let head = if main == n { x.clone() } else { x.clone().slice([0..main]) };
-    let head = head.reshape([chunks, chunk, d_in]).matmul(w.clone().unsqueeze::<3>()).reshape([main, d_out]);
-    if main == n {
-        return head;
-    }
-    let tail = x.slice([main..n]).matmul(w);
-    Tensor::cat(vec![head, tail], 0)
-}
-
-/// `x @ w` over all nodes through [`matmul_rows`] with [`chunk_rows`] rows per chunk.
-pub fn matmul_nodes<B: Backend>(x: Tensor<B, 2>, w: Tensor<B, 2>) -> Tensor<B, 2> {
-    matmul_rows(x, w, chunk_rows())
-}
 
 /// `y + b` with the bias `b` broadcast over the `n` rows of `y` ([`burn_sparse_gnn::ops::add_bias`]).
 ///

@@ -307,33 +307,6 @@ fn learnable_eps_and_attention_receive_gradients() {
 }
 
 #[test]
-fn chunked_linear_equals_the_plain_product_with_its_gradients() {
-    // 23 rows in chunks of 5: four batched chunks and a 3-row tail; and an exact multiple
-    for (n, chunk) in [(23usize, 5usize), (20, 5), (7, 5)] {
-        let (d_in, d_out) = (6, 4);
-        let xv = rnd(n * d_in, 3);
-        let wv = rnd(d_in * d_out, 4);
-        let dyv = rnd(n * d_out, 5);
-        let run = |chunk: usize| {
-            let x = t2(&xv, n, d_in).require_grad();
-            let w = t2(&wv, d_in, d_out).require_grad();
-            let y = gnn_models::linear::matmul_rows(x.clone(), w.clone(), chunk);
-            let grads = (y.clone() * t2(&dyv, n, d_out)).sum().backward();
-            let gx = x.grad(&grads).unwrap();
-            let gw = w.grad(&grads).unwrap();
-            (host(y), gx.to_data().to_vec::<f64>().unwrap(), gw.to_data().to_vec::<f64>().unwrap())
-        };
-        let (y0, gx0, gw0) = run(0);
-        let (y1, gx1, gw1) = run(chunk);
-        assert_close(&y1, &y0, 1e-12);
-        assert_close(&rows(&gx1, d_in), &rows(&gx0, d_in), 1e-12);
-        assert_close(&rows(&gw1, d_out), &rows(&gw0, d_out), 1e-12);
-        // and against the hand-computed product
-        assert_close(&y0, &matmul(&rows(&xv, d_in), &rows(&wv, d_out)), 1e-12);
-    }
-}
-
-#[test]
 fn add_bias_passes_dy_on_and_sums_it_for_the_bias() {
     // more rows than two chunks of Burn's split-K product, and a few
     for (n, d) in [(2 * burn_sparse_gnn::dense::CHUNK_ROWS + 37, 3), (5, 2)] {
