@@ -3,7 +3,9 @@
 use super::TransferOps;
 use crate::ops::cube_launch::*;
 use burn::tensor::DType;
+#[cfg(feature = "cuda")]
 use burn_cubecl::kernel::into_contiguous;
+#[cfg(feature = "cuda")]
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::BoolElement;
 use burn_cubecl::CubeBackend;

@@ -2,8 +2,11 @@
 
 use super::DenseOps;
 use crate::ops::cube_launch::*;
+#[cfg(feature = "cuda")]
 use burn_cubecl::kernel::into_contiguous;
+#[cfg(feature = "cuda")]
 use burn_cubecl::kernel::into_contiguous_aligned;
+#[cfg(feature = "cuda")]
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::BoolElement;
 use burn_cubecl::CubeBackend;
