@@ -1,7 +1,7 @@
 //! Node classification as burn-train's `TrainStep` / `InferenceStep`.
 
 use crate::batch::GraphBatch;
-use crate::loss_scale::{LossScaleConfig, LossScaler};
+use crate::loss_scale::{LossScaleConfig, LossScaler, SharedLossScaler};
 use burn::module::{AutodiffModule, Module};
 use burn::optim::GradientsParams;
 use burn::prelude::Backend;
@@ -41,24 +41,24 @@ pub struct NodeClassifier<B: Backend> {
     seed: u64,
     /// Dynamic loss scaling ([`crate::loss_scale`]), shared by the clones burn-train makes.
     #[module(skip)]
-    loss_scale: Option<Arc<Mutex<LossScaler>>>,
+    loss_scale: SharedLossScaler,
 }
 
 impl<B: SparseGnnBackend> NodeClassifier<B> {
     /// Wraps a model; `seed` seeds each epoch's dropout draws together with the epoch number.
     pub fn new(model: GnnModel<B>, seed: u64) -> Self {
-        Self { model, seed, loss_scale: None }
+        Self { model, seed, loss_scale: SharedLossScaler::default() }
     }
 
     /// Trains with dynamic loss scaling ([`crate::loss_scale`]; `None`: without).
     pub fn with_loss_scale(mut self, config: Option<LossScaleConfig>) -> Self {
-        self.loss_scale = config.map(|c| Arc::new(Mutex::new(LossScaler::new(c))));
+        self.loss_scale = SharedLossScaler::new(config);
         self
     }
 
     /// The loss scaler's state (scale, skipped steps), where the model trains with one.
     pub fn loss_scaler(&self) -> Option<LossScaler> {
-        self.loss_scale.as_ref().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).clone())
+        self.loss_scale.state()
     }
 
     /// Loss and logits on the batch's split (see [`classification_output`]).
@@ -118,7 +118,7 @@ impl<B: SparseGnnAutodiffBackend> TrainStep for NodeClassifier<B> {
         // dropout draws depend on (seed, epoch) only: a resumed run repeats them
         B::seed(&device, self.seed.wrapping_mul(1_000_003).wrapping_add(batch.epoch as u64));
         let item = self.classify(&batch);
-        backward_step(self, self.loss_scale.as_ref(), item, &device)
+        backward_step(self, self.loss_scale.get(), item, &device)
     }
 }
 

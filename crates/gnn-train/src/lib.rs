@@ -65,5 +65,5 @@ pub use classifier::{backward_step, classification_output, last_device_memory, r
 pub use error::TrainError;
 pub use evaluate::{embeddings, evaluate, predict, predictions_of, Accuracies, Predictions};
 pub use export::{param_shapes, write_safetensors, ParamShape};
-pub use loss_scale::{LossScaleConfig, LossScaler};
+pub use loss_scale::{LossScaleConfig, LossScaler, SharedLossScaler};
 pub use record::{load_checked, AtomicFileRecorder};

@@ -26,6 +26,7 @@ use burn::optim::GradientsParams;
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{ElementConversion, Tensor};
 use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
 
 /// Settings of [`LossScaler`] (`torch.amp.GradScaler`'s defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -128,6 +129,28 @@ impl<B: AutodiffBackend> ModuleVisitor<B> for Unscale<'_, B> {
             self.sums.push(g.clone().sum());
             self.grads.register::<B::InnerBackend, D>(param.id, g);
         }
+    }
+}
+
+/// A model's loss scaler, shared by the clones burn-train makes of the model (`None`: the model
+/// trains without scaling). The classifiers of every task hold one.
+#[derive(Clone, Debug, Default)]
+pub struct SharedLossScaler(Option<Arc<Mutex<LossScaler>>>);
+
+impl SharedLossScaler {
+    /// A scaler configured by `config` (`None`: none).
+    pub fn new(config: Option<LossScaleConfig>) -> Self {
+        Self(config.map(|c| Arc::new(Mutex::new(LossScaler::new(c)))))
+    }
+
+    /// The scaler's state (scale, skipped steps), where there is one.
+    pub fn state(&self) -> Option<LossScaler> {
+        self.0.as_ref().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).clone())
+    }
+
+    /// The shared scaler, where there is one (what a training step updates).
+    pub fn get(&self) -> Option<&Arc<Mutex<LossScaler>>> {
+        self.0.as_ref()
     }
 }
 

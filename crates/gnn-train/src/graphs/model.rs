@@ -2,7 +2,7 @@
 
 use super::batch::GraphSetBatch;
 use crate::classifier::backward_step;
-use crate::loss_scale::{LossScaleConfig, LossScaler};
+use crate::loss_scale::{LossScaleConfig, LossScaler, SharedLossScaler};
 use burn::module::Module;
 use burn::prelude::Backend;
 use burn::tensor::Tensor;
@@ -10,7 +10,6 @@ use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
 use burn_sparse_gnn::loss::{cross_entropy_rows, sum_terms};
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
 use gnn_models::GraphModel;
-use std::sync::{Arc, Mutex};
 
 /// A [`GraphModel`] scored on a batch of graphs: the mean cross-entropy over the batch's
 /// graphs (what burn-train trains).
@@ -19,23 +18,23 @@ pub struct GraphClassifier<B: Backend> {
     pub model: GraphModel<B>,
     /// Dynamic loss scaling ([`crate::loss_scale`]), shared by the clones burn-train makes.
     #[module(skip)]
-    loss_scale: Option<Arc<Mutex<LossScaler>>>,
+    loss_scale: SharedLossScaler,
 }
 
 impl<B: SparseGnnBackend> GraphClassifier<B> {
     pub fn new(model: GraphModel<B>) -> Self {
-        Self { model, loss_scale: None }
+        Self { model, loss_scale: SharedLossScaler::default() }
     }
 
     /// Trains with dynamic loss scaling (`None`: without).
     pub fn with_loss_scale(mut self, config: Option<LossScaleConfig>) -> Self {
-        self.loss_scale = config.map(|c| Arc::new(Mutex::new(LossScaler::new(c))));
+        self.loss_scale = SharedLossScaler::new(config);
         self
     }
 
     /// The loss scaler's state, where the model trains with one.
     pub fn loss_scaler(&self) -> Option<LossScaler> {
-        self.loss_scale.as_ref().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).clone())
+        self.loss_scale.state()
     }
 
     /// Loss and logits of a batch.
@@ -62,7 +61,7 @@ impl<B: SparseGnnAutodiffBackend> TrainStep for GraphClassifier<B> {
     fn step(&self, batch: GraphSetBatch<B>) -> TrainOutput<ClassificationOutput<B>> {
         let device = batch.x.device();
         let item = self.classify(&batch);
-        backward_step(self, self.loss_scale.as_ref(), item, &device)
+        backward_step(self, self.loss_scale.get(), item, &device)
     }
 }
 

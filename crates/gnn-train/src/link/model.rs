@@ -4,7 +4,7 @@
 
 use super::batch::{Encoder, LinkBatch, Pairs};
 use crate::classifier::backward_step;
-use crate::loss_scale::{LossScaleConfig, LossScaler};
+use crate::loss_scale::{LossScaleConfig, LossScaler, SharedLossScaler};
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
 use burn::prelude::Backend;
@@ -19,7 +19,6 @@ use gnn_models::activation::relu;
 use gnn_models::linear::linear;
 use gnn_models::GnnModel;
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Mutex};
 
 /// How a pair of embeddings becomes a score.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,7 +66,7 @@ pub struct LinkPredictor<B: Backend> {
     pub mlp: Option<HadamardMlp<B>>,
     seed: u64,
     #[module(skip)]
-    loss_scale: Option<Arc<Mutex<LossScaler>>>,
+    loss_scale: SharedLossScaler,
 }
 
 /// `log(1 + exp(x))` without overflow.
@@ -80,18 +79,18 @@ impl<B: SparseGnnBackend> LinkPredictor<B> {
     /// epoch's dropout draws together with the epoch number.
     pub fn new(model: GnnModel<B>, decoder: Decoder, width: usize, seed: u64, device: &B::Device) -> Self {
         let mlp = (decoder == Decoder::Mlp).then(|| HadamardMlp::new(width, device));
-        Self { model, mlp, seed, loss_scale: None }
+        Self { model, mlp, seed, loss_scale: SharedLossScaler::default() }
     }
 
     /// Trains with dynamic loss scaling (`None`: without).
     pub fn with_loss_scale(mut self, config: Option<LossScaleConfig>) -> Self {
-        self.loss_scale = config.map(|c| Arc::new(Mutex::new(LossScaler::new(c))));
+        self.loss_scale = SharedLossScaler::new(config);
         self
     }
 
     /// The loss scaler's state, where the model trains with one.
     pub fn loss_scaler(&self) -> Option<LossScaler> {
-        self.loss_scale.as_ref().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).clone())
+        self.loss_scale.state()
     }
 
     /// The embeddings of every node, `[n, width]`, in f32 (on the leader device where the
@@ -197,7 +196,7 @@ impl<B: SparseGnnAutodiffBackend> TrainStep for LinkPredictor<B> {
         // dropout draws depend on (seed, epoch) only: a resumed run repeats them
         B::seed(&device, self.seed.wrapping_mul(1_000_003).wrapping_add(batch.epoch as u64));
         let item = self.train_output(&batch);
-        backward_step(self, self.loss_scale.as_ref(), item, &device)
+        backward_step(self, self.loss_scale.get(), item, &device)
     }
 }
 

@@ -6,7 +6,7 @@ use super::infer::{layerwise_logits, LayerwisePlan};
 use super::sampler::MiniBatch;
 use crate::classifier::backward_step;
 use crate::evaluate::Accuracies;
-use crate::loss_scale::{LossScaleConfig, LossScaler};
+use crate::loss_scale::{LossScaleConfig, LossScaler, SharedLossScaler};
 use crate::TrainError;
 use burn::module::Module;
 use burn::prelude::Backend;
@@ -15,7 +15,7 @@ use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
 use burn_sparse_gnn::loss::{cross_entropy_rows, sum_terms};
 use burn_sparse_gnn::{KernelConfig, SparseGnnAutodiffBackend, SparseGnnBackend};
 use gnn_models::GnnModel;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// A [`GnnModel`] trained on sampled mini-batches (what burn-train trains with
 /// [`super::MiniBatchLoader`]) and evaluated by layer-wise inference.
@@ -24,24 +24,24 @@ pub struct MiniBatchClassifier<B: Backend> {
     pub model: GnnModel<B>,
     seed: u64,
     #[module(skip)]
-    loss_scale: Option<Arc<Mutex<LossScaler>>>,
+    loss_scale: SharedLossScaler,
 }
 
 impl<B: SparseGnnBackend> MiniBatchClassifier<B> {
     /// Wraps a model; `seed` seeds each batch's dropout draws with the epoch and the batch.
     pub fn new(model: GnnModel<B>, seed: u64) -> Self {
-        Self { model, seed, loss_scale: None }
+        Self { model, seed, loss_scale: SharedLossScaler::default() }
     }
 
     /// Trains with dynamic loss scaling (`None`: without).
     pub fn with_loss_scale(mut self, config: Option<LossScaleConfig>) -> Self {
-        self.loss_scale = config.map(|c| Arc::new(Mutex::new(LossScaler::new(c))));
+        self.loss_scale = SharedLossScaler::new(config);
         self
     }
 
     /// The loss scaler's state, where the model trains with one.
     pub fn loss_scaler(&self) -> Option<LossScaler> {
-        self.loss_scale.as_ref().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).clone())
+        self.loss_scale.state()
     }
 
     /// Loss and logits of a batch's seeds.
@@ -85,7 +85,7 @@ impl<B: SparseGnnAutodiffBackend> TrainStep for MiniBatchClassifier<B> {
         let key = self.seed.wrapping_mul(1_000_003).wrapping_add((batch.epoch as u64) << 32 | batch.index as u64);
         B::seed(&device, key);
         let item = self.classify(&batch);
-        backward_step(self, self.loss_scale.as_ref(), item, &device)
+        backward_step(self, self.loss_scale.get(), item, &device)
     }
 }
 
