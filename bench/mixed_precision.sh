@@ -7,6 +7,7 @@
 # line per run in <out dir>/train_runs.jsonl: "op": "train_run", graph, model, architecture,
 # dtype, epochs, loss_first, loss_last, loss_max, exit (the run's exit code: a diverging run
 # stops with an error), loss_scale (results.json's), epoch_ms (median). Logs in train_runs.log.
+# TRAIN_EXTRA (e.g. "--norm layernorm") is added to every `train` and recorded as "extra".
 set -u
 BIN=$(realpath "$1")
 OUT=$2
@@ -24,11 +25,11 @@ for m in ${MODELS//,/ }; do
       o=/tmp/mp-run-$m-$a-$p
       echo "== $m $a $p" >> "$OUT/train_runs.log"
       timeout 150 "$BIN" train --backend cuda --dataset "$G" --model $m --architecture $a --layers 4 --hidden 256 \
-        --precision $prec $extra --epochs 30 --log-every 10 --checkpoints false --out "$o" >> "$OUT/train_runs.log" 2>&1
+        --precision $prec $extra ${TRAIN_EXTRA:-} --epochs 30 --log-every 10 --checkpoints false --out "$o" >> "$OUT/train_runs.log" 2>&1
       code=$?
-      python3 - "$o/results.json" "$OUT/train_runs.jsonl" "$G" $m $a $p $code <<'PY'
+      python3 - "$o/results.json" "$OUT/train_runs.jsonl" "$G" $m $a $p $code "${TRAIN_EXTRA:-}" <<'PY'
 import json, statistics, sys
-res, out, graph, model, arch, dtype, code = sys.argv[1:8]
+res, out, graph, model, arch, dtype, code, extra = sys.argv[1:9]
 try:
     r = json.load(open(res))
 except OSError:
@@ -40,6 +41,8 @@ rec = {"op": "train_run", "graph": graph.rstrip("/").split("/")[-1], "model": mo
        "loss_last": losses[-1] if losses else None, "loss_max": max(losses) if losses else None,
        "exit": int(code), "loss_scale": r.get("loss_scale"), "commit": r.get("commit"),
        "epoch_ms": statistics.median(secs) * 1e3 if secs else None}
+if extra:
+    rec["extra"] = extra
 open(out, "a").write(json.dumps(rec) + "\n")
 print(json.dumps(rec))
 PY

@@ -6,7 +6,7 @@
 # 1-5): a 2-layer, hidden-64 model, 200 epochs, dropout 0.6 on the input and hidden features,
 # row-normalised features, test accuracy at the best validation epoch (the Planetoid protocol).
 # GAT: 8 heads, attention dropout 0.6; GIN: lr 0.005, weight decay 1e-3 (as the Cora tests).
-# Each setting runs with its defaults, so mixed-f16 GIN takes its half-safe aggregation. One
+# Each setting runs with its defaults (mixed-f16 GIN sums its neighbours in f32). One
 # JSON line per run in <out dir>/precision_accuracy.jsonl ("op": "accuracy", bench/README.md),
 # then the paired table (bench/precision_table.py) in <out dir>/precision_accuracy.md.
 set -u
