@@ -5,6 +5,7 @@
 #   100 epochs, the test metrics of the epoch best on valid AUC) on the npy folders of DATA
 #   (cora citeseer coauthor_cs amazon_computers) over seeds 42 1 2 3 4; ours writes each split
 #   into its run folder and bench/pyg_link.py trains PyG on that split and its fixed negatives.
+#   LINK_DATASETS and LINK_SEEDS (space-separated) replace the datasets and the seeds.
 # ours: the accuracy runs of ours alone.
 # speed: the same GCN / GraphSAGE training step (encoder, decoder over every training edge and one
 #   negative per positive, loss, backward, Adam) on the reddit- and products-scale R-MAT graphs
@@ -23,8 +24,8 @@ COMMON="--task link --hidden 128 --embedding 64 --dropout 0 --input-dropout 0 --
 for part in $PARTS; do
   case $part in
   accuracy|ours)
-    for ds in cora citeseer coauthor_cs amazon_computers; do
-      for seed in 42 1 2 3 4; do
+    for ds in ${LINK_DATASETS:-cora citeseer coauthor_cs amazon_computers}; do
+      for seed in ${LINK_SEEDS:-42 1 2 3 4}; do
         for m in gcn sage; do
           echo "timeout 300 $BIN train --backend cuda --dataset $DATA/$ds --model $m $COMMON --epochs 100 --seed $seed --select best-valid --checkpoints false --log-every 0 --out $OUT/runs/$ds-$m-$seed"
         done
@@ -32,8 +33,8 @@ for part in $PARTS; do
     done | jobs_run
     python3 "$HERE/link_collect.py" "$OUT/runs" >> "$OUT/ours_link_accuracy.jsonl"
     [ "$part" = ours ] && continue
-    for ds in cora citeseer coauthor_cs amazon_computers; do
-      for seed in 42 1 2 3 4; do
+    for ds in ${LINK_DATASETS:-cora citeseer coauthor_cs amazon_computers}; do
+      for seed in ${LINK_SEEDS:-42 1 2 3 4}; do
         echo "timeout 300 python3 $HERE/pyg_link.py --graph $DATA/$ds --split $OUT/runs/$ds-gcn-$seed --models gcn,sage --seeds $seed --epochs 100 --hidden 128 --embedding 64 --out $OUT/pyg_link_accuracy.jsonl"
       done
     done | jobs_run
