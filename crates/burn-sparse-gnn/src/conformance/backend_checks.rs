@@ -227,3 +227,82 @@ pub fn from_host_checks<B: SparseGnnBackend>(
     }
     out
 }
+
+/// [`Graph::new_packed`](crate::Graph::new_packed) against [`Graph::new`](crate::Graph::new) on
+/// the same device: every index array and float vector of the device graph read back, and a
+/// sum aggregation over each, on a square graph with a hub of 700 edges, empty rows and self-loops
+/// (unweighted and with edge weights, the hot-column split forced), a rectangular one, and a
+/// graph of one edge. Returns `(case, entries that differ)`: the packed arrays are views of one
+/// upload, so every value must be equal.
+pub fn packed_graph_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>)> {
+    use crate::random::{random_csr, RandomGraphSpec};
+    use crate::Choice;
+    use crate::{Graph, GraphOptions, Reduce};
+    let square = RandomGraphSpec { n_rows: 301, n_cols: 301, hub_degree: 700, seed: 5, ..Default::default() };
+    let rect = RandomGraphSpec { n_rows: 97, n_cols: 211, hub_degree: 150, self_loops: false, seed: 6, ..square };
+    let sq = random_csr(&square);
+    let weights: Vec<f32> = random_values(sq.nnz(), 7).into_iter().map(|v| v as f32).collect();
+    let weighted = sq.clone().with_weights(Some(weights)).expect("one weight per edge");
+    let one = crate::Csr::from_columns(3, 2, &[0, 0, 1, 1], vec![1], None).expect("a valid one-edge graph");
+    let hot = GraphOptions { hot_cols: Choice::Forced(8), ..GraphOptions::default() };
+    let cases = [
+        ("square 301 + hub 700", sq, GraphOptions::default()),
+        ("square, edge weights, hot columns forced", weighted, hot),
+        ("rectangular 97 x 211", random_csr(&rect), GraphOptions::default()),
+        ("one edge, 3 x 2", one, GraphOptions::default()),
+    ];
+    let ints = |g: &Graph<B>| {
+        let mut out = Vec::new();
+        let _ = g.prim().clone().map(|t| out.push(crate::ops::host_io::read_index::<B>(t)));
+        out
+    };
+    let floats = |g: &Graph<B>| {
+        let n = g.norms();
+        let mut v = vec![&n.in_degree, &n.out_degree, &n.in_inv, &n.in_inv_sqrt, &n.out_inv, &n.out_inv_sqrt];
+        v.extend(g.weights());
+        if let Some(s) = g.weight_sums() {
+            v.extend([&s.rows, &s.cols]);
+        }
+        v.into_iter()
+            .map(|t| t.clone().into_data().convert::<f64>().to_vec::<f64>().unwrap_or_default())
+            .collect::<Vec<_>>()
+    };
+    let differ = |a: &[Vec<f64>], b: &[Vec<f64>]| -> f64 {
+        if a.len() != b.len() {
+            return f64::INFINITY;
+        }
+        a.iter()
+            .zip(b)
+            .map(|(p, q)| {
+                if p.len() != q.len() {
+                    f64::INFINITY
+                } else {
+                    p.iter().zip(q).filter(|(x, y)| x != y).count() as f64
+                }
+            })
+            .sum()
+    };
+    let mut out = Vec::new();
+    for (name, adj, opts) in cases {
+        let g0 = Graph::<B>::new(&adj, device, opts);
+        let g1 = Graph::<B>::new_packed(&adj, device, opts);
+        let as_f64 = |v: Vec<Vec<usize>>| {
+            v.into_iter().map(|a| a.into_iter().map(|x| x as f64).collect()).collect::<Vec<Vec<f64>>>()
+        };
+        out.push((format!("packed graph, {name}: index arrays"), Some(differ(&as_f64(ints(&g0)), &as_f64(ints(&g1))))));
+        out.push((
+            format!("packed graph, {name}: degrees, norms and weights"),
+            Some(differ(&floats(&g0), &floats(&g1))),
+        ));
+        let f = 7;
+        let xv: Vec<f32> = random_values(adj.n_cols() * f, 8).into_iter().map(|v| v as f32).collect();
+        let x = Tensor::<B, 2>::from_data(TensorData::new(xv, [adj.n_cols(), f]), device);
+        let host = |t: Tensor<B, 2>| vec![t.into_data().convert::<f64>().to_vec::<f64>().unwrap_or_default()];
+        let agg = |g: &Graph<B>| match g.weights() {
+            Some(w) => crate::ops::spmm_weighted(g, w.clone(), x.clone(), Reduce::Sum),
+            None => crate::ops::spmm(g, x.clone(), Reduce::Sum),
+        };
+        out.push((format!("packed graph, {name}: sum aggregation"), Some(differ(&host(agg(&g0)), &host(agg(&g1))))));
+    }
+    out
+}

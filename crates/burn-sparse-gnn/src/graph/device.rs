@@ -4,10 +4,11 @@
 use super::csr::Csr;
 use super::dataset::GraphData;
 use super::options::{GraphOptions, GraphShape};
-use super::upload::{float_tensor, norms, owned_index, upload_csr, Cols};
+use super::upload::{float_tensor, norms, owned_index, upload_csr, Cols, Direct, IndexSink, Staged};
+use crate::ops::device::DeviceOps;
 use crate::ops::primitive::{GraphPrim, GraphPrimitive};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::Tensor;
+use burn::tensor::{Tensor, TensorPrimitive};
 use sparse_gnn_kernels::config::KernelConfig;
 use sparse_gnn_kernels::csr::{transpose, Transpose};
 use std::time::Instant;
@@ -107,10 +108,11 @@ impl<B: Backend> Graph<B> {
         // then its columns, each array uploaded from its own allocation (at most three arrays of
         // the edge count at once, with `adj`)
         let r = adj.as_ref();
-        let csr = upload_csr::<B>((r.n_rows, r.n_cols), r.row_ptr, Cols::Borrowed(r.col_idx), &opts, device);
+        let mut sink = Direct::<B> { device, piece: opts.upload_piece };
+        let csr = upload_csr((r.n_rows, r.n_cols), r.row_ptr, Cols::Borrowed(r.col_idx), &opts, &mut sink);
         let Transpose { row_ptr: t_ptr, col_idx: t_col, perm } = transpose(&r);
         let t_perm = owned_index::<B>(perm, opts.upload_piece, device);
-        let csc = upload_csr::<B>((r.n_cols, r.n_rows), &t_ptr, Cols::Owned(t_col), &opts, device);
+        let csc = upload_csr((r.n_cols, r.n_rows), &t_ptr, Cols::Owned(t_col), &opts, &mut sink);
         let prim = GraphPrim { csr, csc, t_perm, policy: opts.policy };
         let (in_inv, in_inv_sqrt) = norms(&in_deg);
         let (out_inv, out_inv_sqrt) = norms(&out_deg);
@@ -129,6 +131,64 @@ impl<B: Backend> Graph<B> {
             }
             _ => None,
         };
+        Self {
+            prim,
+            weights,
+            weight_sums,
+            norms,
+            setup_seconds: start.elapsed().as_secs_f64(),
+            memo: Default::default(),
+        }
+    }
+
+    /// [`Graph::new`] for a small graph that is built often, such as each batch of a
+    /// graph-classification epoch: every index array of the structure goes up in one upload and
+    /// every float vector in another ([`DeviceOps::index_arrays`]), where `Graph::new` uploads
+    /// some thirty arrays one by one. The host holds all the arrays at once, so a large graph
+    /// belongs to `Graph::new`, which uploads long arrays in pieces. A graph without nodes or
+    /// edges is built by `Graph::new`.
+    pub fn new_packed(adj: &Csr, device: &B::Device, opts: GraphOptions) -> Self
+    where
+        B: DeviceOps,
+    {
+        if adj.n_rows() == 0 || adj.n_cols() == 0 || adj.nnz() == 0 {
+            return Self::new(adj, device, opts);
+        }
+        let start = Instant::now();
+        let r = adj.as_ref();
+        let mut sink = Staged::default();
+        let csr = upload_csr((r.n_rows, r.n_cols), r.row_ptr, Cols::Borrowed(r.col_idx), &opts, &mut sink);
+        let Transpose { row_ptr: t_ptr, col_idx: t_col, perm } = transpose(&r);
+        let t_perm = sink.owned(perm);
+        let csc = upload_csr((r.n_cols, r.n_rows), &t_ptr, Cols::Owned(t_col), &opts, &mut sink);
+        let ints = B::index_arrays(sink.arrays, device);
+        let prim = GraphPrim { csr, csc, t_perm, policy: opts.policy }.map(|i| ints[i].clone());
+        let (in_deg, out_deg) = (adj.row_degrees(), adj.col_degrees());
+        let (in_inv, in_inv_sqrt) = norms(&in_deg);
+        let (out_inv, out_inv_sqrt) = norms(&out_deg);
+        let as_f64 = |d: &[usize]| d.iter().map(|&d| d as f64).collect::<Vec<_>>();
+        let mut floats = vec![as_f64(&in_deg), as_f64(&out_deg), in_inv, in_inv_sqrt, out_inv, out_inv_sqrt];
+        let weights = adj.weights().map(|w| w.iter().map(|&v| v as f64).collect::<Vec<_>>());
+        let sums = adj.row_weight_sums().zip(adj.col_weight_sums());
+        let (has_weights, has_sums) = (weights.is_some(), sums.is_some());
+        floats.extend(weights);
+        if let Some((rows, cols)) = sums {
+            floats.extend([rows, cols]);
+        }
+        let mut floats = B::float_arrays(floats, device)
+            .into_iter()
+            .map(|t| Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(t)));
+        let mut next = || floats.next().expect("one tensor per vector uploaded");
+        let norms = DegreeNorms {
+            in_degree: next(),
+            out_degree: next(),
+            in_inv: next(),
+            in_inv_sqrt: next(),
+            out_inv: next(),
+            out_inv_sqrt: next(),
+        };
+        let weights = has_weights.then(&mut next);
+        let weight_sums = has_sums.then(|| WeightSums { rows: next(), cols: next() });
         Self {
             prim,
             weights,

@@ -31,17 +31,79 @@ pub(crate) fn upload_groups<B: Backend>(
     width: usize,
     device: &B::Device,
 ) -> GroupsPrim<IntTensor<B>> {
+    groups_into(csr, width, &mut Direct::<B> { device, piece: usize::MAX })
+}
+
+fn groups_into<S: IndexSink>(csr: &CsrRef<'_>, width: usize, sink: &mut S) -> GroupsPrim<S::Out> {
     let g = EdgeGroups::new(csr, width);
     GroupsPrim {
         width: g.width,
         len: g.len(),
         n_slots: g.n_slots(),
         n_finish: g.finish_rows.len(),
-        ptr: int_tensor::<B>(to_index(&g.ptr), device),
-        row: int_tensor::<B>(to_index(&g.row), device),
-        slot: int_tensor::<B>(g.slot.clone(), device),
-        finish_rows: int_tensor::<B>(to_index(&g.finish_rows), device),
-        finish_ptr: int_tensor::<B>(to_index(&g.finish_ptr), device),
+        ptr: sink.short(to_index(&g.ptr)),
+        row: sink.short(to_index(&g.row)),
+        slot: sink.short(g.slot.clone()),
+        finish_rows: sink.short(to_index(&g.finish_rows)),
+        finish_ptr: sink.short(to_index(&g.finish_ptr)),
+    }
+}
+
+/// Where the index arrays of a structure go as it is built: each to the device as it comes
+/// ([`Direct`]), or kept on the host to go up together ([`Staged`]).
+pub(super) trait IndexSink {
+    /// What a structure holds for one array.
+    type Out: Clone;
+    /// An array already in the device layout (see [`to_index`]).
+    fn short(&mut self, v: Vec<i32>) -> Self::Out;
+    /// An owned array of u32 values.
+    fn owned(&mut self, v: Vec<u32>) -> Self::Out;
+    /// A borrowed array of u32 values.
+    fn borrowed(&mut self, v: &[u32]) -> Self::Out;
+}
+
+/// Every array uploaded on its own, the long ones in pieces of `piece` entries: large graphs,
+/// where the host must not hold copies of all the arrays at once.
+pub(super) struct Direct<'a, B: Backend> {
+    pub device: &'a B::Device,
+    pub piece: usize,
+}
+
+impl<B: Backend> IndexSink for Direct<'_, B> {
+    type Out = IntTensor<B>;
+    fn short(&mut self, v: Vec<i32>) -> IntTensor<B> {
+        int_tensor::<B>(v, self.device)
+    }
+    fn owned(&mut self, v: Vec<u32>) -> IntTensor<B> {
+        owned_index::<B>(v, self.piece, self.device)
+    }
+    fn borrowed(&mut self, v: &[u32]) -> IntTensor<B> {
+        index_in_pieces::<B>(v, self.piece, self.device)
+    }
+}
+
+/// The arrays kept on the host and numbered in order, to go up in one upload
+/// ([`crate::ops::device::DeviceOps::index_arrays`]): small graphs, where an upload per array costs more
+/// than the data. Empty arrays get their padding entry here, as [`int_tensor`] gives it.
+#[derive(Default)]
+pub(super) struct Staged {
+    pub arrays: Vec<Vec<i32>>,
+}
+
+impl IndexSink for Staged {
+    type Out = usize;
+    fn short(&mut self, mut v: Vec<i32>) -> usize {
+        if v.is_empty() {
+            v.push(0);
+        }
+        self.arrays.push(v);
+        self.arrays.len() - 1
+    }
+    fn owned(&mut self, v: Vec<u32>) -> usize {
+        self.short(v.into_iter().map(|x| x as i32).collect())
+    }
+    fn borrowed(&mut self, v: &[u32]) -> usize {
+        self.short(v.iter().map(|&x| x as i32).collect())
     }
 }
 
@@ -99,36 +161,36 @@ impl Cols<'_> {
 /// hot-column split. Host memory: the split's edge lists exist only until they are uploaded,
 /// and every array of the edge count goes up in pieces, so besides the columns at most one
 /// structure-sized array is made here at a time.
-pub(super) fn upload_csr<B: Backend>(
+pub(super) fn upload_csr<S: IndexSink>(
     (n_rows, n_cols): (usize, usize),
     row_ptr: &[usize],
     cols: Cols<'_>,
     opts: &GraphOptions,
-    device: &B::Device,
-) -> CsrPrim<IntTensor<B>> {
+    sink: &mut S,
+) -> CsrPrim<S::Out> {
     let (groups, cbsr_groups, hot, max_degree, nnz) = {
         let csr = CsrRef { n_rows, n_cols, row_ptr, col_idx: cols.as_slice() };
         let max_degree = (0..csr.n_rows).map(|i| csr.degree(i)).max().unwrap_or(0);
         let group_width = opts.group_width.resolve(|| heuristics::group_width(csr.n_rows, csr.nnz())).max(1);
-        let groups = upload_groups::<B>(&csr, group_width, device);
+        let groups = groups_into(&csr, group_width, sink);
         let cbsr_groups = if opts.cbsr_group_width == group_width {
             groups.clone()
         } else {
-            upload_groups::<B>(&csr, opts.cbsr_group_width.max(1), device)
+            groups_into(&csr, opts.cbsr_group_width.max(1), sink)
         };
         let hot = hot_split(&csr, opts).map(|(s, forced)| {
-            let cold_groups = upload_groups::<B>(&s.cold(&csr), opts.cold_group_width.max(1), device);
+            let cold_groups = groups_into(&s.cold(&csr), opts.cold_group_width.max(1), sink);
             let (len, nnz, cold_nnz) = (s.cols.len(), s.hot_edges(), s.cold_col.len());
             let HotSplit { cols, cold_ptr, cold_col, hot_ptr, hot_rank } = s;
             drop(cold_ptr);
             HotPrim {
                 len,
                 nnz,
-                hot_ptr: int_tensor::<B>(to_index(&hot_ptr), device),
-                hot_rank: owned_index::<B>(hot_rank, opts.upload_piece, device),
-                cols: owned_index::<B>(cols, opts.upload_piece, device),
+                hot_ptr: sink.short(to_index(&hot_ptr)),
+                hot_rank: sink.owned(hot_rank),
+                cols: sink.owned(cols),
                 cold_nnz,
-                cold_col: owned_index::<B>(cold_col, opts.upload_piece, device),
+                cold_col: sink.owned(cold_col),
                 cold_groups,
                 forced,
             }
@@ -136,15 +198,15 @@ pub(super) fn upload_csr<B: Backend>(
         (groups, cbsr_groups, hot, max_degree, csr.nnz())
     };
     let col_idx = match cols {
-        Cols::Borrowed(c) => index_in_pieces::<B>(c, opts.upload_piece, device),
-        Cols::Owned(c) => owned_index::<B>(c, opts.upload_piece, device),
+        Cols::Borrowed(c) => sink.borrowed(c),
+        Cols::Owned(c) => sink.owned(c),
     };
     CsrPrim {
         n_rows,
         n_cols,
         nnz,
         max_degree,
-        row_ptr: int_tensor::<B>(to_index(row_ptr), device),
+        row_ptr: sink.short(to_index(row_ptr)),
         col_idx,
         groups,
         cbsr_groups,

@@ -21,6 +21,7 @@ mod loss;
 mod neighbors;
 mod norm;
 mod optim;
+mod packed_graph;
 mod partition;
 mod properties;
 mod relu_dropout;

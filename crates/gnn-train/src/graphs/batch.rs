@@ -1,6 +1,7 @@
 //! Batches of whole graphs: a set of graphs held on the host once, and per batch one
 //! block-diagonal graph of the batch's graphs, its pooling pattern, features and labels,
-//! uploaded in one go (one upload per array, not per graph).
+//! uploaded in one go: one upload per array, not per graph, and the two graphs' index arrays and
+//! float vectors in one upload each ([`Graph::new_packed`]).
 
 use super::tu::{TuDataset, TuEncoding, TuError};
 use burn::data::dataloader::batcher::Batcher;
@@ -116,8 +117,8 @@ impl GraphSet {
         let n = adj.n_rows();
         let pool = pool_pattern(&node_ptr).unwrap_or_else(|e| panic!("a batch's pooling pattern is valid: {e}"));
         GraphSetBatch {
-            graph: Graph::new(&adj, device, self.opts),
-            pool: Graph::new(&pool, device, GraphOptions::default()),
+            graph: Graph::new_packed(&adj, device, self.opts),
+            pool: Graph::new_packed(&pool, device, GraphOptions::default()),
             x: Tensor::from_data(TensorData::new(x, [n, self.d_in]), device),
             labels: Tensor::from_data(TensorData::new(labels, [graphs.len()]), device),
             ids: graphs.to_vec(),

@@ -4,6 +4,8 @@ use super::DeviceOps;
 use crate::backend::SparseGnnBackend;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::Autodiff;
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::ops::{FloatTensor, IntTensor};
 
 impl<B: SparseGnnBackend, C: CheckpointStrategy> DeviceOps for Autodiff<B, C> {
     fn device_memory(device: &Self::Device) -> Option<(u64, u64)> {
@@ -16,5 +18,13 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> DeviceOps for Autodiff<B, C> {
 
     fn max_buffer_bytes(device: &Self::Device) -> Option<u64> {
         B::max_buffer_bytes(device)
+    }
+
+    fn index_arrays(arrays: Vec<Vec<i32>>, device: &Self::Device) -> Vec<IntTensor<Self>> {
+        B::index_arrays(arrays, device)
+    }
+
+    fn float_arrays(arrays: Vec<Vec<f64>>, device: &Self::Device) -> Vec<FloatTensor<Self>> {
+        B::float_arrays(arrays, device).into_iter().map(<Self as AutodiffBackend>::from_inner).collect()
     }
 }

@@ -1,11 +1,14 @@
 //! `CubeBackend` implementation of [`super::DeviceOps`]: the CubeCL kernels of `sparse-gnn-kernels`.
 
 use super::DeviceOps;
+use burn::tensor::{DType, Int, Shape, Tensor, TensorData};
+use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::BoolElement;
 use burn_cubecl::CubeBackend;
 use burn_cubecl::CubeRuntime;
 use burn_cubecl::FloatElement;
 use burn_cubecl::IntElement;
+use std::ops::Range;
 
 impl<R, F, I, BT> DeviceOps for CubeBackend<R, F, I, BT>
 where
@@ -42,4 +45,54 @@ where
         let _ = device;
         None
     }
+
+    fn index_arrays(arrays: Vec<Vec<i32>>, device: &R::Device) -> Vec<CubeTensor<R>> {
+        let (buf, ranges) = pack::<R, _>(arrays, 4, device);
+        let n = buf.len();
+        let all = Tensor::<Self, 1, Int>::from_data(TensorData::new(buf, [n]), (device, DType::I32)).into_primitive();
+        views(all, &ranges)
+    }
+
+    fn float_arrays(arrays: Vec<Vec<f64>>, device: &R::Device) -> Vec<CubeTensor<R>> {
+        let dtype = F::dtype();
+        let (buf, ranges) = pack::<R, _>(arrays, dtype.size(), device);
+        let n = buf.len();
+        let data = TensorData::new(buf, [n]).convert_dtype(dtype);
+        let all = Tensor::<Self, 1>::from_data(data, (device, dtype)).into_primitive().tensor();
+        views(all, &ranges)
+    }
+}
+
+/// The arrays one after the other, each starting at a multiple of the device's offset alignment
+/// (at least 256 bytes, wgpu's storage-buffer offset alignment) for entries of `elem` bytes, and
+/// each array's entry range.
+fn pack<R: CubeRuntime, T: Copy + Default>(
+    arrays: Vec<Vec<T>>,
+    elem: usize,
+    device: &R::Device,
+) -> (Vec<T>, Vec<Range<usize>>) {
+    let align = (R::client(device).properties().memory.alignment as usize).max(256).div_ceil(elem);
+    let total: usize = arrays.iter().map(|a| a.len().next_multiple_of(align)).sum();
+    let mut buf = Vec::with_capacity(total);
+    let mut ranges = Vec::with_capacity(arrays.len());
+    for a in arrays {
+        let start = buf.len();
+        buf.extend_from_slice(&a);
+        ranges.push(start..buf.len());
+        buf.resize(buf.len().next_multiple_of(align), T::default());
+    }
+    (buf, ranges)
+}
+
+/// A 1-D view of `all` for each range: the same memory, bound from the range's start.
+fn views<R: CubeRuntime>(all: CubeTensor<R>, ranges: &[Range<usize>]) -> Vec<CubeTensor<R>> {
+    let elem = all.dtype.size();
+    let size = all.handle.size();
+    ranges
+        .iter()
+        .map(|r| {
+            let h = all.handle.clone().offset_start((r.start * elem) as u64).offset_end(size - (r.end * elem) as u64);
+            CubeTensor::new_contiguous(all.client.clone(), all.device.clone(), Shape::new([r.len()]), h, all.dtype)
+        })
+        .collect()
 }

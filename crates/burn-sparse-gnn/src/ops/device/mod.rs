@@ -7,6 +7,8 @@ mod host;
 pub mod peak;
 
 use burn::tensor::backend::Backend;
+use burn::tensor::ops::{FloatTensor, IntTensor};
+use burn::tensor::{DType, Element, Int, Tensor, TensorData};
 
 /// What a backend can tell about its device memory.
 ///
@@ -33,6 +35,36 @@ pub trait DeviceOps: Backend {
     /// check the tensors a run will hold against it first ([`check_buffers`]).
     fn max_buffer_bytes(_device: &Self::Device) -> Option<u64> {
         None
+    }
+
+    /// The index arrays of one structure on `device`, as 1-D i32 tensors in the order given
+    /// (every array holds at least one entry). By default each is uploaded on its own. The
+    /// CubeCL backends upload them all in one buffer and return views of it, each starting at
+    /// an offset the device can bind: a small graph (a batch of molecules) has some thirty
+    /// arrays, and one upload per array costs more than their data.
+    fn index_arrays(arrays: Vec<Vec<i32>>, device: &Self::Device) -> Vec<IntTensor<Self>> {
+        arrays
+            .into_iter()
+            .map(|v| {
+                let n = v.len();
+                Tensor::<Self, 1, Int>::from_data(TensorData::new(v, [n]), (device, DType::I32)).into_primitive()
+            })
+            .collect()
+    }
+
+    /// Float vectors on `device` in the backend's float type, in the order given, as
+    /// [`DeviceOps::index_arrays`] does for index arrays (every vector holds at least one entry).
+    fn float_arrays(arrays: Vec<Vec<f64>>, device: &Self::Device) -> Vec<FloatTensor<Self>> {
+        let dtype = <Self::FloatElem as Element>::dtype();
+        arrays
+            .into_iter()
+            .map(|v| {
+                let n = v.len();
+                Tensor::<Self, 1>::from_data(TensorData::new(v, [n]).convert_dtype(dtype), (device, dtype))
+                    .into_primitive()
+                    .tensor()
+            })
+            .collect()
     }
 }
 
