@@ -9,7 +9,7 @@ pub mod folds;
 pub mod model;
 pub mod tu;
 
-pub use batch::{GraphSet, GraphSetBatch, GraphSetBatcher};
+pub use batch::{GraphSet, GraphSetBatch, GraphSetBatcher, PACKED_BATCH_ENTRIES};
 pub use evaluate::{predict_graphs, score_graphs, GraphPredictions, GraphScore};
 pub use folds::{stratified_folds, GraphSplit};
 pub use model::{graph_output, GraphClassifier};
