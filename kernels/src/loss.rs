@@ -8,6 +8,11 @@
 //!
 //! All arithmetic is in f32 whatever the logits' type; a label outside `0..c` reads column 0
 //! (labels are checked where they are loaded).
+//!
+//! The binary cross-entropy with logits of link prediction's scores is one pass each way too:
+//! the forward pass writes `w * (y * softplus(-s) + (1 - y) * softplus(s))` per score, the
+//! backward pass `dt * w * (sigmoid(s) - y)` over the scores. Composed, the softplus alone is five
+//! tensor ops forward and as many backward over every pair.
 
 use crate::device::{cube_count, has_plane_ops, lanes_for, plane_size};
 use crate::reduce::{segment_max, segment_sum};
@@ -199,4 +204,140 @@ pub fn reference(x: &[f64], c: usize, labels: &[i64], weight: &[f64], dterms: &[
         }
     }
     (terms, dx)
+}
+
+/// `log(1 + exp(v))` without overflow.
+#[cube]
+fn softplus(v: f32) -> f32 {
+    f32::max(v, 0.0) + f32::log1p(f32::exp(-f32::abs(v)))
+}
+
+/// Entry `i` of an array of one entry per score or of one entry for all of them.
+#[cube]
+fn entry(a: &Array<f32>, i: usize) -> f32 {
+    let mut k = i;
+    if a.len() == 1 {
+        k = 0;
+    }
+    a[k]
+}
+
+#[cube(launch_unchecked)]
+fn binary_cross_entropy_terms<F: Float>(
+    s: &Array<F>,
+    labels: &Array<f32>,
+    weight: &Array<f32>,
+    terms: &mut Array<f32>,
+    len: usize,
+    #[define(F)] _dtype: StorageType,
+) {
+    let i = ABSOLUTE_POS;
+    if i >= len {
+        terminate!();
+    }
+    let v = f32::cast_from(s[i]);
+    let y = entry(labels, i);
+    terms[i] = entry(weight, i) * (y * softplus(-v) + (1.0 - y) * softplus(v));
+}
+
+#[cube(launch_unchecked)]
+fn binary_cross_entropy_grad<F: Float>(
+    s: &mut Array<F>,
+    labels: &Array<f32>,
+    weight: &Array<f32>,
+    dterms: &Array<f32>,
+    len: usize,
+    #[define(F)] _dtype: StorageType,
+) {
+    let i = ABSOLUTE_POS;
+    if i >= len {
+        terminate!();
+    }
+    let v = f32::cast_from(s[i]);
+    let sigmoid = 1.0 / (1.0 + f32::exp(-v));
+    s[i] = F::cast_from(dterms[i] * entry(weight, i) * (sigmoid - entry(labels, i)));
+}
+
+/// Writes the binary cross-entropy with logits of the scores `s` (`[p]`, dtype `dtype`) into
+/// `terms` (`[p]` f32): `w * softplus(-s)` where the label is 1, `w * softplus(s)` where it is 0
+/// (`y * softplus(-s) + (1 - y) * softplus(s)` for labels in between). `labels` and `weight`
+/// (f32) hold one entry per score or one for all.
+pub fn launch_binary_cross_entropy<R: Runtime>(
+    client: &ComputeClient<R>,
+    s: TensorBinding<R>,
+    labels: TensorBinding<R>,
+    weight: TensorBinding<R>,
+    terms: TensorBinding<R>,
+    dtype: StorageType,
+) {
+    let len = s.shape[0];
+    if len == 0 {
+        return;
+    }
+    let threads = 256u32;
+    unsafe {
+        binary_cross_entropy_terms::launch_unchecked::<R>(
+            client,
+            cube_count(client, len.div_ceil(threads as usize)),
+            CubeDim::new_1d(threads),
+            s.into_array_arg(),
+            labels.into_array_arg(),
+            weight.into_array_arg(),
+            terms.into_array_arg(),
+            len,
+            dtype,
+        );
+    }
+}
+
+/// Overwrites the scores `s` (`[p]`, dtype `dtype`) with their gradient from the terms'
+/// gradient `dterms` (`[p]` f32): `dterms * w * (sigmoid(s) - y)`.
+pub fn launch_binary_cross_entropy_grad<R: Runtime>(
+    client: &ComputeClient<R>,
+    s: TensorBinding<R>,
+    labels: TensorBinding<R>,
+    weight: TensorBinding<R>,
+    dterms: TensorBinding<R>,
+    dtype: StorageType,
+) {
+    let len = s.shape[0];
+    if len == 0 {
+        return;
+    }
+    let threads = 256u32;
+    unsafe {
+        binary_cross_entropy_grad::launch_unchecked::<R>(
+            client,
+            cube_count(client, len.div_ceil(threads as usize)),
+            CubeDim::new_1d(threads),
+            s.into_array_arg(),
+            labels.into_array_arg(),
+            weight.into_array_arg(),
+            dterms.into_array_arg(),
+            len,
+            dtype,
+        );
+    }
+}
+
+/// CPU reference (f64) of the binary cross-entropy with logits: the terms of the scores `s`
+/// and the scores' gradient from `dterms` (`labels` and `weight`: one entry per score or one
+/// for all).
+pub fn binary_reference(s: &[f64], labels: &[f64], weight: &[f64], dterms: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let at = |a: &[f64], i: usize| if a.len() == 1 { a[0] } else { a[i] };
+    let softplus = |v: f64| v.max(0.0) + (-v.abs()).exp().ln_1p();
+    let terms = s
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let y = at(labels, i);
+            at(weight, i) * (y * softplus(-v) + (1.0 - y) * softplus(v))
+        })
+        .collect();
+    let ds = s
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| dterms[i] * at(weight, i) * (1.0 / (1.0 + (-v).exp()) - at(labels, i)))
+        .collect();
+    (terms, ds)
 }

@@ -49,4 +49,4 @@ pub use op::{Op, OpKind};
 pub use optim_checks::{adam_checks, fused_adam_checks};
 pub use report::{CaseResult, Report};
 pub use runner::{run, run_with};
-pub use training_checks::{cross_entropy_checks, relu_dropout_checks};
+pub use training_checks::{binary_cross_entropy_checks, cross_entropy_checks, relu_dropout_checks};

@@ -124,3 +124,51 @@ pub fn relu_dropout_checks<B: SparseGnnAutodiffBackend>(device: &B::Device, widt
     }
     out
 }
+
+/// The binary cross-entropy with logits ([`crate::ops::loss::binary_cross_entropy`]) under
+/// autodiff on `B` against the f64 CPU reference of the kernels crate: the terms and the scores'
+/// gradient for `p` = 1,031 random scores (scaled by 8, with 0, +-30, +-100 and +-1e4 among
+/// them, where a naive `log(1 + exp(s))` overflows), with labels and weights one per score
+/// (every fifth weight 0, labels 0 and 1) and one for all (label 1 weight 1, label 0 with the
+/// per-score weights). Returns `(case, normwise error)`.
+pub fn binary_cross_entropy_checks<B: SparseGnnAutodiffBackend>(device: &B::Device) -> Vec<(String, f64)> {
+    let p = 1_031usize;
+    let mut s: Vec<f64> = random_values(p, 61).into_iter().map(|v| 8.0 * v).collect();
+    for (i, v) in [0.0, 30.0, -30.0, 100.0, -100.0, 1e4, -1e4].into_iter().enumerate() {
+        s[i * 3] = v;
+    }
+    let s: Vec<f64> = s.iter().map(|&v| v as f32 as f64).collect();
+    let labels: Vec<f64> = (0..p).map(|i| ((i * 7 + i / 2) % 2) as f64).collect();
+    let weight: Vec<f64> = random_values(p, 62)
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| if i % 5 == 0 { 0.0 } else { (v.abs() as f32) as f64 })
+        .collect();
+    let dterms: Vec<f64> = upstream(p, 63).iter().map(|&v| v as f32 as f64).collect();
+    let mut out = Vec::new();
+    let cases: [(&str, Vec<f64>, Vec<f64>); 3] = [
+        ("labels and weights per score", labels, weight.clone()),
+        ("label 1, weight 1 for all", vec![1.0], vec![1.0]),
+        ("label 0 for all, weights per score", vec![0.0], weight),
+    ];
+    for (what, y, w) in cases {
+        let (terms_ref, ds_ref) = sparse_gnn_kernels::loss::binary_reference(&s, &y, &w, &dterms);
+        let st = tensor::<B, 1>(&s, [p], device).require_grad();
+        let (yt, wt) = (tensor::<B, 1>(&y, [y.len()], device), tensor::<B, 1>(&w, [w.len()], device));
+        let r = tensor::<B, 1>(&dterms, [p], device);
+        let what = format!("binary cross-entropy, {what}");
+        // the scores held here (the gradient goes to a copy), then scores nothing else holds
+        for (how, scores) in [("held", st.clone()), ("in place", st.clone().mul_scalar(1.0))] {
+            match crate::ops::loss::binary_cross_entropy(scores, yt.clone(), wt.clone()) {
+                Ok(terms) => {
+                    let grads = (terms.clone() * r.clone()).sum().backward();
+                    let ds = st.grad(&grads).map(|g| host(g)).unwrap_or_default();
+                    out.push((format!("{what}, {how}: terms"), normwise_error(&host(terms.inner()), &terms_ref)));
+                    out.push((format!("{what}, {how}: scores' gradient"), normwise_error(&ds, &ds_ref)));
+                }
+                Err(e) => out.push((format!("{what}: {e}"), f64::INFINITY)),
+            }
+        }
+    }
+    out
+}

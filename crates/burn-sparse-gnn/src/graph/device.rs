@@ -131,6 +131,17 @@ impl<B: Backend> Graph<B> {
             }
             _ => None,
         };
+        Self::built(prim, weights, weight_sums, norms, start)
+    }
+
+    /// The graph from its uploaded parts, timed from `start`.
+    fn built(
+        prim: GraphPrimitive<B>,
+        weights: Option<Tensor<B, 1>>,
+        weight_sums: Option<WeightSums<B>>,
+        norms: DegreeNorms<B>,
+        start: Instant,
+    ) -> Self {
         Self {
             prim,
             weights,
@@ -189,14 +200,7 @@ impl<B: Backend> Graph<B> {
         };
         let weights = has_weights.then(&mut next);
         let weight_sums = has_sums.then(|| WeightSums { rows: next(), cols: next() });
-        Self {
-            prim,
-            weights,
-            weight_sums,
-            norms,
-            setup_seconds: start.elapsed().as_secs_f64(),
-            memo: Default::default(),
-        }
+        Self::built(prim, weights, weight_sums, norms, start)
     }
 
     /// A graph from its device parts: the structure, the edge weights with their weighted

@@ -1,11 +1,11 @@
 //! The weighted cross-entropy op: terms and the logits' gradient against the f64 CPU reference
 //! on the CPU backend (the composed ops) and on wgpu (the kernels, with and without plane
-//! reductions); bad shapes are errors.
+//! reductions); bad shapes are errors. The binary cross-entropy with logits the same way.
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
-use burn_sparse_gnn::conformance::cross_entropy_checks;
-use burn_sparse_gnn::loss::cross_entropy_rows;
+use burn_sparse_gnn::conformance::{binary_cross_entropy_checks, cross_entropy_checks};
+use burn_sparse_gnn::loss::{binary_cross_entropy, cross_entropy_rows};
 use sparse_gnn_kernels::config::KernelConfig;
 
 /// f32 arithmetic against f64 on logits up to 1e3: rounding of the largest logits decides.
@@ -49,6 +49,31 @@ fn labels_or_weights_of_other_rows_are_errors() {
     let labels = Tensor::<B, 1, Int>::from_data(TensorData::new(vec![0i64, 1, 2, 0], [4]), &device);
     let e = cross_entropy_rows(x, labels, Tensor::ones([5], &device), &KernelConfig::default()).unwrap_err();
     assert!(e.to_string().contains("weights"), "{e}");
+}
+
+#[test]
+fn binary_cross_entropy_equals_the_reference_on_the_cpu() {
+    assert_close(binary_cross_entropy_checks::<Autodiff<NdArray>>(&Default::default()), 12);
+}
+
+#[cfg(feature = "wgpu")]
+#[test]
+fn binary_cross_entropy_equals_the_reference_on_wgpu() {
+    assert_close(binary_cross_entropy_checks::<Autodiff<burn_sparse_gnn::Wgpu>>(&Default::default()), 12);
+}
+
+#[test]
+fn binary_labels_or_weights_of_other_lengths_are_errors() {
+    type B = NdArray;
+    let device = Default::default();
+    let s = Tensor::<B, 1>::zeros([4], &device);
+    let one = Tensor::<B, 1>::ones([1], &device);
+    let e = binary_cross_entropy(s.clone(), Tensor::ones([3], &device), one.clone()).unwrap_err();
+    assert!(e.to_string().contains("labels"), "{e}");
+    let e = binary_cross_entropy(s.clone(), one.clone(), Tensor::ones([2], &device)).unwrap_err();
+    assert!(e.to_string().contains("weights"), "{e}");
+    // one per score and one for all are both accepted
+    assert_eq!(binary_cross_entropy(s.clone(), Tensor::ones([4], &device), one).map(|t| t.dims()).ok(), Some([4]));
 }
 
 /// `sum_terms` of `[n]` terms, its value and the terms' gradient, for lengths around the block

@@ -12,7 +12,7 @@ use burn::tensor::{Int, Tensor};
 use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
 use burn_sparse_gnn::dense::ProductMath;
 use burn_sparse_gnn::link::{negative_pairs, pair_rows, permute_rows, PairEnd};
-use burn_sparse_gnn::loss::sum_terms;
+use burn_sparse_gnn::loss::{binary_cross_entropy, sum_terms};
 use burn_sparse_gnn::ops::attention::sddmm;
 use burn_sparse_gnn::{SparseGnnAutodiffBackend, SparseGnnBackend};
 use gnn_models::activation::relu;
@@ -69,9 +69,11 @@ pub struct LinkPredictor<B: Backend> {
     loss_scale: SharedLossScaler,
 }
 
-/// `log(1 + exp(x))` without overflow.
-fn softplus<B: Backend>(x: Tensor<B, 1>) -> Tensor<B, 1> {
-    relu(x.clone()) + x.abs().neg().exp().log1p()
+/// The binary cross-entropy terms of the scores `s` (`burn_sparse_gnn::loss::binary_cross_entropy`:
+/// one kernel each way on the CubeCL backends); `labels` and `weight` one per score or one for all.
+fn bce<B: SparseGnnBackend>(s: Tensor<B, 1>, labels: Tensor<B, 1>, weight: Tensor<B, 1>) -> Tensor<B, 1> {
+    binary_cross_entropy(s, labels, weight)
+        .unwrap_or_else(|e| panic!("the labels and weights are one per score or one for all: {e}"))
 }
 
 impl<B: SparseGnnBackend> LinkPredictor<B> {
@@ -133,9 +135,11 @@ impl<B: SparseGnnBackend> LinkPredictor<B> {
         let z = self.embed(batch);
         let pos = self.score(&batch.pairs, z.clone(), z.clone());
         let nnz = pos.dims()[0];
-        let mut total = sum_terms(softplus(pos.clone().neg()));
+        let device = pos.device();
+        let (one, zero) = (Tensor::<B, 1>::ones([1], &device), Tensor::<B, 1>::zeros([1], &device));
+        let mut total = sum_terms(bce(pos.clone(), one.clone(), one));
         // the pairs that count, kept on the device (no read back in the step)
-        let mut count = Tensor::<B, 1>::from_floats([nnz as f32], &pos.device());
+        let mut count = Tensor::<B, 1>::from_floats([nnz as f32], &device);
         let mut first_neg = None;
         for k in 0..batch.negatives {
             let seed = batch.negative_seed.wrapping_add((k as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
@@ -148,7 +152,7 @@ impl<B: SparseGnnBackend> LinkPredictor<B> {
             );
             let mask = neg.mask.float();
             count = count + sum_terms(mask.clone());
-            total = total + sum_terms(softplus(s.clone()) * mask);
+            total = total + sum_terms(bce(s.clone(), zero.clone(), mask));
             if first_neg.is_none() {
                 first_neg = Some(s);
             }
@@ -173,8 +177,7 @@ impl<B: SparseGnnBackend> LinkPredictor<B> {
         let device = s.device();
         let labels = batch.labels.clone().unwrap_or_else(|| Tensor::ones([n], &device));
         let y = labels.clone().float();
-        // label 1: softplus(-s); label 0: softplus(s)
-        let terms = softplus(s.clone().neg()) * y.clone() + softplus(s.clone()) * y.neg().add_scalar(1.0);
+        let terms = bce(s.clone(), y, Tensor::ones([1], &device));
         let loss = sum_terms(terms).div_scalar(n.max(1) as f64);
         ClassificationOutput::new(loss, two_class(s.detach()), labels)
     }

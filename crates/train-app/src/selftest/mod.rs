@@ -14,10 +14,10 @@ pub use products::{product_checks, product_tolerance};
 use crate::backend::Job;
 use crate::error::{AppError, Result};
 use burn_sparse_gnn::conformance::{
-    adam_checks, add_rows_checks, block_checks, block_structure_checks, cross_entropy_checks, from_host_checks,
-    fused_adam_checks, gat_attention_bound, gat_attention_checks, half_rows_checks, inv_degree_checks, link_checks,
-    neighbor_checks, neighbor_uniformity, norm_checks, packed_graph_checks, pair_rows_checks, relu_dropout_checks, run,
-    ConformanceConfig, NEIGHBOR_CHI_SQUARE_BOUND,
+    adam_checks, add_rows_checks, binary_cross_entropy_checks, block_checks, block_structure_checks,
+    cross_entropy_checks, from_host_checks, fused_adam_checks, gat_attention_bound, gat_attention_checks,
+    half_rows_checks, inv_degree_checks, link_checks, neighbor_checks, neighbor_uniformity, norm_checks,
+    packed_graph_checks, pair_rows_checks, relu_dropout_checks, run, ConformanceConfig, NEIGHBOR_CHI_SQUARE_BOUND,
 };
 use burn_sparse_gnn::{Choice, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 
@@ -318,11 +318,12 @@ impl Job for SelfTest {
         if self.filter.is_none() {
             let start = std::time::Instant::now();
             let mut checks = cross_entropy_checks::<B>(&device, &[1, 7, 47, 300], &KernelConfig::default());
+            checks.extend(binary_cross_entropy_checks::<B>(&device));
             for (what, e) in cross_entropy_checks::<B>(&device, &[7, 47], &shared_memory) {
                 checks.push((format!("{what} (shared-memory fallback)"), e));
             }
             println!(
-                "== {backend}: weighted cross-entropy against the CPU reference ({:.1} s)",
+                "== {backend}: weighted and binary cross-entropy against the CPU reference ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
             for (what, err) in &checks {

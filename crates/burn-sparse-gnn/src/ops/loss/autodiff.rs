@@ -31,6 +31,23 @@ impl<B: SparseGnnBackend> Backward<B, 1> for CrossEntropyBackward {
     }
 }
 
+#[derive(Debug)]
+struct BinaryCrossEntropyBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 1> for BinaryCrossEntropyBackward {
+    /// The scores, the labels and the weights.
+    type State = (FloatTensor<B>, FloatTensor<B>, FloatTensor<B>);
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let dterms = grads.consume::<B>(&ops.node);
+        if let Some(node) = node {
+            let (s, labels, weight) = ops.state;
+            grads.register::<B>(node.id, B::binary_cross_entropy_grad(s, labels, weight, dterms));
+        }
+    }
+}
+
 impl<B: SparseGnnBackend, C: CheckpointStrategy> LossOps for Autodiff<B, C> {
     fn cross_entropy(
         x: FloatTensor<Self>,
@@ -65,6 +82,43 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> LossOps for Autodiff<B, C> {
                 prep.finish((x.primitive, lse, labels, weight), terms)
             }
             OpsKind::UnTracked(prep) => prep.finish(B::cross_entropy(x.primitive, labels, weight, config).0),
+        }
+    }
+
+    fn binary_cross_entropy(
+        s: FloatTensor<Self>,
+        labels: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::binary_cross_entropy(s.primitive, labels.primitive, weight.primitive))
+    }
+
+    fn binary_cross_entropy_grad(
+        s: FloatTensor<Self>,
+        labels: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        dterms: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        untracked::<B, C>(B::binary_cross_entropy_grad(
+            s.primitive,
+            labels.primitive,
+            weight.primitive,
+            dterms.primitive,
+        ))
+    }
+
+    fn ad_binary_cross_entropy(
+        s: FloatTensor<Self>,
+        labels: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        let (labels, weight) = (labels.primitive, weight.primitive);
+        match BinaryCrossEntropyBackward.prepare::<C>([s.node.clone()]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let terms = B::binary_cross_entropy(s.primitive.clone(), labels.clone(), weight.clone());
+                prep.finish((s.primitive, labels, weight), terms)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::binary_cross_entropy(s.primitive, labels, weight)),
         }
     }
 }

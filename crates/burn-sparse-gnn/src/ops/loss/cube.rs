@@ -4,6 +4,7 @@ use super::LossOps;
 use crate::ops::cube_launch::*;
 use burn::tensor::DType;
 use burn::tensor::TensorMetadata;
+use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::BoolElement;
 use burn_cubecl::CubeBackend;
 use burn_cubecl::CubeRuntime;
@@ -12,6 +13,7 @@ use burn_cubecl::IntElement;
 use sparse_gnn_kernels::config::KernelConfig;
 use sparse_gnn_kernels::loss::launch_cross_entropy;
 use sparse_gnn_kernels::loss::launch_cross_entropy_grad;
+use sparse_gnn_kernels::loss::{launch_binary_cross_entropy, launch_binary_cross_entropy_grad};
 
 impl<R, F, I, BT> LossOps for CubeBackend<R, F, I, BT>
 where
@@ -50,6 +52,31 @@ where
             bind(&labels),
             bind(&weight),
             bind(&lse),
+            bind(&dterms),
+            dtype_of(&target),
+        );
+        sample(&target);
+        target
+    }
+
+    fn binary_cross_entropy(s: Ft<R>, labels: Ft<R>, weight: Ft<R>) -> Ft<R> {
+        let s = into_contiguous(s);
+        let (labels, weight) = (f32_array(labels), f32_array(weight));
+        let terms = empty(&s, [s.shape()[0]], DType::F32);
+        launch_binary_cross_entropy::<R>(&s.client, bind(&s), bind(&labels), bind(&weight), bind(&terms), dtype_of(&s));
+        sample(&terms);
+        terms
+    }
+
+    fn binary_cross_entropy_grad(s: Ft<R>, labels: Ft<R>, weight: Ft<R>, dterms: Ft<R>) -> Ft<R> {
+        // the gradient goes over the scores where nothing else holds them
+        let target = writable(s);
+        let (labels, weight, dterms) = (f32_array(labels), f32_array(weight), f32_array(dterms));
+        launch_binary_cross_entropy_grad::<R>(
+            &target.client,
+            bind(&target),
+            bind(&labels),
+            bind(&weight),
             bind(&dterms),
             dtype_of(&target),
         );

@@ -1,7 +1,8 @@
 //! Weighted softmax cross-entropy of logit rows, differentiable, with the logits' gradient
 //! written over the logits (see `sparse_gnn_kernels::loss`): the training loss of node
 //! classification, `sum_i w_i * -log softmax(x_i)[y_i]`, in two passes and without the `[n, c]`
-//! temporaries of the composed ops.
+//! temporaries of the composed ops. The binary cross-entropy with logits of link prediction
+//! ([`binary_cross_entropy`]) the same way: one kernel forward, one backward.
 
 mod autodiff;
 mod cube;
@@ -60,6 +61,39 @@ pub trait LossOps: Backend {
     ) -> FloatTensor<Self> {
         Self::cross_entropy(x, labels, weight, config).0
     }
+
+    /// Binary cross-entropy with logits of the scores `s` (`[p]`, see [`binary_cross_entropy`]):
+    /// per score `w * (y * softplus(-s) + (1 - y) * softplus(s))` (`[p]`, f32; f64 for f64
+    /// scores), `labels` `y` and `weight` `w` (f32) each `[p]` or `[1]` (one for all). Composed
+    /// tensor ops by default; backends with kernels do it in one pass.
+    fn binary_cross_entropy(
+        s: FloatTensor<Self>,
+        labels: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        composed_binary::<Self>(s, labels, weight)
+    }
+
+    /// The scores' gradient of [`Self::binary_cross_entropy`]'s terms from their gradient
+    /// `dterms` (`[p]`): `dterms * w * (sigmoid(s) - y)`, in the dtype of `s`. Composed tensor ops
+    /// by default; backends with kernels write it over `s` where nothing else holds it.
+    fn binary_cross_entropy_grad(
+        s: FloatTensor<Self>,
+        labels: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        dterms: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        composed_binary_grad::<Self>(s, labels, weight, dterms)
+    }
+
+    /// Differentiable (in the scores) [`Self::binary_cross_entropy`].
+    fn ad_binary_cross_entropy(
+        s: FloatTensor<Self>,
+        labels: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        Self::binary_cross_entropy(s, labels, weight)
+    }
 }
 
 /// Rows per block of [`sum_terms`]' first reduction.
@@ -115,6 +149,82 @@ pub fn cross_entropy_rows<B: LossOps>(
         config,
     );
     Ok(Tensor::from_primitive(TensorPrimitive::Float(terms)))
+}
+
+/// Per score `s[i]` (`[p]`): the binary cross-entropy with logits
+/// `w[i] * (y[i] * softplus(-s[i]) + (1 - y[i]) * softplus(s[i]))` (`[p]`, f32; f64 for f64
+/// scores), differentiable in `s` (the gradient `w * (sigmoid(s) - y)` per unit of the term's
+/// gradient). Sum it for the loss. `labels` (0 or 1; values in between are soft labels) and
+/// `weight` (0 for scores outside the loss) are each `[p]` or `[1]` (one for every score); they
+/// are not differentiated. One kernel forward and one backward on the CubeCL backends, where
+/// Burn's composed ops (`relu(s) + log1p(exp(-|s|))` and the label mix) take about a dozen over
+/// every score and keep several of them for the backward pass. Errors when the shapes disagree.
+pub fn binary_cross_entropy<B: LossOps>(
+    scores: Tensor<B, 1>,
+    labels: Tensor<B, 1>,
+    weight: Tensor<B, 1>,
+) -> Result<Tensor<B, 1>, OpError> {
+    let [p] = scores.dims();
+    for (what, got) in [("labels", labels.dims()), ("weights", weight.dims())] {
+        if got[0] != p && got[0] != 1 {
+            return Err(OpError::Shape {
+                op: "binary_cross_entropy",
+                what,
+                got: got.to_vec(),
+                expected: format!("[{p}] (one per score) or [1] (one for all)"),
+            });
+        }
+    }
+    let f32 = |t: Tensor<B, 1>| t.cast(FloatDType::F32).into_primitive().tensor();
+    let terms = B::ad_binary_cross_entropy(scores.into_primitive().tensor(), f32(labels), f32(weight));
+    Ok(Tensor::from_primitive(TensorPrimitive::Float(terms)))
+}
+
+/// `[1]` (one entry for all) broadcast to `[p]`.
+fn entries<B: Backend>(t: FloatTensor<B>, p: usize, math: FloatDType) -> Tensor<B, 1> {
+    let t = Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(t)).cast(math);
+    match t.dims() {
+        [1] if p != 1 => t.expand([p]),
+        _ => t,
+    }
+}
+
+/// `log(1 + exp(v))` without overflow.
+fn softplus<B: Backend>(v: Tensor<B, 1>) -> Tensor<B, 1> {
+    v.clone().clamp_min(0.0) + v.abs().neg().exp().log1p()
+}
+
+/// The composed forward pass of the binary cross-entropy: its terms, `[p]`, f32 (f64 for f64
+/// scores).
+pub(crate) fn composed_binary<B: Backend>(
+    s: FloatTensor<B>,
+    labels: FloatTensor<B>,
+    weight: FloatTensor<B>,
+) -> FloatTensor<B> {
+    let s = Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(s));
+    let math = arithmetic(s.dtype());
+    let s = s.cast(math);
+    let p = s.dims()[0];
+    let (y, w) = (entries::<B>(labels, p, math), entries::<B>(weight, p, math));
+    let terms = (softplus(s.clone().neg()) * y.clone() + softplus(s) * y.neg().add_scalar(1.0)) * w;
+    terms.into_primitive().tensor()
+}
+
+/// The composed backward pass of the binary cross-entropy: the scores' gradient (dtype of `s`).
+pub(crate) fn composed_binary_grad<B: Backend>(
+    s: FloatTensor<B>,
+    labels: FloatTensor<B>,
+    weight: FloatTensor<B>,
+    dterms: FloatTensor<B>,
+) -> FloatTensor<B> {
+    let s = Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(s));
+    let dtype = FloatDType::from(s.dtype());
+    let math = arithmetic(s.dtype());
+    let p = s.dims()[0];
+    let (y, w) = (entries::<B>(labels, p, math), entries::<B>(weight, p, math));
+    let g = Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(dterms)).cast(math);
+    let ds = (burn::tensor::activation::sigmoid(s.cast(math)) - y) * w * g;
+    ds.cast(dtype).into_primitive().tensor()
 }
 
 /// The arithmetic type for logits (or node states) of type `dtype`: f64 for f64 (the CPU
