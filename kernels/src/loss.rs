@@ -258,6 +258,12 @@ fn binary_cross_entropy_grad<F: Float>(
     s[i] = F::cast_from(dterms[i] * entry(weight, i) * (sigmoid - entry(labels, i)));
 }
 
+/// The grid of one thread per entry for `len` entries (`None` for none).
+fn per_entry<R: Runtime>(client: &ComputeClient<R>, len: usize) -> Option<(CubeCount, CubeDim)> {
+    let threads = 256u32;
+    (len > 0).then(|| (cube_count(client, len.div_ceil(threads as usize)), CubeDim::new_1d(threads)))
+}
+
 /// Writes the binary cross-entropy with logits of the scores `s` (`[p]`, dtype `dtype`) into
 /// `terms` (`[p]` f32): `w * softplus(-s)` where the label is 1, `w * softplus(s)` where it is 0
 /// (`y * softplus(-s) + (1 - y) * softplus(s)` for labels in between). `labels` and `weight`
@@ -271,15 +277,14 @@ pub fn launch_binary_cross_entropy<R: Runtime>(
     dtype: StorageType,
 ) {
     let len = s.shape[0];
-    if len == 0 {
+    let Some((count, dim)) = per_entry(client, len) else {
         return;
-    }
-    let threads = 256u32;
+    };
     unsafe {
         binary_cross_entropy_terms::launch_unchecked::<R>(
             client,
-            cube_count(client, len.div_ceil(threads as usize)),
-            CubeDim::new_1d(threads),
+            count,
+            dim,
             s.into_array_arg(),
             labels.into_array_arg(),
             weight.into_array_arg(),
@@ -301,15 +306,14 @@ pub fn launch_binary_cross_entropy_grad<R: Runtime>(
     dtype: StorageType,
 ) {
     let len = s.shape[0];
-    if len == 0 {
+    let Some((count, dim)) = per_entry(client, len) else {
         return;
-    }
-    let threads = 256u32;
+    };
     unsafe {
         binary_cross_entropy_grad::launch_unchecked::<R>(
             client,
-            cube_count(client, len.div_ceil(threads as usize)),
-            CubeDim::new_1d(threads),
+            count,
+            dim,
             s.into_array_arg(),
             labels.into_array_arg(),
             weight.into_array_arg(),
