@@ -68,12 +68,13 @@ impl<B: SparseGnnBackend> BatchNorm<B> {
         }
         let (y, mean, var) = ops::batch_norm(x, self.gamma.val(), self.beta.val(), self.epsilon)
             .unwrap_or_else(|e| panic!("batch normalisation of the node states: {e}"));
-        let m = self.momentum;
-        let blend = |old: Tensor<B, 1>, new: Tensor<B, 1>| {
-            old.to_device(&device).mul_scalar(1.0 - m).add(new.detach().mul_scalar(m)).detach()
-        };
-        self.running_mean.update(blend(self.running_mean.value_sync(), mean));
-        self.running_var.update(blend(self.running_var.value_sync(), var));
+        // both running statistics in one launch (six as tensor ops)
+        let (old_mean, old_var) = (self.running_mean.value_sync(), self.running_var.value_sync());
+        let (running_mean, running_var) =
+            ops::batch_norm_running(old_mean.to_device(&device), old_var.to_device(&device), mean, var, self.momentum)
+                .unwrap_or_else(|e| panic!("the running statistics have one entry per column: {e}"));
+        self.running_mean.update(running_mean);
+        self.running_var.update(running_var);
         y
     }
 }

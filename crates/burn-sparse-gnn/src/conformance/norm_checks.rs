@@ -16,10 +16,11 @@ fn host<B: SparseGnnBackend, const D: usize>(t: burn::tensor::ops::FloatTensor<B
 
 /// `batch_norm_stats`, `batch_norm_apply` and `batch_norm_grad` of `B` against the reference on
 /// `[n, c]` states of 1 x 1, 7 x 5, 1,031 x 33 and 3,000 x 64 (columns 31 units off zero, one
-/// constant column: variance 0). Returns `(case, normwise error)`, the largest over `y`, `dx`,
-/// `dgamma` and `dbeta`; all at f32 rounding level: the kernels' two passes per column stay
-/// near 1e-6 on wgpu, Burn's composed ops on the CPU reach 1.6e-5 at 3,000 rows (the input
-/// gradient's cancellations).
+/// constant column: variance 0), and `batch_norm_running` (the running statistics' update) on 1,
+/// 33 and 300 columns. Returns `(case, normwise error)`, the largest over `y`, `dx`, `dgamma`
+/// and `dbeta` (the means and variances for the update); all at f32 rounding level: the kernels'
+/// two passes per column stay near 1e-6 on wgpu, Burn's composed ops on the CPU reach 1.6e-5 at
+/// 3,000 rows (the input gradient's cancellations).
 pub fn norm_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>)> {
     let mut out = Vec::new();
     let eps = 1e-5;
@@ -53,6 +54,25 @@ pub fn norm_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Opti
         .into_iter()
         .fold(0.0, f64::max);
         out.push((format!("batch norm, {n} x {c}"), Some(err)));
+    }
+    // the running statistics' update, momentum 0.1 (Burn's default) and 1
+    for (c, momentum) in [(1usize, 0.1), (33, 0.1), (300, 1.0)] {
+        let vals = |seed: u64, scale: f64| -> Vec<f64> {
+            random_values(c, seed).iter().map(|&v| (v * scale) as f32 as f64).collect()
+        };
+        let [old_mean, old_var, mean, var] = [vals(81, 5.0), vals(82, 2.0), vals(83, 5.0), vals(84, 2.0)];
+        let dev1 = |v: &[f64]| {
+            let v: Vec<f32> = v.iter().map(|&a| a as f32).collect();
+            Tensor::<B, 1>::from_data(TensorData::new(v, [c]), device).into_primitive().tensor()
+        };
+        let blend = |old: &[f64], new: &[f64]| -> Vec<f64> {
+            old.iter().zip(new).map(|(o, n)| o * (1.0 - momentum) + n * momentum).collect()
+        };
+        let (got_mean, got_var) =
+            B::batch_norm_running(dev1(&old_mean), dev1(&old_var), dev1(&mean), dev1(&var), momentum);
+        let err = normwise_error(&host::<B, 1>(got_mean), &blend(&old_mean, &mean))
+            .max(normwise_error(&host::<B, 1>(got_var), &blend(&old_var, &var)));
+        out.push((format!("running statistics, {c} columns, momentum {momentum}"), Some(err)));
     }
     out
 }

@@ -31,4 +31,4 @@ pub use cbsr::{
     cbsr_spgemm, cbsr_spgemm_weighted, maxk, maxpool, try_cbsr_spgemm, try_maxk, try_maxk_with, try_maxpool, Cbsr,
 };
 pub use layer::{add_bias, aggregate_pair, linear, linear_pair, try_aggregate_pair, LinearTerm};
-pub use norm::batch_norm;
+pub use norm::{batch_norm, batch_norm_running};

@@ -11,7 +11,7 @@ use burn_sparse_gnn::conformance::norm_checks;
 use burn_sparse_gnn::SparseGnnBackend;
 
 fn assert_close(checks: &[(String, Option<f64>)]) {
-    assert_eq!(checks.len(), 4);
+    assert_eq!(checks.len(), 7);
     for (what, err) in checks {
         println!("{what}: {err:?}");
         assert!(err.is_some_and(|e| e <= 5e-5), "{what}: {err:?}");

@@ -45,6 +45,18 @@ impl<B: SparseGnnBackend> Backward<B, 3> for BatchNormBackward {
 }
 
 impl<B: SparseGnnBackend, C: CheckpointStrategy> NormOps for Autodiff<B, C> {
+    fn batch_norm_running(
+        old_mean: FloatTensor<Self>,
+        old_var: FloatTensor<Self>,
+        mean: FloatTensor<Self>,
+        var: FloatTensor<Self>,
+        momentum: f64,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let (m, v) =
+            B::batch_norm_running(old_mean.primitive, old_var.primitive, mean.primitive, var.primitive, momentum);
+        (untracked::<B, C>(m), untracked::<B, C>(v))
+    }
+
     fn batch_norm_stats(x: FloatTensor<Self>, eps: f64) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>) {
         let (mean, invstd, var) = B::batch_norm_stats(x.primitive, eps);
         (untracked::<B, C>(mean), untracked::<B, C>(invstd), untracked::<B, C>(var))

@@ -48,6 +48,21 @@ where
         y
     }
 
+    fn batch_norm_running(old_mean: Ft<R>, old_var: Ft<R>, mean: Ft<R>, var: Ft<R>, momentum: f64) -> (Ft<R>, Ft<R>) {
+        let [old_mean, old_var, mean, var] = [old_mean, old_var, mean, var].map(f32_array);
+        let c = old_mean.shape()[0];
+        let [new_mean, new_var] = [0; 2].map(|_| empty(&old_mean, [c], DType::F32));
+        kernel::launch_running_stats::<R>(
+            &old_mean.client,
+            [bind(&old_mean), bind(&old_var)],
+            [bind(&mean), bind(&var)],
+            [bind(&new_mean), bind(&new_var)],
+            momentum as f32,
+        );
+        sample(&new_var);
+        (new_mean, new_var)
+    }
+
     fn batch_norm_grad(x: Ft<R>, dy: Ft<R>, mean: Ft<R>, invstd: Ft<R>, gamma: Ft<R>) -> (Ft<R>, Ft<R>, Ft<R>) {
         let x = mat(x);
         let dtype = x.dtype;

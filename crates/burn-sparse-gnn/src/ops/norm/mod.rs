@@ -66,6 +66,23 @@ pub trait NormOps: Backend {
         composed_grad::<Self>(x, dy, mean, invstd, gamma)
     }
 
+    /// The running statistics after a batch: `old * (1 - momentum) + batch * momentum` of the
+    /// means and of the variances (`[c]` each, f32; not tracked). Composed tensor ops by default
+    /// (six launches); backends with kernels do both in one.
+    fn batch_norm_running(
+        old_mean: FloatTensor<Self>,
+        old_var: FloatTensor<Self>,
+        mean: FloatTensor<Self>,
+        var: FloatTensor<Self>,
+        momentum: f64,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let blend = |old: FloatTensor<Self>, new: FloatTensor<Self>| {
+            let f32 = |t| Tensor::<Self, 1>::from_primitive(TensorPrimitive::Float(t)).cast(FloatDType::F32);
+            prim1::<Self>(f32(old).mul_scalar(1.0 - momentum).add(f32(new).mul_scalar(momentum)))
+        };
+        (blend(old_mean, mean), blend(old_var, var))
+    }
+
     /// Differentiable batch normalisation with the batch's statistics: `(y, mean, var)`, only
     /// `y` tracked (in `x`, `gamma` and `beta`).
     fn ad_batch_norm(
@@ -111,6 +128,38 @@ pub fn batch_norm<B: NormOps>(
     );
     let t1 = |t| Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(t));
     Ok((Tensor::from_primitive(TensorPrimitive::Float(y)), t1(mean), t1(var)))
+}
+
+/// The running statistics of a batch normalisation after a batch: `(mean, var)` with
+/// `running = old * (1 - momentum) + batch * momentum` for the means and the variances (`[c]`
+/// each), in the dtype of `old_mean`, not tracked: one kernel on the CubeCL backends for both,
+/// where the composed update takes six launches. Errors when the four are not of one length.
+pub fn batch_norm_running<B: NormOps>(
+    old_mean: Tensor<B, 1>,
+    old_var: Tensor<B, 1>,
+    mean: Tensor<B, 1>,
+    var: Tensor<B, 1>,
+    momentum: f64,
+) -> Result<(Tensor<B, 1>, Tensor<B, 1>), OpError> {
+    let [c] = old_mean.dims();
+    for (what, t) in [("running variances", &old_var), ("batch means", &mean), ("batch variances", &var)] {
+        if t.dims()[0] != c {
+            return Err(OpError::Shape {
+                op: "batch_norm_running",
+                what,
+                got: t.dims().to_vec(),
+                expected: format!("[{c}] (as the running means)"),
+            });
+        }
+    }
+    let dtype = FloatDType::from(old_mean.dtype());
+    let p = |t: Tensor<B, 1>| t.detach().into_primitive().tensor();
+    let (m, v) = B::batch_norm_running(p(old_mean), p(old_var), p(mean), p(var), momentum);
+    Ok((t1::<B>(m, dtype), t1::<B>(v, dtype)))
+}
+
+fn prim1<B: Backend>(t: Tensor<B, 1>) -> FloatTensor<B> {
+    t.into_primitive().tensor()
 }
 
 fn t1<B: Backend>(t: FloatTensor<B>, dtype: FloatDType) -> Tensor<B, 1> {

@@ -79,3 +79,19 @@ fn lean_activations_and_the_half_saved_matmul_match_burn() {
     close(hosti(x.grad(&g1).unwrap()), hosti(x.grad(&g2).unwrap()));
     close(hosti(w.grad(&g1).unwrap()), hosti(w.grad(&g2).unwrap()));
 }
+
+/// A training-mode batch normalisation moves its running statistics a `momentum` of the way to
+/// the batch's means and biased variances (both in one op), as Burn's `BatchNorm` does.
+#[test]
+fn batch_norm_moves_its_running_statistics_toward_the_batch() {
+    let dev = Default::default();
+    let bn = gnn_models::norm::BatchNorm::<B>::new(2, &dev);
+    // column means 2 and 6, biased variances 1 and 4; running statistics start at 0 and 1
+    let x = Tensor::<B, 2>::from_data(TensorData::new(vec![1.0, 4.0, 3.0, 8.0], [2, 2]), &dev);
+    let _ = bn.forward(x);
+    let read = |t: Tensor<B, 1>| t.to_data().convert::<f64>().to_vec::<f64>().unwrap();
+    let (m, v) = (read(bn.running_mean.value_sync()), read(bn.running_var.value_sync()));
+    for (got, want) in m.iter().chain(&v).zip([0.2, 0.6, 1.0, 1.3]) {
+        assert!((got - want).abs() < 1e-6, "{m:?} {v:?}");
+    }
+}
