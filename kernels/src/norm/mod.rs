@@ -8,7 +8,12 @@
 //! small batches of graph classification each launch costs more than its arithmetic.
 //!
 //! All arithmetic is in f32 whatever the states' type; the statistics and the affine
-//! parameters are f32 arrays of `c` entries.
+//! parameters are f32 arrays of `c` entries. The running statistics' update is in
+//! `running.rs`.
+
+mod running;
+
+pub use running::launch_running_stats;
 
 use crate::device::cube_count;
 use cubecl::prelude::*;
@@ -443,61 +448,5 @@ mod tests {
             let fd = (loss(&x, &gamma, &a) - loss(&x, &gamma, &b)) / (2.0 * h);
             assert!((fd - dbeta[j]).abs() < 1e-6, "dbeta[{j}]");
         }
-    }
-}
-
-#[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
-fn running_blend(
-    old_mean: &Array<f32>,
-    old_var: &Array<f32>,
-    mean: &Array<f32>,
-    var: &Array<f32>,
-    new_mean: &mut Array<f32>,
-    new_var: &mut Array<f32>,
-    momentum: f32,
-    c: usize,
-) {
-    let j = ABSOLUTE_POS;
-    if j >= c {
-        terminate!();
-    }
-    let keep = 1.0 - momentum;
-    new_mean[j] = old_mean[j] * keep + mean[j] * momentum;
-    new_var[j] = old_var[j] * keep + var[j] * momentum;
-}
-
-/// Writes the running statistics `new = old * (1 - momentum) + batch * momentum` of the means
-/// and of the variances (all `[c]` f32) in one launch: the update after each training batch,
-/// which Burn's tensor ops make six launches.
-pub fn launch_running_stats<R: Runtime>(
-    client: &ComputeClient<R>,
-    old: [TensorBinding<R>; 2],
-    batch: [TensorBinding<R>; 2],
-    new: [TensorBinding<R>; 2],
-    momentum: f32,
-) {
-    let c = old[0].shape[0];
-    if c == 0 {
-        return;
-    }
-    let [old_mean, old_var] = old;
-    let [mean, var] = batch;
-    let [new_mean, new_var] = new;
-    let threads = 256u32;
-    unsafe {
-        running_blend::launch_unchecked::<R>(
-            client,
-            crate::device::cube_count(client, c.div_ceil(threads as usize)),
-            CubeDim::new_1d(threads),
-            old_mean.into_array_arg(),
-            old_var.into_array_arg(),
-            mean.into_array_arg(),
-            var.into_array_arg(),
-            new_mean.into_array_arg(),
-            new_var.into_array_arg(),
-            momentum,
-            c,
-        );
     }
 }
