@@ -79,6 +79,13 @@ fn sage_reference(conv: &gnn_models::SageConv<B>, agg: &M, xm: &M) -> M {
     )
 }
 
+/// GIN's MLP on the host: `relu(z W1 + b1) W2 + b2` with the layer's parameters.
+fn gin_mlp_reference(conv: &gnn_models::GinConv<B>, z: &M) -> M {
+    let h =
+        relu(&add_row(&matmul(z, &host(conv.mlp_in.weight.val())), &host1(conv.mlp_in.bias.as_ref().unwrap().val())));
+    add_row(&matmul(&h, &host(conv.mlp_out.weight.val())), &host1(conv.mlp_out.bias.as_ref().unwrap().val()))
+}
+
 fn rows(x: &[f64], c: usize) -> M {
     x.chunks(c).map(|r| r.to_vec()).collect()
 }
