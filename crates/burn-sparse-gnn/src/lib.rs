@@ -53,6 +53,8 @@ pub use graph::partition;
 pub use ops::dense;
 /// Peak device-memory sampling (the module [`ops::device::peak`]).
 pub use ops::device::peak as memory;
+/// Uploads of host data through [`ops::device::DeviceOps`] (one transfer on CUDA).
+pub use ops::device::{upload, upload_int};
 /// ReLU and dropout (the module [`ops::dropout`]).
 pub use ops::dropout;
 /// Weighted softmax cross-entropy (the module [`ops::loss`]).

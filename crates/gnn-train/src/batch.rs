@@ -99,11 +99,10 @@ impl FullGraphBatcher {
         let graph = Graph::<B>::new(h.data.adjacency(), device, h.opts);
         let n = h.data.num_nodes();
         let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
-        let x =
-            Tensor::<B, 2>::from_data(TensorData::new(h.x.clone(), [n, h.d_in]).convert_dtype(dtype), (device, dtype));
+        let x = burn_sparse_gnn::upload(TensorData::new(h.x.clone(), [n, h.d_in]).convert_dtype(dtype), device);
         // unlabeled nodes (-1) are never scored; class 0 keeps the gather in range
         let labels: Vec<i64> = h.data.labels().iter().map(|&l| l.max(0)).collect();
-        let labels = Tensor::<B, 1, Int>::from_data(TensorData::new(labels, [n]), device);
+        let labels = burn_sparse_gnn::upload_int(TensorData::new(labels, [n]), device);
         let v = (graph, x, labels);
         cache.insert(key, Box::new(v.clone()));
         v
@@ -111,7 +110,7 @@ impl FullGraphBatcher {
 
     /// The split's node ids and the per-node loss weights (`1 / |split|` on the split), uploaded
     /// once per backend, device and split.
-    fn ids<B: Backend>(&self, split: SplitKind, device: &B::Device) -> Ids<B> {
+    fn ids<B: SparseGnnBackend>(&self, split: SplitKind, device: &B::Device) -> Ids<B> {
         let key = (TypeId::of::<B>(), format!("{device:?}/{split:?}"));
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(v) = cache.get(&key).and_then(|b| b.downcast_ref::<Ids<B>>()) {
@@ -134,8 +133,8 @@ impl FullGraphBatcher {
             w[i as usize] += share;
         }
         let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
-        let w = Tensor::from_data(TensorData::new(w, [n]).convert_dtype(dtype), (device, dtype));
-        let v: Ids<B> = (Tensor::from_data(TensorData::new(v, [ids.len()]), device), w);
+        let w = burn_sparse_gnn::upload(TensorData::new(w, [n]).convert_dtype(dtype), device);
+        let v: Ids<B> = (burn_sparse_gnn::upload_int(TensorData::new(v, [ids.len()]), device), w);
         cache.insert(key, Box::new(v.clone()));
         v
     }

@@ -54,7 +54,7 @@ pub struct Graph<B: Backend> {
     memo: Memo<B>,
 }
 
-impl<B: Backend> Graph<B> {
+impl<B: DeviceOps> Graph<B> {
     /// Uploads `adj` and precomputes its transpose, degree norms and edge groups
     /// (O(N + E) host work, timed in [`Graph::setup_seconds`]).
     pub fn new(adj: &Csr, device: &B::Device, opts: GraphOptions) -> Self {
@@ -134,34 +134,13 @@ impl<B: Backend> Graph<B> {
         Self::built(prim, weights, weight_sums, norms, start)
     }
 
-    /// The graph from its uploaded parts, timed from `start`.
-    fn built(
-        prim: GraphPrimitive<B>,
-        weights: Option<Tensor<B, 1>>,
-        weight_sums: Option<WeightSums<B>>,
-        norms: DegreeNorms<B>,
-        start: Instant,
-    ) -> Self {
-        Self {
-            prim,
-            weights,
-            weight_sums,
-            norms,
-            setup_seconds: start.elapsed().as_secs_f64(),
-            memo: Default::default(),
-        }
-    }
-
     /// [`Graph::new`] for a small graph that is built often, such as each batch of a
     /// graph-classification epoch: every index array of the structure goes up in one upload and
     /// every float vector in another ([`DeviceOps::index_arrays`]), where `Graph::new` uploads
     /// some thirty arrays one by one. The host holds all the arrays at once, so a large graph
     /// belongs to `Graph::new`, which uploads long arrays in pieces. A graph without nodes or
     /// edges is built by `Graph::new`.
-    pub fn new_packed(adj: &Csr, device: &B::Device, opts: GraphOptions) -> Self
-    where
-        B: DeviceOps,
-    {
+    pub fn new_packed(adj: &Csr, device: &B::Device, opts: GraphOptions) -> Self {
         if adj.n_rows() == 0 || adj.n_cols() == 0 || adj.nnz() == 0 {
             return Self::new(adj, device, opts);
         }
@@ -203,18 +182,9 @@ impl<B: Backend> Graph<B> {
         Self::built(prim, weights, weight_sums, norms, start)
     }
 
-    /// A graph from its device parts: the structure, the edge weights with their weighted
-    /// degrees, the degree norms (no host work; for blocks built on the device).
-    pub(crate) fn from_parts(
-        prim: GraphPrimitive<B>,
-        weighted: Option<(Tensor<B, 1>, WeightSums<B>)>,
-        norms: DegreeNorms<B>,
-    ) -> Self {
-        let (weights, weight_sums) = match weighted {
-            Some((w, s)) => (Some(w), Some(s)),
-            None => (None, None),
-        };
-        Self { prim, weights, weight_sums, norms, setup_seconds: 0.0, memo: Default::default() }
+    /// [`Graph::new`] on the adjacency of a dataset.
+    pub fn from_data(data: &GraphData, device: &B::Device, opts: GraphOptions) -> Self {
+        Self::new(data.adjacency(), device, opts)
     }
 
     /// The graph with the weighted degrees of a larger graph it is a part of (see
@@ -246,10 +216,39 @@ impl<B: Backend> Graph<B> {
         self.memo = Default::default();
         Ok(self)
     }
+}
 
-    /// [`Graph::new`] on the adjacency of a dataset.
-    pub fn from_data(data: &GraphData, device: &B::Device, opts: GraphOptions) -> Self {
-        Self::new(data.adjacency(), device, opts)
+impl<B: Backend> Graph<B> {
+    /// The graph from its uploaded parts, timed from `start`.
+    fn built(
+        prim: GraphPrimitive<B>,
+        weights: Option<Tensor<B, 1>>,
+        weight_sums: Option<WeightSums<B>>,
+        norms: DegreeNorms<B>,
+        start: Instant,
+    ) -> Self {
+        Self {
+            prim,
+            weights,
+            weight_sums,
+            norms,
+            setup_seconds: start.elapsed().as_secs_f64(),
+            memo: Default::default(),
+        }
+    }
+
+    /// A graph from its device parts: the structure, the edge weights with their weighted
+    /// degrees, the degree norms (no host work; for blocks built on the device).
+    pub(crate) fn from_parts(
+        prim: GraphPrimitive<B>,
+        weighted: Option<(Tensor<B, 1>, WeightSums<B>)>,
+        norms: DegreeNorms<B>,
+    ) -> Self {
+        let (weights, weight_sums) = match weighted {
+            Some((w, s)) => (Some(w), Some(s)),
+            None => (None, None),
+        };
+        Self { prim, weights, weight_sums, norms, setup_seconds: 0.0, memo: Default::default() }
     }
 
     /// Primitive form (for backend implementations).

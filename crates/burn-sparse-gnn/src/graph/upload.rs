@@ -2,20 +2,20 @@
 //! the hot-column split and float vectors.
 
 use super::options::{hot_split, GraphOptions};
+use crate::ops::device::DeviceOps;
 use crate::ops::primitive::{CsrPrim, GroupsPrim, HotPrim};
-use burn::tensor::backend::Backend;
 use burn::tensor::ops::IntTensor;
 use burn::tensor::{DType, Int, Tensor, TensorData};
 use rayon::prelude::*;
 use sparse_gnn_kernels::csr::{CsrRef, EdgeGroups, HotSplit};
 use sparse_gnn_kernels::heuristics;
 
-pub(super) fn int_tensor<B: Backend>(mut v: Vec<i32>, device: &B::Device) -> IntTensor<B> {
+pub(super) fn int_tensor<B: DeviceOps>(mut v: Vec<i32>, device: &B::Device) -> IntTensor<B> {
     if v.is_empty() {
         v.push(0);
     }
     let n = v.len();
-    Tensor::<B, 1, Int>::from_data(TensorData::new(v, [n]), (device, DType::I32)).into_primitive()
+    B::int_upload(TensorData::new(v, [n]), device)
 }
 
 /// Device indices: every value (node id, edge offset, edge id, slot offset) is unsigned
@@ -26,12 +26,24 @@ pub(super) fn to_index<T: Copy + TryInto<u32>>(v: &[T]) -> Vec<i32> {
     v.iter().map(|&x| x.try_into().ok().expect("sizes were checked against the u32 limit") as i32).collect()
 }
 
-pub(crate) fn upload_groups<B: Backend>(
+/// The edge groups of `csr` on `device`, each array uploaded through Burn (the host
+/// construction of a sampled block's structure, on any backend).
+pub(crate) fn upload_groups<B: burn::tensor::backend::Backend>(
     csr: &CsrRef<'_>,
     width: usize,
     device: &B::Device,
 ) -> GroupsPrim<IntTensor<B>> {
-    groups_into(csr, width, &mut Direct::<B> { device, piece: usize::MAX })
+    let mut staged = Staged::default();
+    let groups = groups_into(csr, width, &mut staged);
+    let arrays: Vec<IntTensor<B>> = staged
+        .arrays
+        .into_iter()
+        .map(|v| {
+            let n = v.len();
+            B::int_from_data(TensorData::new(v, [n]), device)
+        })
+        .collect();
+    groups.map(&mut |i| arrays[i].clone())
 }
 
 fn groups_into<S: IndexSink>(csr: &CsrRef<'_>, width: usize, sink: &mut S) -> GroupsPrim<S::Out> {
@@ -64,12 +76,12 @@ pub(super) trait IndexSink {
 
 /// Every array uploaded on its own, the long ones in pieces of `piece` entries: large graphs,
 /// where the host must not hold copies of all the arrays at once.
-pub(super) struct Direct<'a, B: Backend> {
+pub(super) struct Direct<'a, B: DeviceOps> {
     pub device: &'a B::Device,
     pub piece: usize,
 }
 
-impl<B: Backend> IndexSink for Direct<'_, B> {
+impl<B: DeviceOps> IndexSink for Direct<'_, B> {
     type Out = IntTensor<B>;
     fn short(&mut self, v: Vec<i32>) -> IntTensor<B> {
         int_tensor::<B>(v, self.device)
@@ -109,12 +121,12 @@ impl IndexSink for Staged {
 
 /// An index array of u32 values (see [`to_index`]) on the device, written into one device
 /// tensor a piece of `piece` entries at a time. A backend may copy what it uploads once more on
-/// the host and keep that copy until later device work (CubeCL's CUDA runtime frees its copies
-/// two flushes later, and a flush comes with a kernel launch): in pieces, the host holds at most
+/// the host and keep that copy until later device work (Burn's upload on CubeCL's runtimes
+/// does; a flush comes with a kernel launch): in pieces, the host holds at most
 /// a few pieces next to `values` instead of copies of every array of a graph, 17 GB each at
 /// 4.29B edges. Each piece's write is a kernel launch, which lets the runtime free the copies
 /// of the pieces before it.
-pub(super) fn index_in_pieces<B: Backend>(values: &[u32], piece: usize, device: &B::Device) -> IntTensor<B> {
+pub(super) fn index_in_pieces<B: DeviceOps>(values: &[u32], piece: usize, device: &B::Device) -> IntTensor<B> {
     let piece = piece.max(1);
     if values.len() <= piece {
         return int_tensor::<B>(values.iter().map(|&x| x as i32).collect(), device);
@@ -133,7 +145,7 @@ pub(super) fn index_in_pieces<B: Backend>(values: &[u32], piece: usize, device: 
 /// An owned index array on the device. A short one is reinterpreted as i32 in its own
 /// allocation (see [`to_index`]) and uploaded as is; a long one goes up in pieces
 /// ([`index_in_pieces`]) and is freed right after.
-pub(super) fn owned_index<B: Backend>(v: Vec<u32>, piece: usize, device: &B::Device) -> IntTensor<B> {
+pub(super) fn owned_index<B: DeviceOps>(v: Vec<u32>, piece: usize, device: &B::Device) -> IntTensor<B> {
     if v.len() > piece {
         return index_in_pieces::<B>(&v, piece, device);
     }
@@ -223,10 +235,10 @@ pub(super) fn norms(deg: &[usize]) -> (Vec<f64>, Vec<f64>) {
 
 /// A float tensor in the backend's float type (the device default dtype is shared by every
 /// backend of a device, so it is not used here).
-pub(super) fn float_tensor<B: Backend>(v: Vec<f64>, device: &B::Device) -> Tensor<B, 1> {
+pub(super) fn float_tensor<B: DeviceOps>(v: Vec<f64>, device: &B::Device) -> Tensor<B, 1> {
     let n = v.len();
     let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
-    Tensor::from_data(TensorData::new(v, [n]).convert_dtype(dtype), (device, dtype))
+    crate::ops::device::upload(TensorData::new(v, [n]).convert_dtype(dtype), device)
 }
 
 #[cfg(test)]

@@ -123,7 +123,7 @@ pub struct GraphPrim<I> {
 pub type GraphPrimitive<B> = GraphPrim<IntTensor<B>>;
 
 impl<I> GroupsPrim<I> {
-    fn map<J>(self, f: &mut impl FnMut(I) -> J) -> GroupsPrim<J> {
+    pub(crate) fn map<J>(self, f: &mut impl FnMut(I) -> J) -> GroupsPrim<J> {
         GroupsPrim {
             width: self.width,
             len: self.len,

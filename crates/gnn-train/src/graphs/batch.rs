@@ -131,8 +131,8 @@ impl GraphSet {
         GraphSetBatch {
             graph,
             pool,
-            x: Tensor::from_data(TensorData::new(x, [n, self.d_in]), device),
-            labels: Tensor::from_data(TensorData::new(labels, [graphs.len()]), device),
+            x: burn_sparse_gnn::upload(TensorData::new(x, [n, self.d_in]), device),
+            labels: burn_sparse_gnn::upload_int(TensorData::new(labels, [graphs.len()]), device),
             ids: graphs.to_vec(),
         }
     }

@@ -136,9 +136,9 @@ pub struct LinkBatcher {
     epoch: Arc<AtomicUsize>,
 }
 
-fn ints<B: burn::prelude::Backend>(v: Vec<i64>, device: &B::Device) -> Tensor<B, 1, Int> {
+fn ints<B: SparseGnnBackend>(v: Vec<i64>, device: &B::Device) -> Tensor<B, 1, Int> {
     let n = v.len();
-    Tensor::from_data(TensorData::new(v, [n]), device)
+    burn_sparse_gnn::upload_int(TensorData::new(v, [n]), device)
 }
 
 fn pairs_of<B: SparseGnnBackend>(csr: &Csr, opts: GraphOptions, device: &B::Device) -> Pairs<B> {
@@ -208,10 +208,7 @@ impl LinkBatcher {
             let message = h.split.message_graph(h.self_loops)?;
             let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
             let n = h.split.num_nodes;
-            let x = Tensor::<B, 2>::from_data(
-                TensorData::new(h.x.clone(), [n, h.d_in]).convert_dtype(dtype),
-                (device, dtype),
-            );
+            let x = burn_sparse_gnn::upload(TensorData::new(h.x.clone(), [n, h.d_in]).convert_dtype(dtype), device);
             // the encoder's graph is the positive pattern itself where it has neither
             // self-loops nor weights: one graph on the device, not two
             let same = !h.self_loops && h.split.train_weights.is_none();

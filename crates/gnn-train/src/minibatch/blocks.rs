@@ -2,8 +2,7 @@
 //! inference (built on the host once per run).
 
 use crate::error::TrainError;
-use burn::tensor::backend::Backend;
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::TensorData;
 use burn_sparse_gnn::ops::neighbors::BlockGraphSpec;
 use burn_sparse_gnn::{Csr, Graph, GraphOptions};
 use std::sync::Arc;
@@ -115,11 +114,11 @@ impl BlockRules {
 
     /// The device form of the rules for [`burn_sparse_gnn::ops::neighbors::block_graph`]: the
     /// whole graph's degrees uploaded to `device`.
-    pub fn device_spec<B: Backend>(&self, device: &B::Device) -> BlockGraphSpec<B> {
+    pub fn device_spec<B: burn_sparse_gnn::SparseGnnBackend>(&self, device: &B::Device) -> BlockGraphSpec<B> {
         let floats = |v: &[u32]| {
             let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
             let d = TensorData::new(v.iter().map(|&x| x as f32).collect::<Vec<f32>>(), [v.len()]).convert_dtype(dtype);
-            Tensor::<B, 1>::from_data(d, (device, dtype))
+            burn_sparse_gnn::upload::<B, 1>(d, device)
         };
         BlockGraphSpec {
             in_degree: floats(&self.in_degree),
@@ -138,7 +137,12 @@ impl BlockRules {
 
     /// The device graph of `b`; `sampled`: its rows hold a sample of their neighbours (the sums'
     /// weights apply), else every neighbour.
-    pub fn graph<B: Backend>(&self, b: HostBlock, sampled: bool, device: &B::Device) -> Result<Graph<B>, TrainError> {
+    pub fn graph<B: burn_sparse_gnn::SparseGnnBackend>(
+        &self,
+        b: HostBlock,
+        sampled: bool,
+        device: &B::Device,
+    ) -> Result<Graph<B>, TrainError> {
         let HostBlock { n_dst, mut row_ptr, mut col_idx, src } = b;
         let n_src = src.len();
         let data = |e: burn_sparse_gnn::GraphError| TrainError::Data(format!("block: {e}"));

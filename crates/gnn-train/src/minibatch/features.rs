@@ -21,13 +21,13 @@ pub enum NodeFeatures<B: Backend> {
     },
 }
 
-impl<B: Backend> NodeFeatures<B> {
+impl<B: burn_sparse_gnn::SparseGnnBackend> NodeFeatures<B> {
     /// Host features `x` (`[nodes, width]` row-major) uploaded to `device`.
     pub fn upload(x: &[f32], width: usize, device: &B::Device) -> Self {
         let n = x.len() / width.max(1);
         let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
         let t = TensorData::new(x.to_vec(), [n, width]).convert_dtype(dtype);
-        NodeFeatures::Device(Tensor::from_data(t, (device, dtype)))
+        NodeFeatures::Device(burn_sparse_gnn::upload(t, device))
     }
 
     /// Row width.
@@ -52,7 +52,7 @@ impl<B: Backend> NodeFeatures<B> {
                     Some(t) => t,
                     None => {
                         let v: Vec<i64> = ids.iter().map(|&i| i as i64).collect();
-                        Tensor::from_data(TensorData::new(v, [ids.len()]), device)
+                        burn_sparse_gnn::upload_int(TensorData::new(v, [ids.len()]), device)
                     }
                 };
                 Ok(x.clone().select(0, ids))
@@ -70,7 +70,7 @@ impl<B: Backend> NodeFeatures<B> {
                 });
                 let dtype = <B::FloatElem as burn::tensor::Element>::dtype();
                 let t = TensorData::new(out, [ids.len(), w]).convert_dtype(dtype);
-                Ok(Tensor::from_data(t, (device, dtype)))
+                Ok(burn_sparse_gnn::upload(t, device))
             }
         }
     }

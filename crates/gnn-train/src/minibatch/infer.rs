@@ -42,7 +42,7 @@ impl<B: SparseGnnBackend> LayerwisePlan<B> {
             let block = HostBlock::full(adj, start..(start + chunk_rows).min(n), &mut mark);
             let src = block.src.clone();
             let ids: Vec<i64> = src.iter().map(|&s| s as i64).collect();
-            let src_device = Tensor::from_data(TensorData::new(ids, [src.len()]), device);
+            let src_device = burn_sparse_gnn::upload_int(TensorData::new(ids, [src.len()]), device);
             chunks.push(Chunk { graph: rules.graph::<B>(block, false, device)?, src, src_device });
         }
         Ok(Self { chunks, nodes: n })

@@ -125,9 +125,9 @@ impl<B: SparseGnnBackend> InferenceBatch<B> {
         Self {
             plan,
             features,
-            labels: Tensor::from_data(TensorData::new(lab, [n]), device),
-            idx: Tensor::from_data(TensorData::new(idx, [ids.len()]), device),
-            weight: Tensor::from_data(TensorData::new(w, [n]).convert_dtype(dtype), (device, dtype)),
+            labels: burn_sparse_gnn::upload_int(TensorData::new(lab, [n]), device),
+            idx: burn_sparse_gnn::upload_int(TensorData::new(idx, [ids.len()]), device),
+            weight: burn_sparse_gnn::upload(TensorData::new(w, [n]).convert_dtype(dtype), device),
         }
     }
 

@@ -97,7 +97,7 @@ impl<B: SparseGnnBackend> NeighborSampler<B> {
     pub fn sample_device(&self, seeds: &[u32], batch: u64) -> Result<Vec<SampledBlock<B>>, TrainError> {
         let device = self.graph.device();
         let ids: Vec<i64> = seeds.iter().map(|&s| s as i64).collect();
-        let dst = Tensor::<B, 1, Int>::from_data(TensorData::new(ids, [seeds.len()]), &device);
+        let dst = burn_sparse_gnn::upload_int::<B, 1>(TensorData::new(ids, [seeds.len()]), &device);
         let op = |e: burn_sparse_gnn::OpError| TrainError::Data(e.to_string());
         let mut hops = Vec::with_capacity(self.fanouts.len());
         hops.push(sample_block(&self.graph, dst, self.fanouts[0], step_key(self.seed, 0, batch)).map_err(op)?);
@@ -140,10 +140,10 @@ impl<B: SparseGnnBackend> NeighborSampler<B> {
         Ok(MiniBatch {
             blocks,
             x,
-            labels: Tensor::from_data(TensorData::new(lab, [n]), &device),
-            weight: Tensor::from_data(
+            labels: burn_sparse_gnn::upload_int(TensorData::new(lab, [n]), &device),
+            weight: burn_sparse_gnn::upload(
                 TensorData::new(vec![1.0 / n.max(1) as f32; n], [n]).convert_dtype(dtype),
-                (&device, dtype),
+                &device,
             ),
             epoch,
             index,

@@ -4,6 +4,8 @@
 
 mod autodiff;
 mod cube;
+#[cfg(feature = "cuda")]
+pub(crate) use cube::direct_upload;
 mod host;
 
 use burn::tensor::backend::Backend;
@@ -26,8 +28,8 @@ pub trait TransferOps: Backend {
     /// A `[rows, width]` float tensor of `dtype` on `device` from its row-major little-endian
     /// `bytes` (`rows * width * dtype.size()` of them; the rows a multi-process exchange
     /// received). The default copies them into a [`TensorData`](burn::tensor::TensorData); on
-    /// CUDA they go through a pinned staging buffer kept by the process (one copy on the host,
-    /// then a DMA transfer), several times faster for rows of hundreds of MB.
+    /// CUDA they go up in one transfer straight from `bytes` (see
+    /// [`crate::ops::device::DeviceOps::float_upload`]).
     fn float_from_host(bytes: &[u8], shape: [usize; 2], dtype: DType, device: &Self::Device) -> FloatTensor<Self> {
         Self::float_from_data(burn::tensor::TensorData::from_bytes_vec(bytes.to_vec(), shape, dtype), device)
     }

@@ -20,6 +20,14 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> DeviceOps for Autodiff<B, C> {
         B::max_buffer_bytes(device)
     }
 
+    fn float_upload(data: burn::tensor::TensorData, device: &Self::Device) -> FloatTensor<Self> {
+        <Self as AutodiffBackend>::from_inner(B::float_upload(data, device))
+    }
+
+    fn int_upload(data: burn::tensor::TensorData, device: &Self::Device) -> IntTensor<Self> {
+        B::int_upload(data, device)
+    }
+
     fn index_arrays(arrays: Vec<Vec<i32>>, device: &Self::Device) -> Vec<IntTensor<Self>> {
         B::index_arrays(arrays, device)
     }

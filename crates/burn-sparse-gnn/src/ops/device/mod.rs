@@ -8,7 +8,7 @@ pub mod peak;
 
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, IntTensor};
-use burn::tensor::{DType, Element, Int, Tensor, TensorData};
+use burn::tensor::{Element, Int, Tensor, TensorData};
 
 /// What a backend can tell about its device memory.
 ///
@@ -37,6 +37,22 @@ pub trait DeviceOps: Backend {
         None
     }
 
+    /// `data` on `device` as a float tensor of `data`'s own dtype (a float type). By default
+    /// Burn's `float_from_data`; CubeCL's CUDA runtime transfers the bytes straight from `data`
+    /// in one copy, where Burn's upload copies them into a fresh allocation first and took 7 to
+    /// 11 times as long on the H200 host (`bench --ops launch`). Graphs, node features and the
+    /// batches of the training loops go up through this or [`DeviceOps::int_upload`] ([`upload`],
+    /// [`upload_int`]).
+    fn float_upload(data: TensorData, device: &Self::Device) -> FloatTensor<Self> {
+        Self::float_from_data(data, device)
+    }
+
+    /// `data` on `device` as an int tensor of `data`'s own dtype (an int type), as
+    /// [`DeviceOps::float_upload`] uploads floats.
+    fn int_upload(data: TensorData, device: &Self::Device) -> IntTensor<Self> {
+        Self::int_from_data(data, device)
+    }
+
     /// The index arrays of one structure on `device`, as 1-D i32 tensors in the order given
     /// (every array holds at least one entry). By default each is uploaded on its own. The
     /// CubeCL backends upload them all in one buffer and return views of it, each starting at
@@ -47,7 +63,7 @@ pub trait DeviceOps: Backend {
             .into_iter()
             .map(|v| {
                 let n = v.len();
-                Tensor::<Self, 1, Int>::from_data(TensorData::new(v, [n]), (device, DType::I32)).into_primitive()
+                Self::int_upload(TensorData::new(v, [n]), device)
             })
             .collect()
     }
@@ -60,12 +76,30 @@ pub trait DeviceOps: Backend {
             .into_iter()
             .map(|v| {
                 let n = v.len();
-                Tensor::<Self, 1>::from_data(TensorData::new(v, [n]).convert_dtype(dtype), (device, dtype))
-                    .into_primitive()
-                    .tensor()
+                Self::float_upload(TensorData::new(v, [n]).convert_dtype(dtype), device)
             })
             .collect()
     }
+}
+
+/// `data` on `device` as a float tensor of `data`'s dtype, through
+/// [`DeviceOps::float_upload`] (one transfer on CUDA).
+///
+/// ```
+/// use burn::backend::NdArray;
+/// use burn::tensor::{Tensor, TensorData};
+/// let x: Tensor<NdArray, 2> = burn_sparse_gnn::upload(TensorData::new(vec![1f32, 2.0], [1, 2]), &Default::default());
+/// assert_eq!(x.into_data().to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+/// ```
+pub fn upload<B: DeviceOps, const D: usize>(data: TensorData, device: &B::Device) -> Tensor<B, D> {
+    Tensor::from_primitive(burn::tensor::TensorPrimitive::Float(B::float_upload(data, device)))
+}
+
+/// `data` on `device` as an int tensor of the backend's int type (`data` is converted to it
+/// where it differs, as `Tensor::from_data` does), through [`DeviceOps::int_upload`].
+pub fn upload_int<B: DeviceOps, const D: usize>(data: TensorData, device: &B::Device) -> Tensor<B, D, Int> {
+    let data = data.convert_dtype(<B::IntElem as Element>::dtype());
+    Tensor::from_primitive(B::int_upload(data, device))
 }
 
 /// A tensor that a run will hold on `device` that exceeds [`DeviceOps::max_buffer_bytes`].
