@@ -5,6 +5,7 @@
 //! sparse kernels: SpMM, SSpMM, MaxK, sampling, pooling) and [`matmul`] (the dense products).
 
 mod kernels;
+mod launch;
 mod matmul;
 mod timing;
 
@@ -269,6 +270,9 @@ impl Job for Bench {
         self.run_inner::<<B as AutodiffBackend>::InnerBackend>(&device, backend, &mut emit)?;
         if self.wants("matmul") {
             self.run_matmul::<B>(&device, backend, &mut emit)?;
+        }
+        if self.wants("launch") {
+            self.run_launch::<B>(&device, backend, &mut emit)?;
         }
         Ok(all)
     }

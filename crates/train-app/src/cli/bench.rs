@@ -93,8 +93,8 @@ pub struct BenchTrainArgs {
 }
 
 /// The ops `bench` times.
-pub const BENCH_OPS: [&str; 9] =
-    ["spmm", "sddmm", "sampled", "maxk", "cbsr_spgemm", "cbsr_sspmm", "maxpool", "matmul", "all"];
+pub const BENCH_OPS: [&str; 10] =
+    ["spmm", "sddmm", "sampled", "maxk", "cbsr_spgemm", "cbsr_sspmm", "maxpool", "matmul", "launch", "all"];
 
 /// Largest MaxK k `bench` times (its features are 256 wide).
 pub const BENCH_MAX_K: usize = 256;
