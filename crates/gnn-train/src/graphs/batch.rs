@@ -12,10 +12,11 @@ use std::sync::Arc;
 
 /// Batches of at most this many edges plus nodes build their device graphs with
 /// [`Graph::new_packed`] (each graph's index arrays in one upload, its float vectors in
-/// another), larger ones with [`Graph::new`]. On one H200 (NCI1 and PROTEINS, GIN-0) packing
-/// shortened the batch phase of an epoch at batch sizes 32 and 128 (NCI1 batch 32: 192 -> 162 ms)
-/// and lengthened it at 1,024 (66 -> 99 ms), whose batches hold 66k and more edges.
-pub const PACKED_BATCH_ENTRIES: usize = 1 << 15;
+/// another), larger ones with [`Graph::new`], which uploads long arrays in pieces and never
+/// holds all of them on the host. Every batch of 1,024 NCI1 or PROTEINS graphs (up to 185k
+/// entries) is packed: on one H200 a 30k-node, 65k-edge graph took 4.7 ms packed and 5.1 ms with
+/// `Graph::new` (`bench --ops launch`).
+pub const PACKED_BATCH_ENTRIES: usize = 1 << 18;
 
 /// A set of graphs on the host: every graph's nodes contiguous, features encoded.
 #[derive(Clone, Debug)]
