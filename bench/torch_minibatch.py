@@ -149,6 +149,7 @@ def main():
     ap.add_argument("--time-to-acc", type=float, default=None)
     ap.add_argument("--max-epochs", type=int, default=20)
     ap.add_argument("--selfcheck", action="store_true")
+    ap.add_argument("--tf32", action="store_true", help="dense products in TF32 (recorded as dtype tf32)")
     a = ap.parse_args()
 
     def sync():
@@ -156,6 +157,7 @@ def main():
             torch.cuda.synchronize()
 
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    torch.backends.cuda.matmul.allow_tf32 = a.tf32
     torch.manual_seed(a.seed)
     n, indptr, indices, x, labels, split = load_npy_folder(a.data)
     fanouts = [int(f) for f in a.fanouts.split(",")]
@@ -174,7 +176,7 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     name = os.path.basename(os.path.normpath(a.data))
     base = {"impl": "torch", "graph": name, "nodes": n, "edges": int(indptr[-1]), "width": a.hidden, "k": None,
-            "dtype": "f32", "model": "sage", "nonlin": "relu", "commit": a.commit, "device": a.device_name,
+            "dtype": "tf32" if a.tf32 else "f32", "model": "sage", "nonlin": "relu", "commit": a.commit, "device": a.device_name,
             "training": "minibatch", "batch_size": a.batch, "fanouts": fanouts}
     out = open(a.out, "a") if a.out else None
 
@@ -207,7 +209,7 @@ def main():
     def epoch():
         model.train()
         perm = train[torch.randperm(train.numel(), generator=gen, device=dev)]
-        steps = 0
+        steps, total = 0, torch.zeros((), device=dev)
         for s in range(0, perm.numel(), a.batch):
             seeds = perm[s:s + a.batch]
             blocks, inputs = sampler.sample(seeds, fanouts, gen)
@@ -215,18 +217,20 @@ def main():
             loss = F.cross_entropy(model(x[inputs], blocks), y[seeds])
             loss.backward()
             opt.step()
+            total += loss.detach()
             steps += 1
-        return steps
+        return steps, float(total) / max(steps, 1)
 
     if a.time_to_acc is None:
         times = []
         for e in range(a.warmup + a.epochs):
             sync()
             t = time.perf_counter()
-            steps = epoch()
+            steps, mean_loss = epoch()
             sync()
             ms = (time.perf_counter() - t) * 1e3
-            print(f"epoch {e + 1}: {ms:.1f} ms, {steps} batches", file=sys.stderr, flush=True)
+            print(f"epoch {e + 1}: {ms:.1f} ms, {steps} batches, mean batch loss {mean_loss:.4f}", file=sys.stderr,
+                  flush=True)
             if e >= a.warmup:
                 times.append(ms)
         emit({"op": "train_epoch", **stats(times), "variant": f"{len(fanouts)} layers, {steps} batches of {a.batch} seeds"})
