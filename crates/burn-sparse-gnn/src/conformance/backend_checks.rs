@@ -184,46 +184,70 @@ pub fn add_rows_checks<B: SparseGnnBackend>(
     out
 }
 
-/// Rows uploaded from host bytes
+/// Host data uploaded and read back. Rows from host bytes
 /// ([`TransferOps::float_from_host`](crate::dist::transfer::TransferOps::float_from_host), the
-/// multi-process exchange's upload), read back: for each of `dtypes` and each width of `widths`,
-/// 1,031 rows, then 1 row and 0 rows (a staging buffer that grew, then reused), then 2,063 rows
-/// (grown again). Returns `(case, bytes that differ)`, `None` where the device lacks the dtype; a
-/// tensor of another shape or dtype counts every byte. Every count must be 0.
+/// multi-process exchange's upload) and the same rows through
+/// [`DeviceOps::float_upload`](crate::ops::device::DeviceOps::float_upload): for each of
+/// `dtypes` and each width of `widths`, 1,031 rows, then 1 row and 0 rows, then 2,063 rows (on
+/// CUDA the larger ones go up in one transfer from the host, the smaller through Burn). Then i32
+/// vectors of 0, 5, 3,000 and 70,000 entries through
+/// [`DeviceOps::int_upload`](crate::ops::device::DeviceOps::int_upload). Returns `(case, bytes
+/// that differ)`, `None` where the device lacks the dtype; a tensor of another shape or dtype
+/// counts every byte. Every count must be 0.
 pub fn from_host_checks<B: SparseGnnBackend>(
     device: &B::Device,
     dtypes: &[FloatDType],
     widths: &[usize],
 ) -> Vec<(String, Option<f64>)> {
     use burn::tensor::TensorPrimitive;
+    // bytes of `back` (read from a tensor of `dims` and `dtype`) that differ from `want`
+    let compare = |dims: Vec<usize>, dtype: DType, back: Option<TensorData>, want: &TensorData| -> f64 {
+        if dims != want.shape.to_vec() || dtype != want.dtype {
+            return want.as_bytes().len().max(1) as f64;
+        }
+        if want.as_bytes().is_empty() {
+            return 0.0;
+        }
+        match back {
+            Some(b) if b.as_bytes().len() == want.as_bytes().len() => {
+                b.as_bytes().iter().zip(want.as_bytes()).filter(|(a, b)| a != b).count() as f64
+            }
+            _ => want.as_bytes().len().max(1) as f64,
+        }
+    };
     let mut out = Vec::new();
     for &dtype in dtypes {
         for &f in widths {
             for rows in [1_031usize, 1, 0, 2_063] {
-                let what = format!("rows from host bytes {dtype:?}, {rows} x {f}");
-                if !B::supports_dtype(device, DType::from(dtype)) {
-                    out.push((what, None));
-                    continue;
+                for path in ["rows from host bytes", "upload"] {
+                    let what = format!("{path} {dtype:?}, {rows} x {f}");
+                    if !B::supports_dtype(device, DType::from(dtype)) {
+                        out.push((what, None));
+                        continue;
+                    }
+                    let v: Vec<f32> =
+                        random_values(rows * f, 11 + (rows * f) as u64).into_iter().map(|v| v as f32).collect();
+                    // converted on the host: no device kernel on an empty tensor
+                    let data = TensorData::new(v, [rows, f]).convert_dtype(DType::from(dtype));
+                    let got = match path {
+                        "upload" => B::float_upload(data.clone(), device),
+                        _ => B::float_from_host(data.as_bytes(), [rows, f], data.dtype, device),
+                    };
+                    let got = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(got));
+                    let (dims, dt) = (got.dims().to_vec(), got.dtype());
+                    let back = if rows == 0 { None } else { got.try_into_data().ok() };
+                    out.push((what, Some(compare(dims, dt, back, &data))));
                 }
-                let v: Vec<f32> =
-                    random_values(rows * f, 11 + (rows * f) as u64).into_iter().map(|v| v as f32).collect();
-                // converted on the host: no device kernel on an empty tensor
-                let data = TensorData::new(v, [rows, f]).convert_dtype(DType::from(dtype));
-                let got = B::float_from_host(data.as_bytes(), [rows, f], data.dtype, device);
-                let got = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(got));
-                let differ = match got.dims() == [rows, f] && got.dtype() == data.dtype {
-                    true if rows == 0 => 0,
-                    true => match got.try_into_data() {
-                        Ok(back) if back.as_bytes().len() == data.as_bytes().len() => {
-                            back.as_bytes().iter().zip(data.as_bytes()).filter(|(a, b)| a != b).count()
-                        }
-                        _ => data.as_bytes().len().max(1),
-                    },
-                    false => data.as_bytes().len().max(1),
-                };
-                out.push((what, Some(differ as f64)));
             }
         }
+    }
+    for len in [0usize, 5, 3_000, 70_000] {
+        let v: Vec<i32> = (0..len).map(|i| (i as i32).wrapping_mul(2_654_435_761u32 as i32)).collect();
+        let data = TensorData::new(v, [len]);
+        let got = Tensor::<B, 1, Int>::from_primitive(B::int_upload(data.clone(), device));
+        let (dims, dt) = (got.dims().to_vec(), got.dtype());
+        let back = if len == 0 { None } else { got.try_into_data().ok() };
+        out.push((format!("int upload, {len} entries"), Some(compare(dims, dt, back, &data))));
     }
     out
 }

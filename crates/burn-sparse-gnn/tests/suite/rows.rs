@@ -252,7 +252,7 @@ fn check_add_rows<B: SparseGnnBackend>(device: &B::Device, dtypes: &[burn::tenso
     assert!(checks.iter().any(|(_, d)| d.is_some()), "some dtype ran");
     // the exchange's upload of received rows: the bytes' values, exactly
     let uploads = burn_sparse_gnn::conformance::from_host_checks::<B>(device, dtypes, &[1, 7, 64]);
-    assert_eq!(uploads.len(), dtypes.len() * 3 * 4);
+    assert_eq!(uploads.len(), dtypes.len() * 3 * 4 * 2 + 4);
     for (what, d) in &uploads {
         if let Some(d) = d {
             assert_eq!(*d, 0.0, "{what}");

@@ -296,8 +296,8 @@ impl Job for SelfTest {
             let uploads = from_host_checks::<B::InnerBackend>(&device, &dtypes, &[1, 7, 256]);
             let packed = packed_graph_checks::<B::InnerBackend>(&device);
             println!(
-                "== {backend}: halo gradients added in place against the CPU reference, received rows uploaded \
-                 from host bytes, small graphs uploaded in one buffer ({:.1} s)",
+                "== {backend}: halo gradients added in place against the CPU reference, host rows and vectors \
+                 uploaded and read back, small graphs uploaded in one buffer ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
             let (bad, ran) = print_exact_checks(&packed);

@@ -53,25 +53,13 @@ where
     }
 
     fn float_upload(data: TensorData, device: &R::Device) -> CubeTensor<R> {
-        #[cfg(feature = "cuda")]
-        if data.bytes.len() >= DIRECT_UPLOAD_MIN_BYTES {
-            if let Some(t) = crate::dist::transfer::direct_upload::<R>(data.as_bytes(), &data.shape, data.dtype, device)
-            {
-                return t;
-            }
-        }
-        <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_from_data(data, device)
+        direct::<R>(data, device)
+            .unwrap_or_else(|data| <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_from_data(data, device))
     }
 
     fn int_upload(data: TensorData, device: &R::Device) -> CubeTensor<R> {
-        #[cfg(feature = "cuda")]
-        if data.bytes.len() >= DIRECT_UPLOAD_MIN_BYTES {
-            if let Some(t) = crate::dist::transfer::direct_upload::<R>(data.as_bytes(), &data.shape, data.dtype, device)
-            {
-                return t;
-            }
-        }
-        <Self as burn::tensor::ops::IntTensorOps<Self>>::int_from_data(data, device)
+        direct::<R>(data, device)
+            .unwrap_or_else(|data| <Self as burn::tensor::ops::IntTensorOps<Self>>::int_from_data(data, device))
     }
 
     fn index_arrays(arrays: Vec<Vec<i32>>, device: &R::Device) -> Vec<CubeTensor<R>> {
@@ -88,6 +76,19 @@ where
         let all = Self::float_upload(TensorData::new(buf, [n]).convert_dtype(dtype), device);
         views(all, &ranges)
     }
+}
+
+/// `data` uploaded in one transfer from its bytes where `device` is a CUDA device and the upload
+/// holds at least [`DIRECT_UPLOAD_MIN_BYTES`]; `data` back otherwise, for Burn's upload.
+fn direct<R: CubeRuntime>(data: TensorData, device: &R::Device) -> Result<CubeTensor<R>, TensorData> {
+    #[cfg(feature = "cuda")]
+    if data.bytes.len() >= DIRECT_UPLOAD_MIN_BYTES {
+        if let Some(t) = crate::dist::transfer::direct_upload::<R>(data.as_bytes(), &data.shape, data.dtype, device) {
+            return Ok(t);
+        }
+    }
+    let _ = device;
+    Err(data)
 }
 
 /// The arrays one after the other, each starting at a multiple of the device's offset alignment
