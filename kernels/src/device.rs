@@ -149,6 +149,13 @@ pub fn cube_count<R: Runtime>(client: &ComputeClient<R>, num_cubes: usize) -> Cu
     CubeCountSelection::new(client, num_cubes as u32).cube_count()
 }
 
+/// The launch grid of one thread per entry for `len` entries (cubes of 256 threads; `None` for
+/// none).
+pub fn per_entry<R: Runtime>(client: &ComputeClient<R>, len: usize) -> Option<(CubeCount, CubeDim)> {
+    let threads = 256u32;
+    (len > 0).then(|| (cube_count(client, len.div_ceil(threads as usize)), CubeDim::new_1d(threads)))
+}
+
 /// Whether the kernels may use plane (warp) operations: the device has them and `planes` does
 /// not ask for the shared-memory fallbacks.
 pub fn has_plane_ops<R: Runtime>(client: &ComputeClient<R>, planes: crate::config::PlaneUse) -> bool {

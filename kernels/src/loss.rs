@@ -14,7 +14,7 @@
 //! backward pass `dt * w * (sigmoid(s) - y)` over the scores. Composed, the softplus alone is five
 //! tensor ops forward and as many backward over every pair.
 
-use crate::device::{cube_count, has_plane_ops, lanes_for, plane_size};
+use crate::device::{cube_count, has_plane_ops, lanes_for, per_entry, plane_size};
 use crate::reduce::{segment_max, segment_sum};
 use cubecl::prelude::*;
 
@@ -256,12 +256,6 @@ fn binary_cross_entropy_grad<F: Float>(
     let v = f32::cast_from(s[i]);
     let sigmoid = 1.0 / (1.0 + f32::exp(-v));
     s[i] = F::cast_from(dterms[i] * entry(weight, i) * (sigmoid - entry(labels, i)));
-}
-
-/// The grid of one thread per entry for `len` entries (`None` for none).
-fn per_entry<R: Runtime>(client: &ComputeClient<R>, len: usize) -> Option<(CubeCount, CubeDim)> {
-    let threads = 256u32;
-    (len > 0).then(|| (cube_count(client, len.div_ceil(threads as usize)), CubeDim::new_1d(threads)))
 }
 
 /// Writes the binary cross-entropy with logits of the scores `s` (`[p]`, dtype `dtype`) into

@@ -1,7 +1,7 @@
 //! The running statistics of a batch normalisation after a training batch: the means and the
 //! variances blended with the batch's in one launch.
 
-use crate::device::cube_count;
+use crate::device::per_entry;
 use cubecl::prelude::*;
 
 #[cube(launch_unchecked)]
@@ -36,18 +36,17 @@ pub fn launch_running_stats<R: Runtime>(
     momentum: f32,
 ) {
     let c = old[0].shape[0];
-    if c == 0 {
+    let Some((count, dim)) = per_entry(client, c) else {
         return;
-    }
+    };
     let [old_mean, old_var] = old;
     let [mean, var] = batch;
     let [new_mean, new_var] = new;
-    let threads = 256u32;
     unsafe {
         running_blend::launch_unchecked::<R>(
             client,
-            cube_count(client, c.div_ceil(threads as usize)),
-            CubeDim::new_1d(threads),
+            count,
+            dim,
             old_mean.into_array_arg(),
             old_var.into_array_arg(),
             mean.into_array_arg(),
