@@ -22,9 +22,7 @@
 mod comm;
 mod group;
 mod rank;
-mod staging;
 
 pub use comm::{available, grouped_transfers};
 pub(crate) use group::{start, transfer};
 pub(crate) use rank::{device_identity, init_rank, rank_all_gather, rank_transfer, unique_id, RankNccl};
-pub(crate) use staging::upload;

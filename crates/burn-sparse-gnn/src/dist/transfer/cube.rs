@@ -93,7 +93,7 @@ where
 
     fn float_from_host(bytes: &[u8], shape: [usize; 2], dtype: DType, device: &R::Device) -> Ft<R> {
         #[cfg(feature = "cuda")]
-        if let Some(t) = direct_upload::<R>(bytes, &shape, dtype, device) {
+        if let Some(t) = crate::ops::device::cuda::direct_upload::<R>(bytes, &shape, dtype, device) {
             return t;
         }
         <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_from_data(
@@ -210,28 +210,6 @@ fn nccl_start<R: CubeRuntime>(
             static LOGGED: std::sync::Once = std::sync::Once::new();
             LOGGED.call_once(|| log::warn!("grouped NCCL transfers unavailable ({}): tensors move one by one", e.0));
             Err(groups)
-        }
-    }
-}
-
-/// A tensor uploaded in one transfer from `bytes` ([`crate::dist::nccl::upload`]) where `R` is
-/// the CUDA runtime; `None` (logged once) to upload through Burn.
-#[cfg(feature = "cuda")]
-pub(crate) fn direct_upload<R: CubeRuntime>(
-    bytes: &[u8],
-    shape: &[usize],
-    dtype: DType,
-    device: &R::Device,
-) -> Option<CubeTensor<R>> {
-    use cubecl::cuda::CudaDevice;
-    use std::any::Any;
-    let d = (device as &dyn Any).downcast_ref::<CudaDevice>()?;
-    match crate::dist::nccl::upload(bytes, shape, dtype, d) {
-        Ok(t) => from_cuda::<R>(t),
-        Err(e) => {
-            static LOGGED: std::sync::Once = std::sync::Once::new();
-            LOGGED.call_once(|| log::warn!("direct uploads unavailable ({}): tensors upload through Burn", e.0));
-            None
         }
     }
 }

@@ -4,8 +4,6 @@
 
 mod autodiff;
 mod cube;
-#[cfg(feature = "cuda")]
-pub(crate) use cube::direct_upload;
 mod host;
 
 use burn::tensor::backend::Backend;

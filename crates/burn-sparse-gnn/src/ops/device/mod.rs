@@ -3,6 +3,8 @@
 
 mod autodiff;
 mod cube;
+#[cfg(feature = "cuda")]
+pub(crate) mod cuda;
 mod host;
 pub mod peak;
 
@@ -39,8 +41,8 @@ pub trait DeviceOps: Backend {
 
     /// `data` on `device` as a float tensor of `data`'s own dtype (a float type). By default
     /// Burn's `float_from_data`; CubeCL's CUDA runtime transfers the bytes straight from `data`
-    /// in one copy, where Burn's upload copies them into a fresh allocation first and took 7 to
-    /// 11 times as long on the H200 host (`bench --ops launch`). Graphs, node features and the
+    /// in one copy, where Burn's upload copies them into a fresh allocation first and took 5 to 6
+    /// times as long on the H200 host (`bench --ops launch`). Graphs, node features and the
     /// batches of the training loops go up through this or [`DeviceOps::int_upload`] ([`upload`],
     /// [`upload_int`]).
     fn float_upload(data: TensorData, device: &Self::Device) -> FloatTensor<Self> {
