@@ -71,7 +71,7 @@ impl Nonlinearity {
     /// [`burn_sparse_gnn::Graph::kernel_config`]).
     pub fn forward<B: SparseGnnBackend>(&self, x: Tensor<B, 2>, kernels: &burn_sparse_gnn::KernelConfig) -> Hidden<B> {
         match *self {
-            Nonlinearity::Relu => Hidden::Dense(relu(x)),
+            Nonlinearity::Relu => Hidden::Dense(relu_rows(x)),
             Nonlinearity::Maxk { k } => Hidden::Sparse(
                 ops::try_maxk_with(x, k, kernels).unwrap_or_else(|e| panic!("checked at construction: {e}")),
             ),
@@ -93,6 +93,24 @@ impl Nonlinearity {
 pub fn relu<B: Backend, const D: usize>(x: Tensor<B, D>) -> Tensor<B, D> {
     let clipped = x.clone().lower_equal_elem(0.0);
     x.mask_fill(clipped, 0.0)
+}
+
+/// `max(x, 0)` of node states in one launch on the CubeCL backends
+/// ([`burn_sparse_gnn::dropout::relu_dropout`] without dropout), where [`relu`] takes two (a
+/// comparison and a masked fill); its backward keeps one bit per entry. The values and gradients
+/// equal [`relu`]'s.
+///
+/// ```
+/// use burn::backend::NdArray;
+/// use burn::tensor::Tensor;
+/// let x = Tensor::<NdArray, 2>::from_floats([[-1.0, 0.0, 2.0]], &Default::default());
+/// let y = gnn_models::activation::relu_rows(x);
+/// assert_eq!(y.to_data().to_vec::<f32>().unwrap(), vec![0.0, 0.0, 2.0]);
+/// ```
+pub fn relu_rows<B: SparseGnnBackend>(x: Tensor<B, 2>) -> Tensor<B, 2> {
+    // a probability of 0 is always valid and no row ids are passed: nothing can fail
+    burn_sparse_gnn::dropout::relu_dropout(x, true, 0.0, None, None)
+        .unwrap_or_else(|e| panic!("relu without dropout: {e}"))
 }
 
 /// Burn's [`Dropout`] (the same Bernoulli draws, so the same masks for a seed) whose backward

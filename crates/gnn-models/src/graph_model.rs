@@ -12,7 +12,7 @@
 //! the nodes of graph `g` ([`pool_pattern`]), so sum, mean and max pooling and their backward
 //! passes are the aggregation kernels (max through its argmax).
 
-use crate::activation::relu;
+use crate::activation::relu_rows;
 use crate::conv::{Conv, ConvKind, ConvOptions, GcnNorm, LayerShape, SageAggr};
 use crate::hidden::Hidden;
 use crate::model::{check_stack, ModelError};
@@ -161,10 +161,7 @@ impl GraphModelConfig {
             .map(|l| {
                 let shape = LayerShape { d_in: if l == 0 { self.d_in } else { h }, d_out: h, logits: false };
                 match Conv::new(self.conv, &opts, shape, device) {
-                    Conv::Gin(mut c) if !self.gin_learn_eps => {
-                        c.eps = c.eps.set_require_grad(false);
-                        Conv::Gin(c)
-                    }
+                    Conv::Gin(c) if !self.gin_learn_eps => Conv::Gin(c.with_fixed_eps(0.0)),
                     c => c,
                 }
             })
@@ -213,7 +210,7 @@ impl<B: SparseGnnBackend> GraphModel<B> {
                 Some(n) => n.forward(next),
                 None => next,
             };
-            h = relu(next);
+            h = relu_rows(next);
         }
         states.push(h);
         states

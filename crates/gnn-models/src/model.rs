@@ -154,6 +154,12 @@ impl GnnModelConfig {
         self.conv.sums_neighbours(&self.conv_options())
     }
 
+    /// Whether the model's layers run the CBSR kernels (a MaxK or k-max-pooling nonlinearity
+    /// between convolutions), which read the graph's CBSR edge groups.
+    pub fn runs_cbsr(&self) -> bool {
+        !matches!(self.nonlin, crate::activation::Nonlinearity::Relu)
+    }
+
     /// Whether the graph must contain self-loops for this model (GAT attends to itself).
     pub fn needs_self_loops(&self) -> bool {
         self.conv.needs_self_loops()

@@ -8,6 +8,7 @@
 
 pub mod block;
 pub mod kernel;
+pub mod norms;
 pub mod reference;
 pub mod structure;
 

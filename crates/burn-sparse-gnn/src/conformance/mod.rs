@@ -42,7 +42,8 @@ pub use finite_difference::finite_difference_checks;
 pub use link_checks::{link_checks, pair_rows_checks};
 pub use measure::normwise_error;
 pub use neighbor_checks::{
-    block_checks, block_structure_checks, neighbor_checks, neighbor_uniformity, NEIGHBOR_CHI_SQUARE_BOUND,
+    block_checks, block_norm_checks, block_structure_checks, neighbor_checks, neighbor_uniformity,
+    NEIGHBOR_CHI_SQUARE_BOUND,
 };
 pub use norm_checks::norm_checks;
 pub use op::{Op, OpKind};

@@ -236,3 +236,82 @@ pub fn block_structure_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(S
     }
     out
 }
+
+/// A sampled block's degree normalisations ([`NeighborOps::block_norms`]: each row's edge count,
+/// each column's whole-graph out-degree, their inverses and inverse square roots, and the
+/// weighted rows' in-degrees and edge weights) against the same computed on the host from the
+/// block read back: blocks of the hub graph (empty rows: zero counts; nodes of out-degree 0:
+/// zero inverses), with and without weights. The value is the number of entries that differ by
+/// more than 1e-6 relative.
+///
+/// [`NeighborOps::block_norms`]: crate::ops::neighbors::NeighborOps::block_norms
+pub fn block_norm_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>)> {
+    use burn::tensor::TensorPrimitive;
+    let (n, hub, g, _, _) = hub_graph::<B>(device, false, 24);
+    let spread: Vec<u32> = (0..300u32).map(|i| (i * 7 + 3) % n as u32).chain([hub]).collect();
+    let all: Vec<u32> = (0..n as u32).collect();
+    let in_full: Vec<f32> = (0..n).map(|v| (v % 9 + 1) as f32).collect();
+    let out_full: Vec<f32> = (0..n).map(|v| (v * 7 % 5) as f32).collect();
+    let floats = |v: &[f32]| Tensor::<B, 1>::from_data(TensorData::new(v.to_vec(), [v.len()]), device);
+    let read = |t: burn::tensor::ops::FloatTensor<B>| {
+        Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(t))
+            .into_data()
+            .convert::<f32>()
+            .into_vec::<f32>()
+            .unwrap_or_default()
+    };
+    let inv = |d: f32| if d == 0.0 { 0.0 } else { 1.0 / d.max(1.0) };
+    let inv_sqrt = |d: f32| if d == 0.0 { 0.0 } else { 1.0 / d.max(1.0).sqrt() };
+    let mut out = Vec::new();
+    for (name, dst, fanout) in [("300 spread nodes and the hub", spread, 10usize), ("every node", all, 600)] {
+        let block = match sample_block(&g, seeds::<B>(&dst, device), fanout, step_key(4, 0, 1)) {
+            Ok(b) => b,
+            Err(e) => {
+                out.push((format!("block norms, {name}: {e}"), Some(f64::INFINITY)));
+                continue;
+            }
+        };
+        let rp = ints(block.row_ptr.clone());
+        let src = ints(block.src.clone());
+        let counts: Vec<f32> = rp.windows(2).map(|w| (w[1] - w[0]) as f32).collect();
+        let cols: Vec<f32> = src.iter().map(|&s| out_full[s as usize]).collect();
+        for weighted in [false, true] {
+            let got = B::block_norms(
+                block.row_ptr.clone().into_primitive(),
+                block.src.clone().into_primitive(),
+                floats(&in_full).into_primitive().tensor(),
+                floats(&out_full).into_primitive().tensor(),
+                block.n_dst,
+                weighted,
+            );
+            let mut d = 0usize;
+            let mut cmp = |got: Vec<f32>, want: Vec<f32>| {
+                d += got.len().abs_diff(want.len())
+                    + got.iter().zip(&want).filter(|(a, b)| (*a - *b).abs() > 1e-6 * b.abs().max(1.0)).count();
+            };
+            cmp(read(got.in_degree), counts.clone());
+            cmp(read(got.in_inv), counts.iter().map(|&c| inv(c)).collect());
+            cmp(read(got.in_inv_sqrt), counts.iter().map(|&c| inv_sqrt(c)).collect());
+            cmp(read(got.out_degree), cols.clone());
+            cmp(read(got.out_inv), cols.iter().map(|&c| inv(c)).collect());
+            cmp(read(got.out_inv_sqrt), cols.iter().map(|&c| inv_sqrt(c)).collect());
+            match (got.weighted, weighted) {
+                (Some((full, share)), true) => {
+                    let want: Vec<f32> = (0..block.n_dst).map(|r| in_full[src[r] as usize]).collect();
+                    cmp(read(share), want.iter().zip(&counts).map(|(f, c)| f / c.max(1.0)).collect());
+                    cmp(read(full), want);
+                }
+                (None, false) => {}
+                _ => d += 1,
+            }
+            let case = format!(
+                "block norms, {name}, fan-out {fanout}{}: {} rows, {} columns",
+                if weighted { ", weighted" } else { "" },
+                block.n_dst,
+                block.n_src
+            );
+            out.push((case, Some(d as f64)));
+        }
+    }
+    out
+}

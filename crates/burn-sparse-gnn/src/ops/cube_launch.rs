@@ -146,6 +146,22 @@ pub(crate) fn i32_array<R: CubeRuntime>(t: CubeTensor<R>) -> CubeTensor<R> {
     into_contiguous(if t.dtype == DType::I32 { t } else { burn_cubecl::kernel::cast(t, DType::I32) })
 }
 
+/// The first entry of each of the i32 arrays `ts` (contiguous, on one device), read back in one
+/// transfer: one wait for the device where reading them one by one waits once per array, and
+/// no launch to gather them first. An array that could not be read gives 0.
+pub(crate) fn read_first_i32<R: CubeRuntime>(ts: &[&CubeTensor<R>]) -> Vec<i64> {
+    let Some(first) = ts.first() else { return Vec::new() };
+    let handles = ts.iter().map(|t| t.handle.clone()).collect();
+    let bytes = first.client.read(handles);
+    bytes
+        .iter()
+        .map(|b| match b.get(..4) {
+            Some(&[a, b, c, d]) => i32::from_le_bytes([a, b, c, d]) as i64,
+            _ => 0,
+        })
+        .collect()
+}
+
 /// A contiguous f32 copy of a float tensor (the tensor itself where it is one already).
 pub(crate) fn f32_array<R: CubeRuntime>(t: CubeTensor<R>) -> CubeTensor<R> {
     into_contiguous(if t.dtype == DType::F32 { t } else { burn_cubecl::kernel::cast(t, DType::F32) })

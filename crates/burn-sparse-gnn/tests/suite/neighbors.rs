@@ -4,7 +4,8 @@
 use burn::backend::NdArray;
 use burn::tensor::{Int, Tensor};
 use burn_sparse_gnn::conformance::{
-    block_checks, block_structure_checks, neighbor_checks, neighbor_uniformity, NEIGHBOR_CHI_SQUARE_BOUND,
+    block_checks, block_norm_checks, block_structure_checks, neighbor_checks, neighbor_uniformity,
+    NEIGHBOR_CHI_SQUARE_BOUND,
 };
 use burn_sparse_gnn::ops::neighbors::{sample_block, sample_neighbors, step_key};
 use burn_sparse_gnn::{BuildOptions, Csr, Graph, GraphOptions};
@@ -22,6 +23,7 @@ fn host_sampler_matches_the_reference_and_is_uniform() {
     let device = Default::default();
     assert_exact(&neighbor_checks::<NdArray>(&device), 10);
     assert_exact(&block_checks::<NdArray>(&device), 9);
+    assert_exact(&block_norm_checks::<NdArray>(&device), 4);
     let chi2 = neighbor_uniformity::<NdArray>(&device);
     assert!(chi2 < NEIGHBOR_CHI_SQUARE_BOUND, "chi-square {chi2}");
 }
@@ -34,6 +36,8 @@ fn sampler_kernel_matches_the_reference_and_is_uniform_on_wgpu() {
     assert_exact(&block_checks::<burn_sparse_gnn::Wgpu>(&device), 9);
     // the structure kernels (edge groups, radix-sorted transpose, self-loops) against the host
     assert_exact(&block_structure_checks::<burn_sparse_gnn::Wgpu>(&device), 18);
+    // the degree normalisations in one launch against the host
+    assert_exact(&block_norm_checks::<burn_sparse_gnn::Wgpu>(&device), 4);
     let chi2 = neighbor_uniformity::<burn_sparse_gnn::Wgpu>(&device);
     println!("chi-square {chi2}");
     assert!(chi2 < NEIGHBOR_CHI_SQUARE_BOUND, "chi-square {chi2}");

@@ -11,7 +11,7 @@
 //! takes `lambda * sum_j w_ij h_j / deg(i)` (divided by the number of the row's edges). Zero,
 //! tiny and negative weights are accepted as they are.
 
-use crate::activation::relu;
+use crate::activation::relu_rows;
 use crate::aggregate::aggregate;
 use crate::hidden::Hidden;
 use crate::linear::add_bias;
@@ -68,6 +68,9 @@ pub struct GinConv<B: Backend> {
     pub mlp_out: Linear<B>,
     pub eps: Param<Tensor<B, 1>>,
     pub lambda: Option<f64>,
+    /// `eps` where it is not learned: the forward pass scales `h_i` by the constant (no scaling
+    /// at all for GIN-0's 0) instead of reading the parameter (two launches fewer).
+    pub eps_fixed: Option<f64>,
 }
 
 impl GinConvConfig {
@@ -80,6 +83,27 @@ impl GinConvConfig {
             mlp_out: LinearConfig::new(self.d_mlp.unwrap_or(self.d_out), self.d_out).init(device),
             eps,
             lambda: self.half_safe_lambda,
+            eps_fixed: (!self.learn_eps).then_some(self.eps),
+        }
+    }
+}
+
+impl<B: Backend> GinConv<B> {
+    /// The layer with `eps` fixed at `eps` and no longer learned (GIN-0: 0).
+    pub fn with_fixed_eps(mut self, eps: f64) -> Self {
+        let device = self.eps.val().device();
+        let value = Tensor::from_data(burn::tensor::TensorData::new(vec![eps], [1]), &device);
+        self.eps = Param::from_tensor(value).set_require_grad(false);
+        self.eps_fixed = Some(eps);
+        self
+    }
+
+    /// `(1 + eps) own + agg`.
+    fn combine(&self, own: Tensor<B, 2>, agg: Tensor<B, 2>) -> Tensor<B, 2> {
+        match self.eps_fixed {
+            Some(e) if e == 0.0 => own + agg,
+            Some(e) => own.mul_scalar(1.0 + e) + agg,
+            None => own * self.eps.val().add_scalar(1.0).unsqueeze_dim::<2>(0) + agg,
         }
     }
 }
@@ -89,7 +113,6 @@ impl<B: SparseGnnBackend> GinConv<B> {
     pub fn forward(&self, g: &Graph<B>, h: &Hidden<B>, precision: Precision) -> Tensor<B, 2> {
         // the sum in f32 where the half type's range is f16's (see the module docs)
         let sum_precision = if precision == Precision::MixedF16 { Precision::F32 } else { precision };
-        let one_plus_eps = self.eps.val().add_scalar(1.0).unsqueeze_dim::<2>(0);
         // the MLP's first linear map commutes with the aggregation: transform first when that
         // narrows dense input
         let [_, d_in] = h.dims();
@@ -102,18 +125,18 @@ impl<B: SparseGnnBackend> GinConv<B> {
                 None => aggregate(g, &wh, Reduce::Sum, sum_precision),
             };
             let own = if w.dims()[0] == g.n_rows() { w } else { w.slice(0..g.n_rows()) };
-            let mut z = own * one_plus_eps + agg;
+            let mut z = self.combine(own, agg);
             if let Some(b) = &self.mlp_in.bias {
                 z = add_bias(z, b.val());
             }
-            return precision.linear(&self.mlp_out, relu(z));
+            return precision.linear(&self.mlp_out, relu_rows(z));
         }
         let agg = match self.lambda {
             Some(l) => aggregate(g, h, Reduce::Mean, precision) * l,
             None => aggregate(g, h, Reduce::Sum, sum_precision),
         };
-        let z = h.head(g.n_rows()).dense() * one_plus_eps + agg;
-        precision.linear(&self.mlp_out, relu(precision.linear(&self.mlp_in, z)))
+        let z = self.combine(h.head(g.n_rows()).dense(), agg);
+        precision.linear(&self.mlp_out, relu_rows(precision.linear(&self.mlp_in, z)))
     }
 }
 

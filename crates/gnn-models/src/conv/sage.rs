@@ -3,11 +3,11 @@
 //! On a graph with edge weights ([`Graph::weights`]) every message is scaled by its edge's
 //! weight, as DGL's `SAGEConv(edge_weight=...)` does (PyG's `SAGEConv` takes none): sum
 //! `sum_j w_ij h_j`, mean `sum_j w_ij h_j / deg(i)` (divided by the number of the row's edges,
-//! not by the sum of their weights), max-pool `max_j w_ij relu(W_p h_j + b_p)`. Zero, tiny and
+//! not by the sum of their weights), max-pool `max_j w_ij relu_rows(W_p h_j + b_p)`. Zero, tiny and
 //! negative weights are accepted as they are (a zero weight's message counts as zeros, which
 //! still count in the mean's `deg(i)` and compete in the max).
 
-use crate::activation::relu;
+use crate::activation::relu_rows;
 use crate::aggregate::aggregate;
 use crate::hidden::Hidden;
 use crate::linear::add_bias;
@@ -105,7 +105,7 @@ impl<B: SparseGnnBackend> SageConv<B> {
             SageAggr::Mean => aggregate(g, h, Reduce::Mean, precision),
             SageAggr::Sum => aggregate(g, h, Reduce::Sum, precision),
             SageAggr::MaxPool => {
-                let p = relu(precision.linear(self.lin_pool.as_ref().expect("max-pool projection"), h.dense()));
+                let p = relu_rows(precision.linear(self.lin_pool.as_ref().expect("max-pool projection"), h.dense()));
                 aggregate(g, &Hidden::Dense(p), Reduce::Max, precision)
             }
         };

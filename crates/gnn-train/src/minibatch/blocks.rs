@@ -78,6 +78,7 @@ pub struct BlockRules {
     out_degree: Arc<Vec<u32>>,
     self_loops: bool,
     scale_sums: bool,
+    cbsr_groups: bool,
     opts: GraphOptions,
 }
 
@@ -104,7 +105,23 @@ impl BlockRules {
         }
         let in_degree = adj.row_degrees().into_iter().map(|d| d as u32).collect();
         let out_degree = adj.col_degrees().into_iter().map(|d| d as u32).collect();
-        Ok(Self { in_degree: Arc::new(in_degree), out_degree: Arc::new(out_degree), self_loops, scale_sums, opts })
+        Ok(Self {
+            in_degree: Arc::new(in_degree),
+            out_degree: Arc::new(out_degree),
+            self_loops,
+            scale_sums,
+            cbsr_groups: true,
+            opts,
+        })
+    }
+
+    /// Whether the blocks' graphs get the CBSR kernels' own edge partition (on by default; a
+    /// model without MaxK or k-max-pooling, [`runs_cbsr`], does not read it, and without it each
+    /// block is built with fewer launches).
+    ///
+    /// [`runs_cbsr`]: gnn_models::GnnModelConfig::runs_cbsr
+    pub fn with_cbsr_groups(self, cbsr_groups: bool) -> Self {
+        Self { cbsr_groups, ..self }
     }
 
     /// The whole graph's in-degree of node `v`.
@@ -125,6 +142,7 @@ impl BlockRules {
             out_degree: floats(&self.out_degree),
             self_loops: self.self_loops,
             scale_sums: self.scale_sums,
+            cbsr_groups: self.cbsr_groups,
             opts: self.opts,
         }
     }

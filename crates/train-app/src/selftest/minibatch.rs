@@ -89,7 +89,7 @@ pub fn minibatch_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String,
         );
         let rules = match BlockRules::new(&adj, cfg.needs_self_loops(), cfg.sums_neighbours(), GraphOptions::default())
         {
-            Ok(r) => r,
+            Ok(r) => r.with_cbsr_groups(cfg.runs_cbsr()),
             Err(e) => {
                 out.push((format!("{name}: block rules ({e})"), f64::INFINITY));
                 continue;
@@ -139,7 +139,8 @@ pub fn minibatch_gradient_checks<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(
         let adj = hub_ring_graph(n, cfg.needs_self_loops());
         let (Ok(model), Ok(rules)) = (
             cfg.init::<B>(device),
-            BlockRules::new(&adj, cfg.needs_self_loops(), cfg.sums_neighbours(), GraphOptions::default()),
+            BlockRules::new(&adj, cfg.needs_self_loops(), cfg.sums_neighbours(), GraphOptions::default())
+                .map(|r| r.with_cbsr_groups(cfg.runs_cbsr())),
         ) else {
             out.push((format!("{name}: gradients (the model or its rules do not build)"), f64::INFINITY));
             continue;

@@ -14,7 +14,7 @@ pub use products::{product_checks, product_tolerance};
 use crate::backend::Job;
 use crate::error::{AppError, Result};
 use burn_sparse_gnn::conformance::{
-    adam_checks, add_rows_checks, binary_cross_entropy_checks, block_checks, block_structure_checks,
+    adam_checks, add_rows_checks, binary_cross_entropy_checks, block_checks, block_norm_checks, block_structure_checks,
     cross_entropy_checks, from_host_checks, fused_adam_checks, gat_attention_bound, gat_attention_checks,
     half_rows_checks, inv_degree_checks, link_checks, neighbor_checks, neighbor_uniformity, norm_checks,
     packed_graph_checks, pair_rows_checks, relu_dropout_checks, run, ConformanceConfig, NEIGHBOR_CHI_SQUARE_BOUND,
@@ -235,6 +235,7 @@ impl Job for SelfTest {
             checks.extend(neighbor_checks::<B::InnerBackend>(&device));
             checks.extend(block_checks::<B::InnerBackend>(&device));
             checks.extend(block_structure_checks::<B::InnerBackend>(&device));
+            checks.extend(block_norm_checks::<B::InnerBackend>(&device));
             let chi2 = neighbor_uniformity::<B::InnerBackend>(&device);
             println!(
                 "== {backend}: one-pass half rows and 1 / degree rows against the composed ops, link prediction's \

@@ -24,7 +24,8 @@ use std::time::Instant;
 
 /// The block rules of a model on `adj`.
 pub fn block_rules(cfg: &TrainConfig, model: &GnnModelConfig, adj: &Csr) -> Result<BlockRules> {
-    Ok(BlockRules::new(adj, model.needs_self_loops(), model.sums_neighbours(), cfg.graph_options())?)
+    Ok(BlockRules::new(adj, model.needs_self_loops(), model.sums_neighbours(), cfg.graph_options())?
+        .with_cbsr_groups(model.runs_cbsr()))
 }
 
 /// The node features `x` (`[nodes, d_in]` row-major) where `cfg` keeps them (on the host: `x`

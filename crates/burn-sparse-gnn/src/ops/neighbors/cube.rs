@@ -1,12 +1,11 @@
 //! `CubeBackend` implementation of [`super::NeighborOps`]: the CubeCL kernel of `sparse-gnn-kernels`.
 
 use super::NeighborOps;
-use super::{BlockPrim, BlockShape, BlockStructure};
+use super::{BlockNorms, BlockPrim, BlockShape, BlockStructure};
 use crate::ops::cube_launch::*;
 use crate::ops::primitive::CsrPrimitive;
 use crate::ops::primitive::{CsrPrim, GraphPrim, GroupsPrim};
 use burn::tensor::DType;
-use burn::tensor::TensorData;
 use burn_cubecl::ops::numeric::full_client;
 use burn_cubecl::BoolElement;
 use burn_cubecl::CubeBackend;
@@ -91,12 +90,9 @@ where
             bind(&nnz_total),
             n_dst + 1,
         );
-        let read = |t: &Ft<R>| -> usize {
-            let data: TensorData =
-                burn::tensor::Tensor::<Self, 1, burn::tensor::Int>::from_primitive(t.clone()).into_data();
-            data.convert::<i64>().into_vec::<i64>().ok().and_then(|v| v.first().copied()).unwrap_or(0) as usize
-        };
-        let (nnz, n_new) = (read(&nnz_total), read(&new_total));
+        // both sizes in one read
+        let sizes = read_first_i32(&[&nnz_total, &new_total]);
+        let (nnz, n_new) = (sizes[0].max(0) as usize, sizes[1].max(0) as usize);
         let n_src = n_dst + n_new;
         let col_idx = empty(&dst, [nnz.max(1)], DType::I32);
         let src = empty(&dst, [n_src.max(1)], DType::I32);
@@ -126,11 +122,66 @@ where
     fn block_structure(row_ptr: Ft<R>, col_idx: Ft<R>, shape: BlockShape) -> BlockStructure<Ft<R>> {
         block_structure_device::<R, F, I, BT>(row_ptr, col_idx, shape)
     }
+
+    fn block_norms(
+        row_ptr: Ft<R>,
+        src: Ft<R>,
+        in_degree: Ft<R>,
+        out_degree: Ft<R>,
+        n_dst: usize,
+        weighted: bool,
+    ) -> BlockNorms<Ft<R>> {
+        use sparse_gnn_kernels::neighbors::norms::{launch_block_norms, BlockNormArrays};
+        let (row_ptr, src) = (i32_array(row_ptr), i32_array(src));
+        let (in_full, out_full) = (f32_array(in_degree), f32_array(out_degree));
+        let n_src = src.meta.shape.num_elements();
+        let arr = |n: usize| empty(&in_full, [n.max(1)], DType::F32);
+        let rows = [arr(n_dst), arr(n_dst), arr(n_dst)];
+        let cols = [arr(n_src), arr(n_src), arr(n_src)];
+        let w = [arr(if weighted { n_dst } else { 1 }), arr(if weighted { n_dst } else { 1 })];
+        launch_block_norms::<R>(
+            &in_full.client,
+            bind(&row_ptr),
+            bind(&src),
+            bind(&in_full),
+            bind(&out_full),
+            BlockNormArrays {
+                rows: [bind(&rows[0]), bind(&rows[1]), bind(&rows[2])],
+                cols: [bind(&cols[0]), bind(&cols[1]), bind(&cols[2])],
+                weights: [bind(&w[0]), bind(&w[1])],
+            },
+            n_dst,
+            n_src,
+            weighted,
+        );
+        // in the backend's float type, cut to length where a length of 0 was padded
+        let out = |t: Ft<R>, len: usize| {
+            let t = if len == t.meta.shape.num_elements() { t } else { burn_cubecl::kernel::slice(t, &[0..len]) };
+            if F::dtype() == DType::F32 {
+                t
+            } else {
+                burn_cubecl::kernel::cast(t, F::dtype())
+            }
+        };
+        let [in_degree, in_inv, in_inv_sqrt] = rows;
+        let [out_degree, out_inv, out_inv_sqrt] = cols;
+        let [full, share] = w;
+        BlockNorms {
+            in_degree: out(in_degree, n_dst),
+            in_inv: out(in_inv, n_dst),
+            in_inv_sqrt: out(in_inv_sqrt, n_dst),
+            out_degree: out(out_degree, n_src),
+            out_inv: out(out_inv, n_src),
+            out_inv_sqrt: out(out_inv_sqrt, n_src),
+            weighted: weighted.then(|| (out(full, n_dst), out(share, n_dst))),
+        }
+    }
 }
 
 /// [`NeighborOps::block_structure`] on the device (see
-/// [`sparse_gnn_kernels::neighbors::structure`]): one read of six totals (the groups of
-/// both directions), no host copy of the block.
+/// [`sparse_gnn_kernels::neighbors::structure`]): one read of the totals of the edge groups
+/// (both directions; one partition per direction where the two widths agree), no host copy of
+/// the block.
 fn block_structure_device<R, F, I, BT>(row_ptr: Ft<R>, col_idx: Ft<R>, shape: BlockShape) -> BlockStructure<Ft<R>>
 where
     R: CubeRuntime,
@@ -188,12 +239,15 @@ where
         nnz,
         n_src,
     );
-    // edge groups of both directions: counts and scans, then one read of their totals
-    let widths = [shape.group_width.max(1), shape.cbsr_group_width.max(1)];
+    // edge groups of both directions: counts and scans, then one read of their totals; where
+    // the CBSR kernels' width is the SpMM family's, both families share one partition
+    let shared = shape.group_width.max(1) == shape.cbsr_group_width.max(1);
+    let widths: &[usize] =
+        if shared { &[shape.group_width.max(1)] } else { &[shape.group_width.max(1), shape.cbsr_group_width.max(1)] };
     let sides = [(&row_ptr, n_dst), (&t_ptr, n_src)];
     let mut scans = Vec::new();
     for &(ptr, rows) in &sides {
-        for &w in &widths {
+        for &w in widths {
             let t: Vec<Ft<R>> = (0..6).map(|_| arr(rows)).collect();
             let sums = arr(rows.div_ceil(SCAN_BLOCK));
             let totals = [arr(1), arr(1), arr(1)];
@@ -211,15 +265,9 @@ where
             scans.push((ptr.clone(), rows, w, t, sums, totals));
         }
     }
-    let all: Vec<burn::tensor::Tensor<CubeBackend<R, F, I, BT>, 1, burn::tensor::Int>> =
-        scans.iter().flat_map(|sc| sc.5.iter().map(|t| burn::tensor::Tensor::from_primitive(t.clone()))).collect();
-    let totals: Vec<usize> = burn::tensor::Tensor::cat(all, 0)
-        .into_data()
-        .convert::<i64>()
-        .into_vec::<i64>()
-        .unwrap_or_default()
+    let totals: Vec<usize> = read_first_i32(&scans.iter().flat_map(|sc| sc.5.iter()).collect::<Vec<_>>())
         .into_iter()
-        .map(|v| v as usize)
+        .map(|v| v.max(0) as usize)
         .collect();
     let mut groups = Vec::new();
     for (k, (ptr, rows, w, t, _, _)) in scans.into_iter().enumerate() {
@@ -247,9 +295,14 @@ where
         });
     }
     let mut g = groups.into_iter();
-    let mut take = || g.next().expect("four edge-group partitions");
-    let csr_groups = (take(), take());
-    let csc_groups = (take(), take());
+    let mut take = || g.next().expect("one edge-group partition per side and width");
+    let mut pair = || {
+        let spmm = take();
+        let cbsr = if shared { spmm.clone() } else { take() };
+        (spmm, cbsr)
+    };
+    let csr_groups = pair();
+    let csc_groups = pair();
     let cut = |t: Ft<R>, len: usize| {
         if len == t.meta.shape.num_elements() || len == 0 {
             t

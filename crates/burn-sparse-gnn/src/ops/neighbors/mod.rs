@@ -29,8 +29,8 @@ use crate::error::OpError;
 use crate::graph::Graph;
 use crate::ops::primitive::CsrPrimitive;
 use burn::tensor::backend::Backend;
-use burn::tensor::ops::IntTensor;
-use burn::tensor::{Int, Tensor};
+use burn::tensor::ops::{FloatTensor, IntTensor};
+use burn::tensor::{Int, Tensor, TensorPrimitive};
 pub use sparse_gnn_kernels::neighbors::step_key;
 
 /// Neighbour sampling on the device.
@@ -74,6 +74,81 @@ pub trait NeighborOps: Backend {
         shape: BlockShape,
     ) -> BlockStructure<IntTensor<Self>> {
         host::block_structure::<Self>(row_ptr, col_idx, shape)
+    }
+
+    /// The degree normalisations of the block with row pointer `row_ptr` (`[n_dst + 1]`) over
+    /// the sources `src` (`[n_src]` global ids, the destinations first): each row's edge count
+    /// and each column's whole-graph out-degree (from `out_degree`, one per node) with `1 / d`
+    /// and `1 / sqrt(d)` (0 where `d` is 0), and with `weighted` each row's whole-graph in-degree
+    /// (from `in_degree`) and its edges' weight `in-degree / max(count, 1)`. Composed tensor ops
+    /// by default.
+    fn block_norms(
+        row_ptr: IntTensor<Self>,
+        src: IntTensor<Self>,
+        in_degree: FloatTensor<Self>,
+        out_degree: FloatTensor<Self>,
+        n_dst: usize,
+        weighted: bool,
+    ) -> BlockNorms<FloatTensor<Self>> {
+        composed_block_norms::<Self>(row_ptr, src, in_degree, out_degree, n_dst, weighted)
+    }
+}
+
+/// What [`NeighborOps::block_norms`] returns: `[n_dst]` rows, `[n_src]` columns.
+#[derive(Clone, Debug)]
+pub struct BlockNorms<F> {
+    /// Each row's edge count.
+    pub in_degree: F,
+    /// `1 / count` (0 for an empty row).
+    pub in_inv: F,
+    /// `1 / sqrt(count)` (0 for an empty row).
+    pub in_inv_sqrt: F,
+    /// Each column's whole-graph out-degree.
+    pub out_degree: F,
+    /// `1 / degree` (0 for a degree of 0).
+    pub out_inv: F,
+    /// `1 / sqrt(degree)` (0 for a degree of 0).
+    pub out_inv_sqrt: F,
+    /// With weights: each row's whole-graph in-degree and the weight of its edges.
+    pub weighted: Option<(F, F)>,
+}
+
+/// [`NeighborOps::block_norms`] in Burn's tensor ops.
+fn composed_block_norms<B: Backend>(
+    row_ptr: IntTensor<B>,
+    src: IntTensor<B>,
+    in_degree: FloatTensor<B>,
+    out_degree: FloatTensor<B>,
+    n_dst: usize,
+    weighted: bool,
+) -> BlockNorms<FloatTensor<B>> {
+    let f1 = |t: FloatTensor<B>| Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(t));
+    let row_ptr = Tensor::<B, 1, Int>::from_primitive(row_ptr);
+    let src = Tensor::<B, 1, Int>::from_primitive(src);
+    let counts = (row_ptr.clone().slice(1..n_dst + 1) - row_ptr.slice(0..n_dst)).float();
+    let out_deg = f1(out_degree).select(0, src.clone());
+    let inv = |d: Tensor<B, 1>| {
+        let zero = d.clone().equal_elem(0.0);
+        d.clamp_min(1.0).recip().mask_fill(zero, 0.0)
+    };
+    let inv_sqrt = |d: Tensor<B, 1>| {
+        let zero = d.clone().equal_elem(0.0);
+        d.clamp_min(1.0).sqrt().recip().mask_fill(zero, 0.0)
+    };
+    let p = |t: Tensor<B, 1>| t.into_primitive().tensor();
+    let weighted = weighted.then(|| {
+        let full = f1(in_degree).select(0, src.slice(0..n_dst));
+        let share = full.clone() / counts.clone().clamp_min(1.0);
+        (p(full), p(share))
+    });
+    BlockNorms {
+        in_inv: p(inv(counts.clone())),
+        in_inv_sqrt: p(inv_sqrt(counts.clone())),
+        in_degree: p(counts),
+        out_inv: p(inv(out_deg.clone())),
+        out_inv_sqrt: p(inv_sqrt(out_deg.clone())),
+        out_degree: p(out_deg),
+        weighted,
     }
 }
 
@@ -120,6 +195,10 @@ pub struct BlockGraphSpec<B: Backend> {
     pub self_loops: bool,
     /// Weigh each sampled edge of a row `degree / sampled` (layers that sum their neighbours).
     pub scale_sums: bool,
+    /// Partition the edges for the CBSR kernels at `opts.cbsr_group_width` (models with MaxK or
+    /// k-max-pooling). Without it they share the SpMM family's partition, which the device
+    /// builds once per direction instead of twice.
+    pub cbsr_groups: bool,
     /// Edge-group widths, kernel policy and launch configuration (no hot-column split).
     pub opts: crate::graph::GraphOptions,
 }
@@ -145,40 +224,36 @@ pub fn block_graph<B: NeighborOps>(block: &SampledBlock<B>, fanout: usize, spec:
         max_row: fanout,
         self_loops: spec.self_loops,
         group_width,
-        cbsr_group_width: opts.cbsr_group_width.max(1),
+        cbsr_group_width: if spec.cbsr_groups { opts.cbsr_group_width.max(1) } else { group_width },
         policy: opts.policy,
         kernels: opts.kernels,
     };
     let s = B::block_structure(block.row_ptr.clone().into_primitive(), block.col_idx.clone().into_primitive(), shape);
-    let row_ptr = Tensor::<B, 1, Int>::from_primitive(s.graph.csr.row_ptr.clone());
-    let counts = (row_ptr.clone().slice(1..n_dst + 1) - row_ptr.slice(0..n_dst)).float();
-    let out_deg = spec.out_degree.clone().select(0, block.src.clone());
-    let dst = block.src.clone().slice(0..n_dst);
-    let inv = |d: Tensor<B, 1>| {
-        let zero = d.clone().equal_elem(0.0);
-        d.clone().clamp_min(1.0).recip().mask_fill(zero, 0.0)
-    };
-    let inv_sqrt = |d: Tensor<B, 1>| {
-        let zero = d.clone().equal_elem(0.0);
-        d.clone().clamp_min(1.0).sqrt().recip().mask_fill(zero, 0.0)
-    };
+    let n = B::block_norms(
+        s.graph.csr.row_ptr.clone(),
+        block.src.clone().into_primitive(),
+        spec.in_degree.clone().into_primitive().tensor(),
+        spec.out_degree.clone().into_primitive().tensor(),
+        n_dst,
+        spec.scale_sums,
+    );
+    let f1 = |t: FloatTensor<B>| Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(t));
+    let out_deg = f1(n.out_degree);
     let norms = crate::graph::DegreeNorms {
-        in_inv: inv(counts.clone()),
-        in_inv_sqrt: inv_sqrt(counts.clone()),
-        out_inv: inv(out_deg.clone()),
-        out_inv_sqrt: inv_sqrt(out_deg.clone()),
-        in_degree: counts.clone(),
+        in_inv: f1(n.in_inv),
+        in_inv_sqrt: f1(n.in_inv_sqrt),
+        out_inv: f1(n.out_inv),
+        out_inv_sqrt: f1(n.out_inv_sqrt),
+        in_degree: f1(n.in_degree),
         out_degree: out_deg.clone(),
     };
-    let weighted = spec.scale_sums.then(|| {
-        let full = spec.in_degree.clone().select(0, dst);
-        let per_row = full.clone() / counts.clamp_min(1.0);
+    let weighted = n.weighted.map(|(full, share)| {
         let edge_rows = Tensor::<B, 1, Int>::from_primitive(s.edge_rows.clone()).slice(0..nnz.max(1));
-        let mut w = per_row.select(0, edge_rows);
+        let mut w = f1(share).select(0, edge_rows);
         if nnz == 0 {
             w = w.slice(0..0);
         }
-        (w, crate::graph::WeightSums { rows: full, cols: out_deg })
+        (w, crate::graph::WeightSums { rows: f1(full), cols: out_deg })
     });
     Graph::from_parts(s.graph, weighted, norms)
 }
