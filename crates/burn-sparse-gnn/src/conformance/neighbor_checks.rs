@@ -242,7 +242,8 @@ pub fn block_structure_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(S
 /// weighted rows' in-degrees and edge weights) against the same computed on the host from the
 /// block read back: blocks of the hub graph (empty rows: zero counts; nodes of out-degree 0:
 /// zero inverses), with and without weights. The value is the number of entries that differ by
-/// more than 1e-6 relative.
+/// more than 1e-4 relative (NdArray's reciprocal, which the composed default uses, is within
+/// about 1e-5 of the exact one).
 ///
 /// [`NeighborOps::block_norms`]: crate::ops::neighbors::NeighborOps::block_norms
 pub fn block_norm_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String, Option<f64>)> {
@@ -287,7 +288,7 @@ pub fn block_norm_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String
             let mut d = 0usize;
             let mut cmp = |got: Vec<f32>, want: Vec<f32>| {
                 d += got.len().abs_diff(want.len())
-                    + got.iter().zip(&want).filter(|(a, b)| (*a - *b).abs() > 1e-6 * b.abs().max(1.0)).count();
+                    + got.iter().zip(&want).filter(|(a, b)| (*a - *b).abs() > 1e-4 * b.abs().max(1.0)).count();
             };
             cmp(read(got.in_degree), counts.clone());
             cmp(read(got.in_inv), counts.iter().map(|&c| inv(c)).collect());

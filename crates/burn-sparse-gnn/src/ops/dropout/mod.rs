@@ -153,10 +153,30 @@ pub fn relu_dropout<B: DropoutOps>(
     ))))
 }
 
-fn host_f32<B: Backend>(t: FloatTensor<B>) -> (Vec<f32>, Vec<usize>) {
+/// A 2-D float tensor on the host: its values as f32, its shape, and its values as f64 where
+/// it holds f64 (the reference backend), so that the masked scale stays exact there.
+fn host_values<B: Backend>(t: FloatTensor<B>) -> (Vec<f32>, Vec<usize>, Option<Vec<f64>>) {
     let t = Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(crate::ops::host_io::own_float::<B>(t)));
     let dims = t.dims().to_vec();
-    (t.into_data().convert::<f32>().into_vec::<f32>().unwrap_or_default(), dims)
+    let data = t.into_data();
+    let wide = (data.dtype == burn::tensor::DType::F64).then(|| data.clone().convert::<f64>().into_vec::<f64>());
+    let wide = wide.and_then(|v| v.ok());
+    (data.convert::<f32>().into_vec::<f32>().unwrap_or_default(), dims, wide)
+}
+
+/// `v` times `scale` where `mask` keeps the entry (the layout `kernel::reference_grad` reads),
+/// 0 elsewhere, in f64.
+fn masked_scale_f64(v: &[f64], mask: &[u32], n: usize, d: usize, scale: f64) -> Vec<f64> {
+    let kept = kernel::reference_grad(&vec![1.0; n * d], mask, n, d, 1.0);
+    v.iter().zip(&kept).map(|(&x, &k)| if k != 0.0 { x * scale } else { 0.0 }).collect()
+}
+
+fn keep_scale_f64(prob: f64) -> f64 {
+    if prob <= 0.0 {
+        1.0
+    } else {
+        1.0 / (1.0 - prob)
+    }
 }
 
 /// The host implementation of [`DropoutOps::relu_dropout`] (the CPU backends).
@@ -168,7 +188,7 @@ pub(crate) fn host_relu_dropout<B: Backend>(
 ) -> (FloatTensor<B>, IntTensor<B>) {
     let device = B::float_device(&x);
     let dtype = x.dtype();
-    let (xv, dims) = host_f32::<B>(x);
+    let (xv, dims, wide) = host_values::<B>(x);
     let (n, d) = (dims[0], dims[1]);
     let seed = match seed {
         Some(s) => {
@@ -182,7 +202,11 @@ pub(crate) fn host_relu_dropout<B: Backend>(
         Tensor::<B, 1, Int>::from_primitive(r).into_data().convert::<i64>().into_vec::<i64>().unwrap_or_default()
     });
     let (y, mask) = kernel::reference(&xv, n, d, ids.as_deref(), seed, spec);
-    let y = Tensor::<B, 2>::from_data(TensorData::new(y, [n, d]).convert_dtype(dtype), (&device, dtype));
+    let y = match wide {
+        Some(x64) => TensorData::new(masked_scale_f64(&x64, &mask, n, d, keep_scale_f64(spec.prob)), [n, d]),
+        None => TensorData::new(y, [n, d]).convert_dtype(dtype),
+    };
+    let y = Tensor::<B, 2>::from_data(y, (&device, dtype));
     // bit patterns as i32 values (exact in any int type of the backend)
     let words: Vec<i64> = mask.into_iter().map(|w| w as i32 as i64).collect();
     let len = words.len();
@@ -198,7 +222,7 @@ pub(crate) fn host_relu_dropout_grad<B: Backend>(
 ) -> FloatTensor<B> {
     let device = B::float_device(&dy);
     let dtype = dy.dtype();
-    let (dv, dims) = host_f32::<B>(dy);
+    let (dv, dims, wide) = host_values::<B>(dy);
     let (n, d) = (dims[0], dims[1]);
     let words: Vec<u32> = Tensor::<B, 1, Int>::from_primitive(mask)
         .into_data()
@@ -208,8 +232,10 @@ pub(crate) fn host_relu_dropout_grad<B: Backend>(
         .into_iter()
         .map(|w| w as u32)
         .collect();
-    let dx = kernel::reference_grad(&dv, &words, n, d, kernel::keep_scale(spec.prob));
-    Tensor::<B, 2>::from_data(TensorData::new(dx, [n, d]).convert_dtype(dtype), (&device, dtype))
-        .into_primitive()
-        .tensor()
+    let dx = match wide {
+        Some(dy64) => TensorData::new(masked_scale_f64(&dy64, &words, n, d, keep_scale_f64(spec.prob)), [n, d]),
+        None => TensorData::new(kernel::reference_grad(&dv, &words, n, d, kernel::keep_scale(spec.prob)), [n, d])
+            .convert_dtype(dtype),
+    };
+    Tensor::<B, 2>::from_data(dx, (&device, dtype)).into_primitive().tensor()
 }

@@ -74,12 +74,17 @@ fn sage_matches_mean_sum_and_max_pool_references() {
 #[test]
 fn gin_matches_its_mlp_of_the_sum_and_the_half_safe_mean() {
     let (g, a) = graph(false);
-    for lambda in [None, Some(0.1)] {
+    // a learned eps, a fixed one (a constant scale) and GIN-0's (no scale at all)
+    for (lambda, learn, eps) in
+        [(None, true, 0.3), (Some(0.1), true, 0.3), (None, false, 0.3), (Some(0.1), false, 0.3), (None, false, 0.0)]
+    {
         for (d_in, d_out) in [(3, 5), (6, 2)] {
             let conv = GinConvConfig::new(d_in, d_out)
-                .with_eps(0.3)
+                .with_eps(eps)
+                .with_learn_eps(learn)
                 .with_half_safe_lambda(lambda)
                 .init::<B>(&Default::default());
+            assert_eq!(conv.eps_fixed, (!learn).then_some(eps));
             let x = rnd(N * d_in, 3);
             let xm = rows(&x, d_in);
             let got = host(conv.forward(&g, &Hidden::Dense(t2(&x, N, d_in)), Precision::F32));
@@ -99,7 +104,7 @@ fn gin_matches_its_mlp_of_the_sum_and_the_half_safe_mean() {
                                 }
                                 None => s,
                             };
-                            1.3 * xm[i][c] + agg
+                            (1.0 + eps) * xm[i][c] + agg
                         })
                         .collect()
                 })
@@ -184,6 +189,10 @@ fn learnable_eps_and_attention_receive_gradients() {
     let gin = GinConvConfig::new(4, 3).init::<B>(&dev);
     let grads = gin.forward(&g, &Hidden::Dense(x.clone()), Precision::F32).sum().backward();
     assert!(gin.eps.grad(&grads).is_some(), "eps is learned");
+    let gin0 = GinConvConfig::new(4, 3).init::<B>(&dev).with_fixed_eps(0.0);
+    let grads = gin0.forward(&g, &Hidden::Dense(x.clone()), Precision::F32).sum().backward();
+    assert!(gin0.eps.grad(&grads).is_none(), "GIN-0's eps is not learned");
+    assert_eq!(gin0.eps_fixed, Some(0.0));
     let gat = GatConvConfig::new(4, 2).with_heads(2).init::<B>(&dev);
     let grads = gat.forward(&g, &Hidden::Dense(x), Precision::F32).powf_scalar(2.0).sum().backward();
     let ga = gat.att_src.grad(&grads).expect("attention gradient");
