@@ -14,8 +14,8 @@ use std::sync::Arc;
 /// [`Graph::new_packed`] (each graph's index arrays in one upload, its float vectors in
 /// another), larger ones with [`Graph::new`], which uploads long arrays in pieces and never
 /// holds all of them on the host. Every batch of 1,024 NCI1 or PROTEINS graphs (up to 185k
-/// entries) is packed: on one H200 a 30k-node, 65k-edge graph took 4.7 ms packed and 5.1 ms with
-/// `Graph::new` (`bench --ops launch`).
+/// entries) is packed: on one H200 a 30k-node, 65k-edge graph took 3.99 ms packed and 4.43 ms
+/// with `Graph::new` (`bench --ops launch`).
 pub const PACKED_BATCH_ENTRIES: usize = 1 << 18;
 
 /// A set of graphs on the host: every graph's nodes contiguous, features encoded.

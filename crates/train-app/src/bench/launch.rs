@@ -3,8 +3,8 @@
 //! small graph, a small dense product, a small linear layer's forward and backward (each
 //! sample [`LAUNCH_BATCH`] calls between two synchronisations); uploads of host vectors of 1 KiB
 //! to 4 MiB through Burn (`upload-N`) and through [`burn_sparse_gnn::upload`]
-//! (`upload-direct-N`); the bench graph built with `Graph::new` and `Graph::new_packed`. The
-//! record is one call.
+//! (`upload-direct-N`; below its 8 KiB threshold that is Burn's upload too); the bench graph
+//! built with `Graph::new` and `Graph::new_packed`. The record is one call.
 
 use crate::error::Result;
 use burn::tensor::backend::AutodiffBackend;

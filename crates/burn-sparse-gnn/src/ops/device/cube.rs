@@ -11,8 +11,9 @@ use burn_cubecl::IntElement;
 use std::ops::Range;
 
 /// The smallest upload that goes to a CUDA device in one transfer from the caller's memory;
-/// smaller ones go through Burn, whose fixed cost per upload was the lower one on the H200 host
-/// (1 KiB: 7 us through Burn, 13 us as one transfer; 256 KiB: 235 us against 42 us).
+/// smaller ones go through Burn, whose cost stays at its fixed cost per upload there (1 KiB:
+/// 7 us on the H200 host; 256 KiB: 235 us through Burn against 42 us as one transfer,
+/// `bench --ops launch`).
 #[cfg(feature = "cuda")]
 const DIRECT_UPLOAD_MIN_BYTES: usize = 8 << 10;
 
