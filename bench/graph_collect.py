@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Cross-validation records from the per-fold runs of `graph_h200.sh accuracy`: ours' fold run
-folders (`<ds>-<model>-ours-<f>/folds/fold-NN/results.json`: the test fold's accuracy per epoch
+folders (`<ds>-<model>-ours-<f>/folds/fold-NN/results.json`, or every fold of a
+`--fold-jobs` run in `<ds>-<model>-ours/folds/`: the test fold's accuracy per epoch
 as `valid_accuracy`) and PyG's per-fold records (`<ds>-<model>-pyg-<f>.jsonl`, `curves`), one
 `accuracy` record per dataset, model and implementation: the mean over the folds at the epoch
 whose mean is highest (the GIN paper's protocol), as `cross-validation.json` reports it.
@@ -18,21 +19,24 @@ from pyg_graph import summarise  # noqa: E402
 def main():
     runs = sys.argv[1]
     groups = {}
-    for d in sorted(glob.glob(os.path.join(runs, "*-ours-*"))):
-        m = re.match(r"(.+)-(gin|gcn|sage)-ours-(\d+)$", os.path.basename(d))
+    for d in sorted(glob.glob(os.path.join(runs, "*-ours*"))):
+        # one fold's run (`-ours-F`) or a whole `--fold-jobs` run (`-ours`)
+        m = re.match(r"(.+)-(gin|gcn|sage)-ours(-\d+)?$", os.path.basename(d))
         if not m:
             continue
-        res = glob.glob(os.path.join(d, "folds", "fold-*", "results.json"))
+        res = sorted(glob.glob(os.path.join(d, "folds", "fold-*", "results.json")))
         if not res:
             print(f"missing: {d}", file=sys.stderr)
             continue
-        with open(res[0]) as f:
-            r = json.load(f)
-        epochs = r["epochs"]
-        g = groups.setdefault((m[1], m[2], "ours"), {"curves": {}, "seconds": 0.0, "device": r.get("backend"),
-                                                     "commit": r.get("commit")})
-        g["curves"][int(m[3])] = [e["valid_accuracy"] for e in sorted(epochs, key=lambda e: e["epoch"])]
-        g["seconds"] += r.get("train_seconds", 0.0)
+        for path in res:
+            with open(path) as f:
+                r = json.load(f)
+            fold = int(re.search(r"fold-(\d+)", path)[1])
+            epochs = r["epochs"]
+            g = groups.setdefault((m[1], m[2], "ours"), {"curves": {}, "seconds": 0.0, "device": r.get("backend"),
+                                                         "commit": r.get("commit")})
+            g["curves"][fold] = [e["valid_accuracy"] for e in sorted(epochs, key=lambda e: e["epoch"])]
+            g["seconds"] += r.get("train_seconds", 0.0)
     for p in sorted(glob.glob(os.path.join(runs, "*-pyg-*.jsonl"))):
         m = re.match(r"(.+)-(gin|gcn|sage)-pyg-(\d+)\.jsonl$", os.path.basename(p))
         if not m:

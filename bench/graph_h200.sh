@@ -14,7 +14,9 @@
 #   NCI1 IMDB-BINARY): every fold of every run is one job (ours `train --folds 10 --fold F`, PyG
 #   `pyg_graph.py --only-folds F` on the folds ours wrote), JOBS at a time (default 12);
 #   `graph_collect.py` turns them into one record per dataset, model and implementation;
-#   JOB_TIMEOUT (default 590 s) bounds each job.
+#   JOB_TIMEOUT (default 590 s) bounds each job. With FOLD_JOBS=N ours is one run of the ten
+#   folds (`train --folds 10 --fold-jobs N`) and PyG's ten folds follow, JOBS at a time; the wall
+#   time of each goes to graph_cv_time.jsonl (`"op": "cv_run"`).
 set -u
 BIN=$1; OUT=$2; TU=$3; shift 3
 PARTS=${*:-speed accuracy}
@@ -68,12 +70,25 @@ for part in $PARTS; do
     for ds in ${DATASETS:-MUTAG PROTEINS NCI1 IMDB-BINARY}; do folds_of $ds; done
     for ds in ${DATASETS:-MUTAG PROTEINS NCI1 IMDB-BINARY}; do
       for m in ${MODELS:-gin gcn sage}; do
+        if [ -n "${FOLD_JOBS:-}" ]; then
+          # ours as one run of FOLD_JOBS fold processes, then PyG's folds JOBS at a time; each timed
+          start=$(date +%s.%N)
+          timeout ${JOB_TIMEOUT:-590} "$BIN" train --backend $BACKEND --task graph --dataset "$TU/$ds" --model $m $MODEL $PROTOCOL \
+            --folds 10 --fold-jobs "$FOLD_JOBS" --checkpoints false --log-every 0 --out "$OUT/runs/$ds-$m-ours" >> "$LOG" 2>&1
+          echo "{\"op\": \"cv_run\", \"impl\": \"ours\", \"graph\": \"$ds\", \"model\": \"$m\", \"fold_jobs\": $FOLD_JOBS, \"seconds\": $(echo "$(date +%s.%N) - $start" | bc)}" >> "$OUT/graph_cv_time.jsonl"
+          start=$(date +%s.%N)
+          for f in ${FOLDS:-1 2 3 4 5 6 7 8 9 10}; do
+            echo "timeout ${JOB_TIMEOUT:-590} python3 $HERE/pyg_graph.py --run $OUT/folds-$ds --dataset $TU/$ds --model $m $PROTOCOL --only-folds $f --out $OUT/runs/$ds-$m-pyg-$f.jsonl"
+          done | run_jobs
+          echo "{\"op\": \"cv_run\", \"impl\": \"pyg\", \"graph\": \"$ds\", \"model\": \"$m\", \"fold_jobs\": ${JOBS:-12}, \"seconds\": $(echo "$(date +%s.%N) - $start" | bc)}" >> "$OUT/graph_cv_time.jsonl"
+          continue
+        fi
         for f in ${FOLDS:-1 2 3 4 5 6 7 8 9 10}; do
           echo "timeout ${JOB_TIMEOUT:-590} $BIN train --backend $BACKEND --task graph --dataset $TU/$ds --model $m $MODEL $PROTOCOL --folds 10 --fold $f --checkpoints false --log-every 0 --out $OUT/runs/$ds-$m-ours-$f"
           echo "timeout ${JOB_TIMEOUT:-590} python3 $HERE/pyg_graph.py --run $OUT/folds-$ds --dataset $TU/$ds --model $m $PROTOCOL --only-folds $f --out $OUT/runs/$ds-$m-pyg-$f.jsonl"
-        done
+        done | run_jobs
       done
-    done | run_jobs
+    done
     python3 "$HERE/graph_collect.py" "$OUT/runs" >> "$OUT/graph_accuracy.jsonl"
     ;;
   *) echo "unknown part $part" >&2; exit 2 ;;

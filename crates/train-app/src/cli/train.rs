@@ -41,6 +41,11 @@ pub struct TrainArgs {
     /// Several processes, one part of the graph each.
     #[command(flatten)]
     pub processes: ProcessArgs,
+
+    /// One fold (--fold) of a `--fold-jobs` run, started by the run's process, which holds the
+    /// run folder and wrote its files: this process writes the fold's folder only.
+    #[arg(long, hide = true)]
+    pub fold_worker: bool,
 }
 
 /// Training over several processes (`train`): one part of the partitioned graph per process,

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod data;
 pub mod eval;
+mod folds;
 pub mod graph;
 pub mod link;
 mod memory;

@@ -82,6 +82,8 @@ pub struct TrainJob {
     pub partition_cache: Option<std::path::PathBuf>,
     /// One process of a multi-process run, and the index of its device (`None`: the default).
     pub rank: Option<(train_app::partitioned::processes::RankRun, Option<usize>)>,
+    /// One fold of a `--fold-jobs` run, whose parent process holds the run folder.
+    pub fold_worker: bool,
 }
 
 impl Job for TrainJob {
@@ -89,7 +91,7 @@ impl Job for TrainJob {
     fn run<B: SparseGnnAutodiffBackend>(self, device: B::Device, backend: &str) -> Result<()> {
         // the run folder is this run's before anything is read or written: a folder of other
         // files, or one another run is writing, is refused at once (rank 0 writes for all ranks)
-        let writes = !self.dry_run && self.rank.as_ref().is_none_or(|(run, _)| run.rank == 0);
+        let writes = !self.dry_run && !self.fold_worker && self.rank.as_ref().is_none_or(|(run, _)| run.rank == 0);
         let folder = match writes {
             true => Some(train_app::fsutil::claim_run_folder(&self.cfg.out, self.resume.is_some())?),
             false => None,
@@ -100,7 +102,13 @@ impl Job for TrainJob {
         };
         if self.cfg.task == train_app::training::Task::Graph {
             let partitioned = self.spread.is_some() || self.rank.is_some();
-            return super::graph::run::<B>(&self.cfg, self.resume, self.dry_run, partitioned, device, backend, folder);
+            let how = super::graph::GraphRun {
+                resume: self.resume,
+                dry_run: self.dry_run,
+                partitioned,
+                fold_worker: self.fold_worker,
+            };
+            return super::graph::run::<B>(&self.cfg, how, device, backend, folder);
         }
         let data = datasets::load(&self.cfg.dataset, BuildOptions::default())?;
         let stats = data.stats();
@@ -436,6 +444,12 @@ pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
         return launch(&a, n, resume, matches);
     }
     let cfg = config(&a, matches)?;
+    if cfg.task == train_app::training::Task::Graph && cfg.fold_jobs > 1 && cfg.fold.is_none() && !a.dry_run {
+        return super::folds::launch(&cfg, resume);
+    }
+    if a.fold_worker && (cfg.task != train_app::training::Task::Graph || cfg.fold.is_none()) {
+        return Err(AppError::Config("--fold-worker trains one --fold of a graph classification run".into()));
+    }
     let rank = match (a.processes.rank, a.processes.world, &a.processes.rendezvous) {
         (Some(rank), Some(world), Some(addr)) => {
             let index = match a.spread.devices.as_deref() {
@@ -476,6 +490,7 @@ pub fn run(a: TrainArgs, matches: Option<&ArgMatches>) -> Result<()> {
             dry_run: a.dry_run,
             partition_cache: a.spread.partition_cache.clone(),
             rank,
+            fold_worker: a.fold_worker,
         },
     )
 }

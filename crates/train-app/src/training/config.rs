@@ -119,6 +119,11 @@ pub struct TrainConfig {
     /// processes or machines, each into its own folder; no cross-validation.json).
     #[arg(long)]
     pub fold: Option<usize>,
+    /// Graph classification: with --folds (and no --fold), train this many folds at once, each
+    /// in a process of its own on the same device (its log in the fold's folder); 1: one fold
+    /// after another in this process.
+    #[arg(long, default_value_t = 1)]
+    pub fold_jobs: usize,
     /// Graph classification: share of the graphs for validation (without --folds).
     #[arg(long, default_value_t = 0.1)]
     pub graph_valid: f64,

@@ -49,32 +49,7 @@ pub struct GraphRunData {
     pub folds: Option<Vec<Vec<usize>>>,
 }
 
-/// The summary of a cross-validation run (`cross-validation.json`): the GIN paper's protocol,
-/// the test accuracy of each fold per epoch, averaged over the folds, at the epoch best on
-/// average.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CrossValidation {
-    pub dataset: String,
-    pub folds: usize,
-    pub epochs: usize,
-    /// The epoch (1-based) whose mean test accuracy over the folds is highest.
-    pub best_epoch: usize,
-    /// Mean and standard deviation (population, as the GIN paper's code) over the folds of the
-    /// test accuracy at `best_epoch`.
-    pub mean_accuracy: f64,
-    pub std_accuracy: f64,
-    /// Each fold's test accuracy at `best_epoch`.
-    pub fold_accuracy: Vec<f64>,
-    /// The mean test accuracy at the last epoch, and each fold's final model's test accuracy.
-    pub last_epoch_mean: f64,
-    pub final_accuracy: Vec<f64>,
-    /// The mean over the folds of the test accuracy at each epoch.
-    pub mean_curve: Vec<f64>,
-    /// Wall time of the whole run (every fold, evaluation included), seconds.
-    pub seconds: f64,
-    pub backend: String,
-    pub commit: String,
-}
+pub use super::folds::{fold_dir, summarise, CrossValidation};
 
 /// What `train --task graph` produced.
 pub enum GraphOutcome {
@@ -146,16 +121,8 @@ fn graph_set(cfg: &TrainConfig, data: &TuDataset, encoding: TuEncoding) -> Resul
     GraphSet::new(data, encoding, self_loops, cfg.graph_options()).map_err(|e| AppError::Config(e.to_string()))
 }
 
-/// Trains graph classification on backend `B`: one split, or `cfg.folds` folds.
-pub fn train_graph<B: SparseGnnAutodiffBackend>(
-    cfg: &TrainConfig,
-    device: &B::Device,
-    backend: &str,
-    resume: Option<usize>,
-    tui: bool,
-) -> Result<GraphOutcome> {
-    cfg.check()?;
-    cfg.check_device::<B>(device, backend)?;
+/// A run's dataset loaded and encoded (the line describing it printed), its graph labels.
+fn load_set(cfg: &TrainConfig) -> Result<(Arc<GraphSet>, TuEncoding, Vec<i64>)> {
     let data = load_tu(&cfg.dataset)?;
     let encoding = TuEncoding::fit(&data, cfg.tu_features).map_err(|e| AppError::Config(e.to_string()))?;
     let set = graph_set(cfg, &data, encoding.clone())?;
@@ -172,8 +139,51 @@ pub fn train_graph<B: SparseGnnAutodiffBackend>(
         set.num_classes(),
         encoding.class_values
     );
+    Ok((Arc::new(set), encoding, labels))
+}
+
+/// The stratified folds of a `--folds` run, written with the run's configuration into
+/// `cfg.out` (`graph-data.json`, `config.json`).
+fn write_folds(cfg: &TrainConfig, set: &GraphSet, encoding: &TuEncoding, labels: &[i64]) -> Result<Vec<Vec<usize>>> {
+    let folds = stratified_folds(labels, cfg.folds, cfg.seed).map_err(AppError::Config)?;
+    let data = GraphRunData {
+        dataset: set.name.clone(),
+        graphs: set.num_graphs(),
+        encoding: encoding.clone(),
+        split: None,
+        folds: Some(folds.clone()),
+    };
+    write_json(&cfg.out.join(GRAPH_DATA), &data)?;
+    write_json(&cfg.out.join("config.json"), cfg)?;
+    Ok(folds)
+}
+
+/// The set-up of a cross-validation run whose folds train in processes of their own
+/// (`--fold-jobs`): the dataset loaded and checked, the folds and the configuration written
+/// into `cfg.out`, where each fold's process (`fold_worker`) finds them. The number of folds.
+pub fn prepare_folds(cfg: &TrainConfig) -> Result<usize> {
+    cfg.check()?;
+    let (set, encoding, labels) = load_set(cfg)?;
     crate::fsutil::make_out_dir(&cfg.out)?;
-    let set = Arc::new(set);
+    Ok(write_folds(cfg, &set, &encoding, &labels)?.len())
+}
+
+/// Trains graph classification on backend `B`: one split, or `cfg.folds` folds (only
+/// `cfg.fold` where it is given). `fold_worker`: this process trains one fold of a run whose
+/// parent process wrote the run folder's files ([`prepare_folds`]); the fold's own folder is
+/// all it writes.
+pub fn train_graph<B: SparseGnnAutodiffBackend>(
+    cfg: &TrainConfig,
+    device: &B::Device,
+    backend: &str,
+    resume: Option<usize>,
+    tui: bool,
+    fold_worker: bool,
+) -> Result<GraphOutcome> {
+    cfg.check()?;
+    cfg.check_device::<B>(device, backend)?;
+    let (set, encoding, labels) = load_set(cfg)?;
+    crate::fsutil::make_out_dir(&cfg.out)?;
     let run_data = |split: Option<GraphSplit>, folds: Option<Vec<Vec<usize>>>| GraphRunData {
         dataset: set.name.clone(),
         graphs: set.num_graphs(),
@@ -202,9 +212,20 @@ pub fn train_graph<B: SparseGnnAutodiffBackend>(
             "a cross-validation run is not resumed; run it again, or resume one fold's run folder".into(),
         ));
     }
-    let folds = stratified_folds(&labels, cfg.folds, cfg.seed).map_err(AppError::Config)?;
-    write_json(&cfg.out.join(GRAPH_DATA), &run_data(None, Some(folds.clone())))?;
-    write_json(&cfg.out.join("config.json"), cfg)?;
+    let folds = match fold_worker {
+        false => write_folds(cfg, &set, &encoding, &labels)?,
+        true => {
+            // the parent's folds, which this process must train the same
+            let folds = stratified_folds(&labels, cfg.folds, cfg.seed).map_err(AppError::Config)?;
+            if read_run_data(&cfg.out, set.num_graphs())?.folds.as_ref() != Some(&folds) {
+                return Err(AppError::Config(format!(
+                    "{} holds other folds than this dataset gives; start the run again",
+                    cfg.out.join(GRAPH_DATA).display()
+                )));
+            }
+            folds
+        }
+    };
     let started = Instant::now();
     let mut curves = Vec::with_capacity(folds.len());
     let mut final_accuracy = Vec::with_capacity(folds.len());
@@ -237,44 +258,6 @@ pub fn train_graph<B: SparseGnnAutodiffBackend>(
     }
     write_json(&cfg.out.join(CROSS_VALIDATION), &cv)?;
     Ok(GraphOutcome::Folds(cv))
-}
-
-/// The folder of fold `f` (0-based) of a cross-validation run.
-pub fn fold_dir(out: &Path, f: usize) -> PathBuf {
-    out.join(FOLDS_DIR).join(format!("fold-{:02}", f + 1))
-}
-
-/// The cross-validation summary of the folds' per-epoch test accuracies.
-pub fn summarise(
-    dataset: &str,
-    curves: Vec<Vec<f64>>,
-    final_accuracy: Vec<f64>,
-    seconds: f64,
-    backend: &str,
-) -> CrossValidation {
-    let epochs = curves.iter().map(Vec::len).min().unwrap_or(0);
-    let k = curves.len().max(1) as f64;
-    let mean_curve: Vec<f64> = (0..epochs).map(|e| curves.iter().map(|c| c[e]).sum::<f64>() / k).collect();
-    // the earliest epoch of the highest mean
-    let best = mean_curve.iter().enumerate().fold(0, |b, (e, &v)| if v > mean_curve[b] { e } else { b });
-    let fold_accuracy: Vec<f64> = curves.iter().map(|c| c.get(best).copied().unwrap_or(f64::NAN)).collect();
-    let mean = fold_accuracy.iter().sum::<f64>() / k;
-    let std = (fold_accuracy.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / k).sqrt();
-    CrossValidation {
-        dataset: dataset.to_string(),
-        folds: curves.len(),
-        epochs,
-        best_epoch: best + 1,
-        mean_accuracy: mean,
-        std_accuracy: std,
-        fold_accuracy,
-        last_epoch_mean: mean_curve.last().copied().unwrap_or(f64::NAN),
-        final_accuracy,
-        mean_curve,
-        seconds,
-        backend: backend.to_string(),
-        commit: crate::bench::commit(),
-    }
 }
 
 /// One run of the shared loop on `split` in `cfg.out`: the selected model's accuracy on the

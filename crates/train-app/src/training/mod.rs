@@ -18,6 +18,7 @@ pub mod checkpoints;
 pub mod config;
 pub mod eval;
 pub mod files;
+pub mod folds;
 pub mod graph;
 pub mod link;
 pub mod minibatch;

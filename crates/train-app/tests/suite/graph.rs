@@ -197,3 +197,55 @@ fn cross_validation_takes_the_epoch_best_on_average() {
     assert!((cv.mean_accuracy - 0.8).abs() < 1e-12 && (cv.std_accuracy - 0.1).abs() < 1e-12, "{cv:?}");
     assert!((cv.last_epoch_mean - 0.75).abs() < 1e-12);
 }
+
+/// `--fold-jobs 2` trains the folds in processes of their own and gives the cross-validation of
+/// the run that trains them one after another in one process (the runs are deterministic), with
+/// each fold's output in its folder; its options are checked.
+#[test]
+fn folds_in_parallel_processes_equal_folds_in_one() {
+    let mutag = datasets().join("tu/MUTAG");
+    let (one, many) = (tmp("graph-folds-one"), tmp("graph-folds-many"));
+    let run = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "train",
+            "--backend",
+            "cpu",
+            "--task",
+            "graph",
+            "--dataset",
+            s(&mutag),
+            "--folds",
+            "3",
+            "--epochs",
+            "2",
+            "--hidden",
+            "16",
+            "--checkpoints",
+            "false",
+            "--log-every",
+            "0",
+            "--out",
+            s(out),
+        ];
+        args.extend_from_slice(extra);
+        app(&args)
+    };
+    ok(run(&one, &[]));
+    let text = ok(run(&many, &["--fold-jobs", "2"]));
+    assert!(text.contains("fold 3/3: test acc") && text.contains("3 folds x 2 epochs"), "{text}");
+    let cv = |dir: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cross-validation.json")).unwrap()).unwrap()
+    };
+    let (a, b) = (cv(&one), cv(&many));
+    for key in ["folds", "epochs", "best_epoch", "mean_accuracy", "fold_accuracy", "mean_curve", "final_accuracy"] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+    for f in 1..=3 {
+        let log = std::fs::read_to_string(many.join(format!("folds/fold-0{f}/train.log"))).unwrap();
+        assert!(log.contains(&format!("fold {f}/3")), "{log}");
+    }
+    fails(run(&many, &["--fold-jobs", "0"]), "--fold-jobs must be >= 1");
+    let out = tmp("graph-folds-bad");
+    let args = ["train", "--backend", "cpu", "--task", "graph", "--dataset", s(&mutag), "--out", s(&out)];
+    fails(app(&[&args[..], &["--fold-jobs", "2"]].concat()), "--fold-jobs trains the folds of a cross-validation");
+}

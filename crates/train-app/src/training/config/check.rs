@@ -117,6 +117,12 @@ impl TrainConfig {
             if self.folds == 1 {
                 return bad("--folds must be 0 (one split) or >= 2".into());
             }
+            if self.fold_jobs == 0 {
+                return bad("--fold-jobs must be >= 1 (folds trained at once)".into());
+            }
+            if self.fold_jobs > 1 && self.folds == 0 {
+                return bad("--fold-jobs trains the folds of a cross-validation: give --folds K".into());
+            }
             if self.folds == 0 {
                 for (flag, v) in [("--graph-valid", self.graph_valid), ("--graph-test", self.graph_test)] {
                     if !(v > 0.0 && v < 1.0) {
