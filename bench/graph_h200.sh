@@ -60,11 +60,11 @@ for part in $PARTS; do
     start=$(date +%s.%N)
     timeout 580 "$BIN" train --backend $BACKEND --task graph --dataset "$TU/$ds" --model gin $MODEL $PROTOCOL --folds 10 \
       --checkpoints false --log-every 0 --out "$OUT/cv-ours-$ds" >> "$LOG" 2>&1
-    echo "{\"op\": \"cv_run\", \"impl\": \"ours\", \"graph\": \"$ds\", \"seconds\": $(echo "$(date +%s.%N) - $start" | bc)}" >> "$OUT/graph_cv_time.jsonl"
+    echo "{\"op\": \"cv_run\", \"impl\": \"ours\", \"graph\": \"$ds\", \"seconds\": $(python3 -c "import time; print(round(time.time() - $start, 3))")}" >> "$OUT/graph_cv_time.jsonl"
     start=$(date +%s.%N)
     timeout 580 python3 "$HERE/pyg_graph.py" --run "$OUT/folds-$ds" --dataset "$TU/$ds" --model gin $PROTOCOL \
       --out "$OUT/pyg_cv_time.jsonl" >> "$LOG" 2>&1
-    echo "{\"op\": \"cv_run\", \"impl\": \"pyg\", \"graph\": \"$ds\", \"seconds\": $(echo "$(date +%s.%N) - $start" | bc)}" >> "$OUT/graph_cv_time.jsonl"
+    echo "{\"op\": \"cv_run\", \"impl\": \"pyg\", \"graph\": \"$ds\", \"seconds\": $(python3 -c "import time; print(round(time.time() - $start, 3))")}" >> "$OUT/graph_cv_time.jsonl"
     ;;
   accuracy)
     for ds in ${DATASETS:-MUTAG PROTEINS NCI1 IMDB-BINARY}; do folds_of $ds; done
@@ -75,12 +75,12 @@ for part in $PARTS; do
           start=$(date +%s.%N)
           timeout ${JOB_TIMEOUT:-590} "$BIN" train --backend $BACKEND --task graph --dataset "$TU/$ds" --model $m $MODEL $PROTOCOL \
             --folds 10 --fold-jobs "$FOLD_JOBS" --checkpoints false --log-every 0 --out "$OUT/runs/$ds-$m-ours" >> "$LOG" 2>&1
-          echo "{\"op\": \"cv_run\", \"impl\": \"ours\", \"graph\": \"$ds\", \"model\": \"$m\", \"fold_jobs\": $FOLD_JOBS, \"seconds\": $(echo "$(date +%s.%N) - $start" | bc)}" >> "$OUT/graph_cv_time.jsonl"
+          echo "{\"op\": \"cv_run\", \"impl\": \"ours\", \"graph\": \"$ds\", \"model\": \"$m\", \"fold_jobs\": $FOLD_JOBS, \"seconds\": $(python3 -c "import time; print(round(time.time() - $start, 3))")}" >> "$OUT/graph_cv_time.jsonl"
           start=$(date +%s.%N)
           for f in ${FOLDS:-1 2 3 4 5 6 7 8 9 10}; do
             echo "timeout ${JOB_TIMEOUT:-590} python3 $HERE/pyg_graph.py --run $OUT/folds-$ds --dataset $TU/$ds --model $m $PROTOCOL --only-folds $f --out $OUT/runs/$ds-$m-pyg-$f.jsonl"
           done | run_jobs
-          echo "{\"op\": \"cv_run\", \"impl\": \"pyg\", \"graph\": \"$ds\", \"model\": \"$m\", \"fold_jobs\": ${JOBS:-12}, \"seconds\": $(echo "$(date +%s.%N) - $start" | bc)}" >> "$OUT/graph_cv_time.jsonl"
+          echo "{\"op\": \"cv_run\", \"impl\": \"pyg\", \"graph\": \"$ds\", \"model\": \"$m\", \"fold_jobs\": ${JOBS:-12}, \"seconds\": $(python3 -c "import time; print(round(time.time() - $start, 3))")}" >> "$OUT/graph_cv_time.jsonl"
           continue
         fi
         for f in ${FOLDS:-1 2 3 4 5 6 7 8 9 10}; do

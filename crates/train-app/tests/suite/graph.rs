@@ -248,4 +248,9 @@ fn folds_in_parallel_processes_equal_folds_in_one() {
     let out = tmp("graph-folds-bad");
     let args = ["train", "--backend", "cpu", "--task", "graph", "--dataset", s(&mutag), "--out", s(&out)];
     fails(app(&[&args[..], &["--fold-jobs", "2"]].concat()), "--fold-jobs trains the folds of a cross-validation");
+    let cora = datasets().join("npy/cora");
+    fails(
+        app(&["train", "--backend", "cpu", "--dataset", s(&cora), "--fold-jobs", "2", "--out", s(&out)]),
+        "--fold-jobs trains the folds of a graph classification",
+    );
 }

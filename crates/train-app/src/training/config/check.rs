@@ -158,6 +158,11 @@ impl TrainConfig {
                     .into());
             }
         }
+        if self.task != Task::Graph && self.fold_jobs > 1 {
+            return bad("--fold-jobs trains the folds of a graph classification's cross-validation (--task graph \
+                        --folds K)"
+                .into());
+        }
         parse_nonlin(&self.nonlin).map(|_| ())
     }
 }
