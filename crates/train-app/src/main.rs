@@ -7,6 +7,11 @@ mod commands;
 use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, PoolsArg};
 
+/// mimalloc instead of the system allocator: the CPU backend allocates and frees its arrays for
+/// every tensor op, which glibc's allocator serves from fresh pages (mmap) above its threshold.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     quiet_vulkan_device_selection();
     let matches = Cli::command().get_matches();
