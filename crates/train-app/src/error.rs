@@ -92,6 +92,10 @@ pub enum AppError {
     /// failed.
     #[error("multi-process run: {0}")]
     Ranks(String),
+    /// A fold's process of a `--fold-jobs` cross-validation failed; `output` is the end of
+    /// what it printed (its `log`).
+    #[error("fold {fold} of the cross-validation failed ({status}); the other folds were stopped. The end of its output ({}):\n{output}", log.display())]
+    Fold { fold: usize, status: String, log: PathBuf, output: String },
     /// Training produced a non-finite loss (results and charts are still written).
     #[error("training diverged: {0}")]
     Diverged(String),

@@ -74,13 +74,12 @@ pub fn launch(cfg: &TrainConfig, resume: Option<usize>) -> Result<()> {
                 Err(e) => e.to_string(),
             };
             stop(&mut running);
-            return Err(AppError::Config(format!(
-                "fold {} of the cross-validation failed ({why}); the other folds were stopped. The end of its \
-                 output ({}):\n{}",
-                f + 1,
-                log_path(cfg, f).display(),
-                tail(&log_path(cfg, f), 20)
-            )));
+            return Err(AppError::Fold {
+                fold: f + 1,
+                status: why,
+                log: log_path(cfg, f),
+                output: tail(&log_path(cfg, f), 20),
+            });
         }
     }
     let cv = collect_folds(cfg, started.elapsed().as_secs_f64())?;

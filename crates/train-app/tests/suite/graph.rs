@@ -253,4 +253,30 @@ fn folds_in_parallel_processes_equal_folds_in_one() {
         app(&["train", "--backend", "cpu", "--dataset", s(&cora), "--fold-jobs", "2", "--out", s(&out)]),
         "--fold-jobs trains the folds of a graph classification",
     );
+    // a fold that fails (CUDA where no CUDA device answers, as in CI) stops the run with its
+    // output; where CUDA answers the run must succeed
+    let on_cuda = [
+        "train",
+        "--backend",
+        "cuda",
+        "--task",
+        "graph",
+        "--dataset",
+        s(&mutag),
+        "--folds",
+        "3",
+        "--fold-jobs",
+        "2",
+        "--epochs",
+        "1",
+        "--out",
+        s(&out),
+    ];
+    let r = app(&on_cuda);
+    if r.0 == 0 {
+        assert!(r.1.contains("3 folds x 1 epochs"), "{}", r.1);
+    } else {
+        let text = fails(r, "of the cross-validation failed");
+        assert!(text.contains("/train.log") && text.contains("backend cuda"), "{text}");
+    }
 }
