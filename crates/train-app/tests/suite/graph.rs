@@ -205,33 +205,19 @@ fn cross_validation_takes_the_epoch_best_on_average() {
 fn folds_in_parallel_processes_equal_folds_in_one() {
     let mutag = datasets().join("tu/MUTAG");
     let (one, many) = (tmp("graph-folds-one"), tmp("graph-folds-many"));
-    let run = |out: &Path, extra: &[&str]| {
-        let mut args = vec![
-            "train",
-            "--backend",
-            "cpu",
-            "--task",
-            "graph",
-            "--dataset",
-            s(&mutag),
-            "--folds",
-            "3",
-            "--epochs",
-            "2",
-            "--hidden",
-            "16",
-            "--checkpoints",
-            "false",
-            "--log-every",
-            "0",
-            "--out",
-            s(out),
-        ];
-        args.extend_from_slice(extra);
-        app(&args)
+    // a 3-fold cross-validation of MUTAG on `backend` into `out`
+    let run = |backend: &str, out: &Path, extra: &str| {
+        let mut args: Vec<String> = format!(
+            "train --backend {backend} --task graph --folds 3 --hidden 16 --checkpoints false --log-every 0 {extra}"
+        )
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+        args.extend(["--dataset".into(), s(&mutag).into(), "--out".into(), s(out).into()]);
+        app(&args.iter().map(String::as_str).collect::<Vec<_>>())
     };
-    ok(run(&one, &[]));
-    let text = ok(run(&many, &["--fold-jobs", "2"]));
+    ok(run("cpu", &one, "--epochs 2"));
+    let text = ok(run("cpu", &many, "--epochs 2 --fold-jobs 2"));
     assert!(text.contains("fold 3/3: test acc") && text.contains("3 folds x 2 epochs"), "{text}");
     let cv = |dir: &Path| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(dir.join("cross-validation.json")).unwrap()).unwrap()
@@ -244,7 +230,7 @@ fn folds_in_parallel_processes_equal_folds_in_one() {
         let log = std::fs::read_to_string(many.join(format!("folds/fold-0{f}/train.log"))).unwrap();
         assert!(log.contains(&format!("fold {f}/3")), "{log}");
     }
-    fails(run(&many, &["--fold-jobs", "0"]), "--fold-jobs must be >= 1");
+    fails(run("cpu", &many, "--fold-jobs 0"), "--fold-jobs must be >= 1");
     let out = tmp("graph-folds-bad");
     let args = ["train", "--backend", "cpu", "--task", "graph", "--dataset", s(&mutag), "--out", s(&out)];
     fails(app(&[&args[..], &["--fold-jobs", "2"]].concat()), "--fold-jobs trains the folds of a cross-validation");
@@ -255,24 +241,7 @@ fn folds_in_parallel_processes_equal_folds_in_one() {
     );
     // a fold that fails (CUDA where no CUDA device answers, as in CI) stops the run with its
     // output; where CUDA answers the run must succeed
-    let on_cuda = [
-        "train",
-        "--backend",
-        "cuda",
-        "--task",
-        "graph",
-        "--dataset",
-        s(&mutag),
-        "--folds",
-        "3",
-        "--fold-jobs",
-        "2",
-        "--epochs",
-        "1",
-        "--out",
-        s(&out),
-    ];
-    let r = app(&on_cuda);
+    let r = run("cuda", &out, "--epochs 1 --fold-jobs 2");
     if r.0 == 0 {
         assert!(r.1.contains("3 folds x 1 epochs"), "{}", r.1);
     } else {
