@@ -3,7 +3,7 @@
 //! On a graph with edge weights ([`Graph::weights`]) every message is scaled by its edge's
 //! weight, as DGL's `SAGEConv(edge_weight=...)` does (PyG's `SAGEConv` takes none): sum
 //! `sum_j w_ij h_j`, mean `sum_j w_ij h_j / deg(i)` (divided by the number of the row's edges,
-//! not by the sum of their weights), max-pool `max_j w_ij relu_rows(W_p h_j + b_p)`. Zero, tiny and
+//! not by the sum of their weights), max-pool `max_j w_ij relu(W_p h_j + b_p)`. Zero, tiny and
 //! negative weights are accepted as they are (a zero weight's message counts as zeros, which
 //! still count in the mean's `deg(i)` and compete in the max).
 

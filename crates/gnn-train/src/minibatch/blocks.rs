@@ -115,6 +115,12 @@ impl BlockRules {
         })
     }
 
+    /// The rules of the blocks `model` trains on: its self-loops, its weighting of summed
+    /// neighbours, and the CBSR kernels' edge partition only where its layers run them.
+    pub fn for_model(adj: &Csr, model: &gnn_models::GnnModelConfig, opts: GraphOptions) -> Result<Self, TrainError> {
+        Ok(Self::new(adj, model.needs_self_loops(), model.sums_neighbours(), opts)?.with_cbsr_groups(model.runs_cbsr()))
+    }
+
     /// Whether the blocks' graphs get the CBSR kernels' own edge partition (on by default; a
     /// model without MaxK or k-max-pooling, [`runs_cbsr`], does not read it, and without it each
     /// block is built with fewer launches).

@@ -19,7 +19,7 @@
 //! let dst: Vec<i64> = (0..6).map(|i| (i + 1) % 6).collect();
 //! let adj = Csr::from_edges(6, &src, &dst, None, BuildOptions::undirected()).unwrap();
 //! let cfg = GnnModelConfig::new(ConvKind::Sage, 3, 8, 2);
-//! let rules = BlockRules::new(&adj, cfg.needs_self_loops(), cfg.sums_neighbours(), GraphOptions::default()).unwrap();
+//! let rules = BlockRules::for_model(&adj, &cfg, GraphOptions::default()).unwrap();
 //! let sampler = NeighborSampler::<B>::new(&adj, vec![2, 2], 7, rules, &dev).unwrap();
 //! let source = MiniBatchSource {
 //!     sampler,

@@ -87,9 +87,8 @@ pub fn minibatch_checks<B: SparseGnnBackend>(device: &B::Device) -> Vec<(String,
             &Graph::<B>::new(&adj, device, GraphOptions::default()),
             Tensor::from_data(TensorData::new(x.clone(), [n, 12]), device),
         );
-        let rules = match BlockRules::new(&adj, cfg.needs_self_loops(), cfg.sums_neighbours(), GraphOptions::default())
-        {
-            Ok(r) => r.with_cbsr_groups(cfg.runs_cbsr()),
+        let rules = match BlockRules::for_model(&adj, &cfg, GraphOptions::default()) {
+            Ok(r) => r,
             Err(e) => {
                 out.push((format!("{name}: block rules ({e})"), f64::INFINITY));
                 continue;
@@ -137,11 +136,9 @@ pub fn minibatch_gradient_checks<B: burn_sparse_gnn::SparseGnnAutodiffBackend>(
     for cfg in models() {
         let name = model_name(&cfg);
         let adj = hub_ring_graph(n, cfg.needs_self_loops());
-        let (Ok(model), Ok(rules)) = (
-            cfg.init::<B>(device),
-            BlockRules::new(&adj, cfg.needs_self_loops(), cfg.sums_neighbours(), GraphOptions::default())
-                .map(|r| r.with_cbsr_groups(cfg.runs_cbsr())),
-        ) else {
+        let (Ok(model), Ok(rules)) =
+            (cfg.init::<B>(device), BlockRules::for_model(&adj, &cfg, GraphOptions::default()))
+        else {
             out.push((format!("{name}: gradients (the model or its rules do not build)"), f64::INFINITY));
             continue;
         };

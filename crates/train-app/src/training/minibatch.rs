@@ -24,8 +24,7 @@ use std::time::Instant;
 
 /// The block rules of a model on `adj`.
 pub fn block_rules(cfg: &TrainConfig, model: &GnnModelConfig, adj: &Csr) -> Result<BlockRules> {
-    Ok(BlockRules::new(adj, model.needs_self_loops(), model.sums_neighbours(), cfg.graph_options())?
-        .with_cbsr_groups(model.runs_cbsr()))
+    Ok(BlockRules::for_model(adj, model, cfg.graph_options())?)
 }
 
 /// The node features `x` (`[nodes, d_in]` row-major) where `cfg` keeps them (on the host: `x`
