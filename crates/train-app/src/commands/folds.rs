@@ -36,29 +36,53 @@ pub fn launch(cfg: &TrainConfig, resume: Option<usize>) -> Result<()> {
         "{k} folds, {jobs} at a time, one process each (their output: {})",
         fold_dir(&cfg.out, 0).with_file_name("fold-NN").join("train.log").display()
     );
+    let mut running = Vec::with_capacity(jobs);
+    let trained = train_folds(cfg, k, jobs, (&exe, &base), &mut running);
+    if trained.is_err() {
+        // a fold failed, or one could not start or be read: the others stop too
+        stop(&mut running);
+    }
+    trained?;
+    let cv = collect_folds(cfg, started.elapsed().as_secs_f64())?;
+    super::graph::print_cross_validation(cfg, &cv, &cv.backend);
+    drop(folder);
+    Ok(())
+}
+
+/// A fold's process, its fold (0-based) and when it started.
+type Running = (usize, Child, Instant);
+
+/// Runs the `k` folds `jobs` at a time, each a process of `exe` with the arguments `base` and
+/// its fold's, and prints each as it ends; the first failure ends it (`running`: the processes
+/// still running then).
+fn train_folds(
+    cfg: &TrainConfig,
+    k: usize,
+    jobs: usize,
+    (exe, base): (&Path, &[std::ffi::OsString]),
+    running: &mut Vec<Running>,
+) -> Result<()> {
     let mut waiting = (0..k).collect::<std::collections::VecDeque<_>>();
-    let mut running: Vec<(usize, Child, Instant)> = Vec::with_capacity(jobs);
     let mut done = 0;
     while done < k {
         while running.len() < jobs {
             let Some(f) = waiting.pop_front() else { break };
-            running.push((f, start_fold(&exe, &base, cfg, f)?, Instant::now()));
+            running.push((f, start_fold(exe, base, cfg, f)?, Instant::now()));
         }
         std::thread::sleep(Duration::from_millis(100));
-        let mut ended = Vec::new();
         let mut i = 0;
         while i < running.len() {
-            match running[i].1.try_wait() {
-                Ok(None) => i += 1,
-                outcome => {
-                    let (f, _, t) = running.swap_remove(i);
-                    ended.push((f, t, outcome));
+            let status = match running[i].1.try_wait() {
+                Ok(None) => {
+                    i += 1;
+                    continue;
                 }
-            }
-        }
-        for (f, t, outcome) in ended {
-            let why = match outcome {
-                Ok(Some(status)) if status.success() => {
+                Ok(Some(status)) => Ok(status),
+                Err(e) => Err(e),
+            };
+            let (f, _, t) = running.swap_remove(i);
+            match status {
+                Ok(status) if status.success() => {
                     done += 1;
                     let report = read_fold(&cfg.out, f)?;
                     println!(
@@ -67,24 +91,19 @@ pub fn launch(cfg: &TrainConfig, resume: Option<usize>) -> Result<()> {
                         report.final_accuracy.test.unwrap_or(f64::NAN),
                         t.elapsed().as_secs_f64()
                     );
-                    continue;
                 }
-                Ok(Some(status)) => status.to_string(),
-                Ok(None) => continue,
-                Err(e) => e.to_string(),
-            };
-            stop(&mut running);
-            return Err(AppError::Fold {
-                fold: f + 1,
-                status: why,
-                log: log_path(cfg, f),
-                output: tail(&log_path(cfg, f), 20),
-            });
+                failed => {
+                    let status = match failed {
+                        Ok(s) => s.to_string(),
+                        Err(e) => e.to_string(),
+                    };
+                    let log = log_path(cfg, f);
+                    let output = tail(&log, 20);
+                    return Err(AppError::Fold { fold: f + 1, status, log, output });
+                }
+            }
         }
     }
-    let cv = collect_folds(cfg, started.elapsed().as_secs_f64())?;
-    super::graph::print_cross_validation(cfg, &cv, &cv.backend);
-    drop(folder);
     Ok(())
 }
 
@@ -111,7 +130,7 @@ fn start_fold(exe: &Path, base: &[std::ffi::OsString], cfg: &TrainConfig, f: usi
 }
 
 /// Stops the folds still running.
-fn stop(running: &mut Vec<(usize, Child, Instant)>) {
+fn stop(running: &mut Vec<Running>) {
     for (_, c, _) in running.iter_mut() {
         let _ = c.kill();
         let _ = c.wait();
