@@ -122,6 +122,7 @@ pub fn epoch_record(
         hot_stats: None,
         shape: Some(shape),
         devices: None,
+        host_ms: None,
         partition: None,
         estimate: None,
         task: None,
@@ -143,6 +144,8 @@ pub struct Timed {
     pub peak_in_use: u64,
     /// The driver's bytes in use at the probe epoch's peak.
     pub device_peak: u64,
+    /// The timed epochs' host times (the step queued), ms.
+    pub host_times: Vec<f64>,
 }
 
 impl Timed {
@@ -152,6 +155,7 @@ impl Timed {
         rec.peak_in_use_bytes = (self.peak_in_use > 0).then_some(self.peak_in_use);
         rec.device_peak_bytes =
             used_before.filter(|_| self.device_peak > 0).map(|before| self.device_peak.saturating_sub(before));
+        rec.host_ms = median(&self.host_times);
     }
 }
 
@@ -168,7 +172,7 @@ pub fn time_epochs<B: SparseGnnAutodiffBackend, M: AutodiffModule<B>>(
     let cfg = &tb.cfg;
     let mut scaler = cfg.loss_scale.config(cfg.precision).map(gnn_train::LossScaler::new);
     let mut optim = FusedAdamConfig::new().with_epsilon(ADAM_EPSILON).init::<B, M>();
-    let mut times = Vec::new();
+    let (mut times, mut host_times) = (Vec::new(), Vec::new());
     let mut peak = 0u64;
     let mut peak_in_use = 0u64;
     let mut device_peak = 0u64;
@@ -202,6 +206,7 @@ pub fn time_epochs<B: SparseGnnAutodiffBackend, M: AutodiffModule<B>>(
             s.unscale::<B, M>(&mut grads, &model);
         }
         model = optim.step(cfg.lr, model, grads);
+        let host_ms = start.elapsed().as_secs_f64() * 1e3;
         B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
         let ms = start.elapsed().as_secs_f64() * 1e3;
         if probe {
@@ -219,6 +224,7 @@ pub fn time_epochs<B: SparseGnnAutodiffBackend, M: AutodiffModule<B>>(
         }
         if epoch >= tb.warmup && !probe {
             times.push(ms);
+            host_times.push(host_ms);
         }
         let kind = if epoch < tb.warmup {
             "warm-up"
@@ -228,7 +234,7 @@ pub fn time_epochs<B: SparseGnnAutodiffBackend, M: AutodiffModule<B>>(
             "timed"
         };
         eprintln!(
-            "epoch {}/{total} ({kind}): {ms:.1} ms, loss {l:.4}{}",
+            "epoch {}/{total} ({kind}): {ms:.1} ms (host {host_ms:.1} ms), loss {l:.4}{}",
             epoch + 1,
             crate::host_memory::host_resident_note()
         );
@@ -236,7 +242,7 @@ pub fn time_epochs<B: SparseGnnAutodiffBackend, M: AutodiffModule<B>>(
             peak = peak.max(reserved);
         }
     }
-    Ok(Timed { times, peak, peak_in_use, device_peak })
+    Ok(Timed { times, peak, peak_in_use, device_peak, host_times })
 }
 
 /// Times link-prediction training steps of `tb.cfg` (encoder, decoder over every positive
@@ -261,8 +267,18 @@ pub fn run_link<B: SparseGnnAutodiffBackend>(
     let batch = batcher.try_batch::<B>(SplitKind::Train, device)?;
     B::sync(device).map_err(|e| AppError::Backend { backend: device_name.into(), msg: e.to_string() })?;
     eprintln!("graph, features and training pairs on the device in {:.1} s", start.elapsed().as_secs_f64());
-    let gnn_train::link::Encoder::Whole { graph, .. } = &batch.encoder else {
-        return Err(AppError::Config("bench-train times link prediction on one device".into()));
+    // over parts (`--devices`): the leader's step waits for every part (the parameters' gradients
+    // come back to it), so synchronising the leader times the whole step
+    let (graph, parts) = match &batch.encoder {
+        gnn_train::link::Encoder::Whole { graph, .. } => (graph.clone(), None),
+        gnn_train::link::Encoder::Parts { graph, .. } => (
+            graph.parts()[0].graph.clone(),
+            Some((
+                graph.parts().len(),
+                graph.halo_rows(),
+                graph.parts().iter().map(|p| p.graph.num_edges()).sum::<usize>(),
+            )),
+        ),
     };
     let timed = time_epochs::<B, _>(tb, model, device, device_name, |m| m.train_output(&batch).loss)?;
     let shape = crate::bench::Shape {
@@ -273,7 +289,7 @@ pub fn run_link<B: SparseGnnAutodiffBackend>(
         pools: crate::bench::pools_name(),
     };
     let nodes = host.split.num_nodes;
-    let edges = graph.num_edges();
+    let edges = parts.map(|(_, _, e)| e).unwrap_or_else(|| graph.num_edges());
     let mut rec = epoch_record(cfg, graph_name, nodes, edges, timed.times.clone(), shape, device_name);
     rec.variant = Some(format!(
         "{} layers, link, {} decoder, {} negative(s) per positive, {} positive pairs",
@@ -282,6 +298,11 @@ pub fn run_link<B: SparseGnnAutodiffBackend>(
         cfg.negatives,
         batch.pairs.pattern.num_edges()
     ));
+    if let (Some((n, halo, _)), Some(v)) = (parts, rec.variant.as_mut()) {
+        v.push_str(&format!(", encoder on {n} parts"));
+        rec.partition = Some(serde_json::json!({ "parts": n, "halo_total": halo }));
+    }
+    rec.devices = host.parts.as_ref().map(|p| p.devices.len());
     rec.task = Some("link".into());
     timed.fill(&mut rec, used_before);
     Ok(rec)
@@ -387,7 +408,14 @@ pub fn run_graph<B: SparseGnnAutodiffBackend>(
     ));
     rec.task = Some("graph".into());
     rec.batch_size = Some(batch_size);
-    let timed = Timed { times: Vec::new(), peak, peak_in_use: 0, device_peak: 0 };
+    let timed = Timed { times: Vec::new(), peak, peak_in_use: 0, device_peak: 0, host_times: Vec::new() };
     timed.fill(&mut rec, used_before);
     Ok(rec)
+}
+
+/// The median of `times` (`None` when empty).
+pub fn median(times: &[f64]) -> Option<f64> {
+    let mut t = times.to_vec();
+    t.sort_by(|a, b| a.total_cmp(b));
+    t.get(t.len() / 2).copied()
 }

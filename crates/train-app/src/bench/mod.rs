@@ -76,6 +76,11 @@ pub struct Record {
     /// Training epochs on a partitioned graph: the number of devices (absent: one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub devices: Option<usize>,
+    /// Training epochs: the median time the host took to queue an epoch's work (until the
+    /// step returned, before the devices were synchronised), ms. Close to `median_ms` when the
+    /// host, not the device, bounds the epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_ms: Option<f64>,
     /// Training epochs on a partitioned graph: parts, cut edges, halo rows, bytes exchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<serde_json::Value>,
@@ -232,6 +237,7 @@ impl Bench {
             hot_stats: None,
             shape: None,
             devices: None,
+            host_ms: None,
             partition: None,
             estimate: None,
             task: None,

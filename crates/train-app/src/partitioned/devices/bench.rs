@@ -69,7 +69,7 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
     );
     let mut optim = part::adam(cfg).init();
     let mut scaler = cfg.loss_scale.config(cfg.precision).map(gnn_train::LossScaler::new);
-    let mut times = Vec::new();
+    let (mut times, mut host_times) = (Vec::new(), Vec::new());
     let (mut peak, mut peak_in_use) = (0u64, 0u64);
     // the largest reserved bytes after an epoch, per device
     let mut per_device: Vec<(String, u64)> = Vec::new();
@@ -80,9 +80,11 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
         B::seed(&leader, cfg.seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64 + 1));
         let (next, loss) = train_step(model, &mut optim, &data, cfg.lr, cfg.seed, epoch as u64, scaler.as_mut())?;
         model = next;
+        let host_ms = start.elapsed().as_secs_f64() * 1e3;
         sync_all(&data.dg)?;
         let ms = start.elapsed().as_secs_f64() * 1e3;
         let l = part::scalar(loss);
+        eprintln!("epoch {}/{total}: {ms:.1} ms (host {host_ms:.1} ms), loss {l:.4}", epoch + 1);
         if !l.is_finite() {
             return Err(AppError::Diverged(format!("loss {l} at epoch {epoch}{}", cfg.divergence_hint())));
         }
@@ -93,6 +95,7 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
         }
         if epoch >= tb.warmup {
             times.push(ms);
+            host_times.push(host_ms);
         }
         for p in data.dg.parts() {
             if let Some((reserved, in_use)) = B::device_memory(&p.device) {
@@ -157,6 +160,7 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
     rec.peak_bytes = (peak > 0).then_some(peak);
     rec.peak_in_use_bytes = (peak_in_use > 0).then_some(peak_in_use);
     rec.devices = Some(spread.devices.len());
+    rec.host_ms = crate::trainbench::median(&host_times);
     rec.partition = Some(partition);
     // the estimate of the device that needs the most, to compare with the largest of
     // `partition.reserved_bytes_per_device`
