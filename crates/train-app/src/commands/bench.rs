@@ -133,9 +133,32 @@ impl Job for BenchTrainJob {
         };
         let mut failed = Vec::new();
         if a.task == Task::Link {
-            if a.spread.spread()?.is_some() {
-                return Err(AppError::Config("bench-train --task link runs on one device".into()));
+            // --devices / --parts: the encoder on the parts of the training edges' graph
+            let spread = a.spread.spread()?;
+            if let Some(spread) = &spread {
+                spread.check()?;
+                if spread.boundary_sampling.is_some() {
+                    return Err(AppError::Config(
+                        "--boundary-sampling applies to node classification; a link run's encoder exchanges every halo row"
+                            .into(),
+                    ));
+                }
+                train_app::partitioned::check_device_indices::<B>(&device, &spread.devices, backend)?;
             }
+            // the first device of --devices leads: the decoder, the negatives and the loss run there
+            let device = match &spread {
+                Some(spread) => train_app::partitioned::devices_of::<B>(&device, &spread.devices[..1]).remove(0),
+                None => device.clone(),
+            };
+            let cache = a.spread.partition_cache.clone();
+            let spread_host = |h: gnn_train::link::LinkHost,
+                               cfg: &train_app::training::TrainConfig|
+             -> Result<gnn_train::link::LinkHost> {
+                match &spread {
+                    Some(spread) => super::link::spread_encoder(h, spread, cfg, cache.as_deref()),
+                    None => Ok(h),
+                }
+            };
             let first = configs.first().map(|c| c.3.clone()).unwrap_or_default();
             let start = std::time::Instant::now();
             let host = train_app::training::link::prepare_link(&first, data, None)?;
@@ -152,13 +175,13 @@ impl Job for BenchTrainJob {
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_else(|| a.dataset.clone());
             let split = host.split.clone();
-            let mut host = Some(host);
+            let mut host = Some(spread_host(host, &first)?);
             for (m, nl, p, cfg) in configs {
                 let h = match host.take() {
                     Some(h) if h.self_loops == (cfg.self_loops || cfg.model.needs_self_loops()) => h,
                     _ => {
                         let d = datasets::load(&a.dataset, BuildOptions::default())?;
-                        train_app::training::link::prepare_link(&cfg, d, Some(split.clone()))?
+                        spread_host(train_app::training::link::prepare_link(&cfg, d, Some(split.clone()))?, &cfg)?
                     }
                 };
                 let batcher = gnn_train::link::LinkBatcher::new(Arc::new(h), 0);

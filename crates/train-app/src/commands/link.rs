@@ -100,7 +100,10 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     };
     train_app::training::buffers::check_run_buffers::<B>(cfg, &shape, &device)?;
     if let Some(spread) = job.spread {
-        host = spread_encoder(host, spread, cfg, job.partition_cache.as_deref())?;
+        let cache = job.partition_cache.clone().unwrap_or_else(|| {
+            cfg.out.join(format!("partition-link-{}-{}.part", spread.parts, spread.method.as_str()))
+        });
+        host = spread_encoder(host, spread, cfg, Some(&cache))?;
     }
     if job.dry_run {
         println!("{}", serde_json::to_string(&est).map_err(|e| AppError::Config(e.to_string()))?);
@@ -133,9 +136,9 @@ pub fn run<B: SparseGnnAutodiffBackend>(
 }
 
 /// `host` with its encoder on the parts of its graph: the partition of the training edges'
-/// graph read from or written to `cache` (by default `partition-link-<parts>-<method>.part` in
-/// the run folder).
-fn spread_encoder(
+/// graph read from or written to `cache` (`train` names `partition-link-<parts>-<method>.part`
+/// in the run folder by default; without a cache it is computed).
+pub(crate) fn spread_encoder(
     host: gnn_train::link::LinkHost,
     spread: &train_app::partitioned::Spread,
     cfg: &train_app::training::TrainConfig,
@@ -143,13 +146,10 @@ fn spread_encoder(
 ) -> Result<gnn_train::link::LinkHost> {
     let layout = spread.layout_for(cfg)?;
     let message = host.split.message_graph(host.self_loops)?;
-    let cache = cache
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_else(|| cfg.out.join(format!("partition-link-{}-{}.part", spread.parts, spread.method.as_str())));
-    if let Some(dir) = cache.parent().filter(|d| !d.as_os_str().is_empty()) {
+    if let Some(dir) = cache.and_then(std::path::Path::parent).filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| AppError::io(dir, e))?;
     }
-    let known = train_app::partitioned::known_partition(&message, spread, Some(&cache))?;
+    let known = train_app::partitioned::known_partition(&message, spread, cache)?;
     let st = known.graph.stats();
     eprintln!(
         "encoder partition: {} parts ({}) on {} device(s), {} halo layout: cut edges {} ({:.1} %), halo rows {}{}",
