@@ -382,12 +382,33 @@ impl<B: SparseGnnBackend> GnnModel<B> {
         (own_sum, own_half): (Tensor<B, 2>, Option<Tensor<B, 2>>),
         halo: Option<Tensor<B, 2>>,
     ) -> Tensor<B, 2> {
-        use burn_sparse_gnn::ops::{linear, linear_pair, LinearTerm};
+        use burn_sparse_gnn::ops::{linear, linear_pair, try_split_pair, LinearTerm};
+        let Conv::Sage(c) = &self.convs[l] else { unreachable!("splits_halo: GraphSAGE layers only") };
+        let unweighted = own_g.weights().is_none() && halo_g.is_none_or(|g| g.weights().is_none());
+        if let (Some(r), true) = (&c.lin_root, unweighted) {
+            // one op: the halo sum, the mean and both maps, with a backward pass of its own
+            let inv = (c.aggr == SageAggr::Mean).then(|| own_g.norms().in_inv.clone());
+            let mut h = try_split_pair(
+                own_sum,
+                halo_g.zip(halo),
+                inv,
+                own,
+                own_half,
+                c.lin_neigh.weight.val(),
+                r.weight.val(),
+                c.lin_neigh.bias.as_ref().map(|b| b.val()),
+                self.precision.linear_precision(),
+            )
+            .unwrap_or_else(|e| panic!("the split layout's shapes: {e}"));
+            if let Some(n) = self.norms.get(l) {
+                h = n.forward(h);
+            }
+            return h;
+        }
         let sum = match (halo_g, halo) {
             (Some(g), Some(h)) => own_sum + weighted_sum(g, h),
             _ => own_sum,
         };
-        let Conv::Sage(c) = &self.convs[l] else { unreachable!("splits_halo: GraphSAGE layers only") };
         let agg = match c.aggr {
             SageAggr::Mean => {
                 let inv = own_g.norms().in_inv.clone().cast(sum.dtype());

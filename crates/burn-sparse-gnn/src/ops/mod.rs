@@ -30,5 +30,7 @@ pub use attention::{edge_softmax, gat_attention, sddmm, sddmm_heads, try_edge_so
 pub use cbsr::{
     cbsr_spgemm, cbsr_spgemm_weighted, maxk, maxpool, try_cbsr_spgemm, try_maxk, try_maxk_with, try_maxpool, Cbsr,
 };
-pub use layer::{add_bias, aggregate_pair, linear, linear_pair, try_aggregate_pair, LinearTerm};
+pub use layer::{
+    add_bias, aggregate_pair, linear, linear_pair, try_aggregate_pair, try_split_pair, LinearTerm, SplitInputs,
+};
 pub use norm::{batch_norm, batch_norm_running};

@@ -26,4 +26,5 @@ mod partition;
 mod properties;
 mod relu_dropout;
 mod rows;
+mod split_pair;
 mod validation;

@@ -119,6 +119,36 @@ impl<B: SparseGnnBackend> Backward<B, 4> for AggregatePairBackward {
     }
 }
 
+#[derive(Debug)]
+struct SplitPairBackward;
+
+#[derive(Clone, Debug)]
+struct SplitPairState<B: Backend> {
+    saved: crate::ops::layer::split::SplitSaved<B>,
+    has_halo: bool,
+    has_b: bool,
+}
+
+impl<B: SparseGnnBackend> Backward<B, 6> for SplitPairBackward {
+    type State = SplitPairState<B>;
+
+    fn backward(self, ops: Ops<Self::State, 6>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node_sum, node_halo, node_own, node_wn, node_wr, node_b] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        let SplitPairState { saved, has_halo, has_b } = ops.state;
+        let node_halo = node_halo.filter(|_| has_halo);
+        let node_b = node_b.filter(|_| has_b);
+        let nodes = [node_sum, node_halo, node_own, node_wn, node_wr, node_b];
+        let want = nodes.each_ref().map(Option::is_some);
+        let out = crate::ops::layer::split::split_backward::<B>(dy, saved, want);
+        for (node, grad) in nodes.into_iter().zip(out) {
+            if let (Some(node), Some(grad)) = (node, grad) {
+                grads.register::<B>(node.id, grad);
+            }
+        }
+    }
+}
+
 impl<B: SparseGnnBackend, C: CheckpointStrategy> LayerOps for Autodiff<B, C> {
     fn ad_linear(
         x: FloatTensor<Self>,
@@ -232,6 +262,40 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> LayerOps for Autodiff<B, C> {
                 prep.finish(AggregatePairState { g: g.clone(), saved, has_b }, out)
             }
             OpsKind::UnTracked(prep) => prep.finish(forward(bi).0),
+        }
+    }
+
+    fn ad_split_pair(inputs: crate::ops::layer::split::SplitInputs<Self>) -> FloatTensor<Self> {
+        use crate::ops::layer::split::SplitInputs;
+        let SplitInputs { own_sum, halo, inv_degree, own, own_half, w_neigh, w_root, b, precision } = inputs;
+        let (has_halo, has_b) = (halo.is_some(), b.is_some());
+        let first = own_sum.node.clone();
+        let nodes = [
+            own_sum.node.clone(),
+            halo.as_ref().map(|(_, h)| h.node.clone()).unwrap_or_else(|| first.clone()),
+            own.node.clone(),
+            w_neigh.node.clone(),
+            w_root.node.clone(),
+            b.as_ref().map(|b| b.node.clone()).unwrap_or(first),
+        ];
+        // `inv_degree` and the half copy of `own` are inputs of the forward only
+        let inner = SplitInputs {
+            own_sum: own_sum.primitive,
+            halo: halo.map(|(g, h)| (g, h.primitive)),
+            inv_degree: inv_degree.map(|t| t.primitive),
+            own: own.primitive,
+            own_half: own_half.map(|t| t.primitive),
+            w_neigh: w_neigh.primitive,
+            w_root: w_root.primitive,
+            b: b.map(|t| t.primitive),
+            precision,
+        };
+        match SplitPairBackward.prepare::<C>(nodes).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let (out, saved) = crate::ops::layer::split::split_forward::<B>(inner);
+                prep.finish(SplitPairState { saved, has_halo, has_b }, out)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(crate::ops::layer::split::split_forward::<B>(inner).0),
         }
     }
 }

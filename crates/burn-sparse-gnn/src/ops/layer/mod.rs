@@ -6,7 +6,10 @@ mod autodiff;
 mod cube;
 mod host;
 pub(crate) mod pair;
+pub(crate) mod split;
 pub(crate) mod terms;
+
+pub use split::SplitInputs;
 
 use crate::error::OpError;
 use crate::graph::Graph;
@@ -69,6 +72,12 @@ pub trait LayerOps: AggregationOps + DenseOps + RowOps {
         precision: crate::ops::dense::precision::LinearPrecision,
     ) -> FloatTensor<Self> {
         crate::ops::layer::pair::pair_forward::<Self>(g, x, w_neigh, w_root, b, reduce, precision).0
+    }
+
+    /// Differentiable second half of a GraphSAGE mean / sum layer on one part in the split halo
+    /// layout (see [`crate::ops::split_pair`]).
+    fn ad_split_pair(inputs: SplitInputs<Self>) -> FloatTensor<Self> {
+        crate::ops::layer::split::split_forward::<Self>(inputs).0
     }
 }
 
@@ -260,4 +269,94 @@ pub fn aggregate_pair<B: LayerOps>(
     precision: crate::ops::dense::precision::LinearPrecision,
 ) -> Tensor<B, 2> {
     try_aggregate_pair(g, x, w_neigh, w_root, b, reduce, precision).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The second half of a GraphSAGE mean / sum layer on one part of a partitioned graph whose
+/// halo columns are held apart (`gnn_models`' split halo layout): with `own_sum` the sum over
+/// the part's own columns (computed while the halo rows moved),
+/// `y = ((own_sum + A_halo halo) / deg) @ w_neigh + own @ w_root + b`, `deg` the whole graph's
+/// row degrees (`inv_degree` = `1 / deg`; `None`: a sum layer). Differentiable in `own_sum`,
+/// `halo`, `own`, both weights and `b`; the backward pass computes the halo rows' gradient
+/// first and gives `own_sum` the gradient of the sum, `(dy / deg) w_neigh^T`. In half
+/// precision (`own_sum` and `halo` in the half type) the products take half inputs
+/// (`own_half`, a half copy of `own`, where the caller has one). No edge weights.
+///
+/// Errors when the shapes disagree.
+#[allow(clippy::too_many_arguments)]
+pub fn try_split_pair<B: LayerOps>(
+    own_sum: Tensor<B, 2>,
+    halo: Option<(&Graph<B>, Tensor<B, 2>)>,
+    inv_degree: Option<Tensor<B, 1>>,
+    own: Tensor<B, 2>,
+    own_half: Option<Tensor<B, 2>>,
+    w_neigh: Tensor<B, 2>,
+    w_root: Tensor<B, 2>,
+    b: Option<Tensor<B, 1>>,
+    precision: crate::ops::dense::precision::LinearPrecision,
+) -> Result<Tensor<B, 2>, OpError> {
+    const OP: &str = "split_pair";
+    let [n, d_in] = own_sum.dims();
+    expect_rows(OP, "own", &own.dims(), n)?;
+    if own.dims()[1] != d_in {
+        return Err(OpError::Shape {
+            op: OP,
+            what: "own",
+            got: own.dims().to_vec(),
+            expected: format!("[{n}, {d_in}]"),
+        });
+    }
+    if let Some((g, rows)) = &halo {
+        if g.n_rows() != n {
+            return Err(OpError::Shape {
+                op: OP,
+                what: "halo graph",
+                got: vec![g.n_rows()],
+                expected: format!("{n} rows"),
+            });
+        }
+        let want = [g.n_cols(), d_in];
+        if rows.dims() != want {
+            return Err(OpError::Shape {
+                op: OP,
+                what: "halo",
+                got: rows.dims().to_vec(),
+                expected: format!("{want:?}"),
+            });
+        }
+    }
+    if let Some(inv) = &inv_degree {
+        if inv.dims() != [n] {
+            return Err(OpError::Shape {
+                op: OP,
+                what: "inv_degree",
+                got: inv.dims().to_vec(),
+                expected: format!("[{n}]"),
+            });
+        }
+    }
+    let wn = w_neigh.dims();
+    if wn[0] != d_in || w_root.dims() != wn {
+        return Err(OpError::Shape {
+            op: OP,
+            what: "weights",
+            got: [wn.to_vec(), w_root.dims().to_vec()].concat(),
+            expected: format!("[{d_in}, d_out] twice"),
+        });
+    }
+    if let Some(b) = &b {
+        if b.dims() != [wn[1]] {
+            return Err(OpError::Shape { op: OP, what: "b", got: b.dims().to_vec(), expected: format!("[{}]", wn[1]) });
+        }
+    }
+    Ok(wrap(B::ad_split_pair(SplitInputs {
+        own_sum: float(own_sum),
+        halo: halo.map(|(g, rows)| (g.prim().clone(), float(rows))),
+        inv_degree: inv_degree.map(float),
+        own: float(own),
+        own_half: own_half.map(float),
+        w_neigh: float(w_neigh),
+        w_root: float(w_root),
+        b: b.map(float),
+        precision,
+    })))
 }
