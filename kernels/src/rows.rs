@@ -217,12 +217,12 @@ pub fn launch_rows_from_half<R: Runtime>(
 }
 
 #[cube(launch_unchecked)]
-fn add_rows<F: Float, N: Size>(
+fn add_rows<F: Float, V: Float, N: Size>(
     target: &mut Tensor<Vector<F, N>>,
     rows: &Array<i32>,
-    values: &Tensor<Vector<F, N>>,
+    values: &Tensor<Vector<V, N>>,
     n_rows: usize,
-    #[define(F)] _dtype: StorageType,
+    #[define(F, V)] _dtypes: [StorageType; 2],
 ) {
     let i = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     if i >= n_rows {
@@ -235,13 +235,14 @@ fn add_rows<F: Float, N: Size>(
     let mut v = UNIT_POS_X as usize;
     while v < n_vec {
         let t = r * t_rs + v;
-        target[t] = target[t] + values[i * v_rs + v];
+        target[t] = target[t] + Vector::<F, N>::cast_from(values[i * v_rs + v]);
         v += CUBE_DIM_X as usize;
     }
 }
 
-/// Adds row `i` of `values` (`[m, f]`) to row `rows[i]` of `target` (`[n, f]`, same dtype
-/// `dtype`) in place, for every `i`: the scatter-add of a halo exchange's returned gradients
+/// Adds row `i` of `values` (`[m, f]`, dtype `values_dtype`) to row `rows[i]` of `target`
+/// (`[n, f]`, dtype `dtype`) in place, for every `i`, each value converted to `dtype` (f16 rows
+/// into f32 ones without a cast pass): the scatter-add of a halo exchange's returned gradients
 /// into the sender's. `rows` (`[m]`, i32) must be distinct and below `n` (they are not
 /// checked here): each target row is then written by one lane only, so the result is
 /// deterministic without atomics.
@@ -251,9 +252,11 @@ pub fn launch_add_rows<R: Runtime>(
     rows: TensorBinding<R>,
     values: TensorBinding<R>,
     dtype: StorageType,
+    values_dtype: StorageType,
 ) {
     let m = values.shape[0];
-    let Some((vec, _, count, dim)) = row_launch(client, m, values.shape[1], dtype.size(), &[&target, &values]) else {
+    let elem = dtype.size().min(values_dtype.size());
+    let Some((vec, _, count, dim)) = row_launch(client, m, values.shape[1], elem, &[&target, &values]) else {
         return;
     };
     unsafe {
@@ -266,9 +269,72 @@ pub fn launch_add_rows<R: Runtime>(
             rows.into_array_arg(),
             values.into_tensor_arg(),
             m,
-            dtype,
+            [dtype, values_dtype],
         );
     }
+}
+
+#[cube(launch_unchecked)]
+fn take_rows<F: Float, G: Float, N: Size>(
+    x: &Tensor<Vector<F, N>>,
+    rows: &Array<i32>,
+    out: &mut Tensor<Vector<G, N>>,
+    n_vec: usize,
+    len: usize,
+    #[define(F, G)] _dtypes: [StorageType; 2],
+) {
+    // one vector per thread over the whole output, as in `rows_from_half`
+    let p = ABSOLUTE_POS;
+    if p >= len {
+        terminate!();
+    }
+    let i = p / n_vec;
+    let v = p - i * n_vec;
+    let r = usize::cast_from(rows[i]);
+    let x_rs = x.stride(0) / N::value();
+    let o_rs = out.stride(0) / N::value();
+    out[i * o_rs + v] = Vector::cast_from(x[r * x_rs + v]);
+}
+
+/// Writes row `rows[i]` of `x` (`[n, f]`, dtype `x_dtype`) into row `i` of `out` (`[m, f]`,
+/// dtype `out_dtype`), converted: the rows a halo exchange sends, gathered in the type they
+/// travel in (f32 rows sent as f16 in one pass). `rows` (`[m]`, i32) must be below `n` (not
+/// checked here).
+pub fn launch_take_rows<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: TensorBinding<R>,
+    rows: TensorBinding<R>,
+    out: TensorBinding<R>,
+    x_dtype: StorageType,
+    out_dtype: StorageType,
+) {
+    let (m, f) = (out.shape[0], out.shape[1]);
+    if m == 0 || f == 0 {
+        return;
+    }
+    let vec = vector_width(client, x_dtype.size().min(out_dtype.size()), f, &[&x, &out]);
+    let n_vec = f / vec;
+    let len = m * n_vec;
+    let threads = 256u32;
+    unsafe {
+        take_rows::launch_unchecked::<R>(
+            client,
+            cube_count(client, len.div_ceil(threads as usize)),
+            CubeDim::new_1d(threads),
+            vec,
+            x.into_tensor_arg(),
+            rows.into_array_arg(),
+            out.into_tensor_arg(),
+            n_vec,
+            len,
+            [x_dtype, out_dtype],
+        );
+    }
+}
+
+/// CPU reference of [`launch_take_rows`] on row-major slices (f32).
+pub fn reference_take_rows(x: &[f32], rows: &[i32], f: usize) -> Vec<f32> {
+    rows.iter().flat_map(|&r| x[r as usize * f..(r as usize + 1) * f].iter().copied()).collect()
 }
 
 /// CPU reference of [`launch_add_rows`] on row-major `[n, f]` / `[m, f]` slices.

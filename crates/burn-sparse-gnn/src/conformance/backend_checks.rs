@@ -184,6 +184,72 @@ pub fn add_rows_checks<B: SparseGnnBackend>(
     out
 }
 
+/// The halo exchange's row moves in mixed precision: the rows a part sends, gathered from an
+/// f32 state and converted in one pass
+/// ([`RowOps::ad_take_rows_as`](crate::ops::rows::RowOps::ad_take_rows_as), to f32 and to each
+/// of `halves`), against the CPU reference; and the returned gradients in each of `halves`
+/// added into f32 rows ([`RowOps::add_rows`](crate::ops::rows::RowOps::add_rows) converting
+/// them) against the f32 reference. 1,031 rows, the shuffled row sets of [`add_rows_checks`],
+/// values multiples of 1/64 in [-4, 4] (exact in every type): every difference must be 0.
+/// Returns `(case, largest difference)`, `None` where the device lacks the half type.
+pub fn mixed_rows_checks<B: SparseGnnBackend>(
+    device: &B::Device,
+    halves: &[FloatDType],
+    widths: &[usize],
+) -> Vec<(String, Option<f64>)> {
+    use burn::tensor::TensorPrimitive;
+    let n = 1_031usize;
+    let mut out = Vec::new();
+    let host =
+        |t: Tensor<B, 2>| t.cast(FloatDType::F32).into_data().convert::<f32>().into_vec::<f32>().unwrap_or_default();
+    let diff = |p: &[f32], q: &[f32]| {
+        if p.len() != q.len() {
+            return f64::INFINITY;
+        }
+        p.iter().zip(q).map(|(a, b)| f64::from((a - b).abs())).fold(0.0, f64::max)
+    };
+    let prim = |t: Tensor<B, 2>| t.into_primitive().tensor();
+    let wrap = |t| Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(t));
+    for &f in widths {
+        for m in [1usize, n / 3, n] {
+            let rows: Vec<u32> = (0..n as u32).map(|i| (i * 389 + 17) % n as u32).take(m).collect();
+            let Ok(idx) = crate::ops::rows::RowIndex::<B>::new(&rows, n, device) else {
+                out.push((format!("rows, width {f}, {m} of {n}"), Some(f64::INFINITY)));
+                continue;
+            };
+            let ids: Vec<i32> = rows.iter().map(|&r| r as i32).collect();
+            let make = |len: usize, seed: u64| {
+                let v: Vec<f32> =
+                    random_values(len * f, seed).into_iter().map(|v| (v * 256.0).round() as f32 / 64.0).collect();
+                (Tensor::<B, 2>::from_data(TensorData::new(v.clone(), [len, f]), device), v)
+            };
+            let (state, state_host) = make(n, 11 + f as u64);
+            let taken = sparse_gnn_kernels::rows::reference_take_rows(&state_host, &ids, f);
+            let (i, inv) = (idx.indices().into_primitive(), idx.inverse().into_primitive());
+            let got = B::ad_take_rows_as(prim(state.clone()), i.clone(), inv.clone(), None);
+            out.push((format!("take rows f32, width {f}, {m} of {n}"), Some(diff(&host(wrap(got)), &taken))));
+            for &half in halves {
+                if !B::supports_dtype(device, DType::from(half)) {
+                    out.push((format!("take rows as {half:?}, width {f}, {m} of {n}"), None));
+                    out.push((format!("add {half:?} rows into f32, width {f}, {m} of {n}"), None));
+                    continue;
+                }
+                let got = wrap(B::ad_take_rows_as(prim(state.clone()), i.clone(), inv.clone(), Some(half)));
+                let d = if got.dtype() == DType::from(half) { diff(&host(got), &taken) } else { f64::INFINITY };
+                out.push((format!("take rows as {half:?}, width {f}, {m} of {n}"), Some(d)));
+                let (values, values_host) = make(m, 12 + f as u64);
+                let mut expected = state_host.clone();
+                sparse_gnn_kernels::rows::reference_add_rows(&mut expected, &ids, &values_host, f);
+                let sum = B::add_rows(prim(state.clone()), prim(values.cast(half)), i.clone(), inv.clone());
+                let sum = wrap(sum);
+                let d = if sum.dtype() == DType::F32 { diff(&host(sum), &expected) } else { f64::INFINITY };
+                out.push((format!("add {half:?} rows into f32, width {f}, {m} of {n}"), Some(d)));
+            }
+        }
+    }
+    out
+}
+
 /// Host data uploaded and read back. Rows from host bytes
 /// ([`TransferOps::float_from_host`](crate::dist::transfer::TransferOps::float_from_host), the
 /// multi-process exchange's upload) and the same rows through

@@ -34,7 +34,9 @@ pub use attention_checks::{
     gat_attention_bound, gat_attention_checks, GAT_ATTENTION_BOUND_BF16, GAT_ATTENTION_BOUND_F16,
     GAT_ATTENTION_BOUND_F32,
 };
-pub use backend_checks::{add_rows_checks, from_host_checks, half_rows_checks, inv_degree_checks, packed_graph_checks};
+pub use backend_checks::{
+    add_rows_checks, from_host_checks, half_rows_checks, inv_degree_checks, mixed_rows_checks, packed_graph_checks,
+};
 pub use cases::{cases, inputs, round_inputs, test_graphs, Inputs, TestGraph};
 pub use config::ConformanceConfig;
 pub use evaluate::{evaluate, reference_forward, Evaluation, RefBackend};

@@ -250,6 +250,16 @@ fn check_add_rows<B: SparseGnnBackend>(device: &B::Device, dtypes: &[burn::tenso
         }
     }
     assert!(checks.iter().any(|(_, d)| d.is_some()), "some dtype ran");
+    // the exchange's rows gathered in the type they travel in, and f16 gradients added to f32
+    let halves = [burn::tensor::FloatDType::F16];
+    let mixed = burn_sparse_gnn::conformance::mixed_rows_checks::<B>(device, &halves, &[1, 7, 64]);
+    assert_eq!(mixed.len(), 3 * 3 * 3);
+    for (what, d) in &mixed {
+        if let Some(d) = d {
+            assert_eq!(*d, 0.0, "{what}");
+        }
+    }
+    assert!(mixed.iter().filter(|(_, d)| d.is_some()).count() >= 9, "the f32 gathers ran");
     // the exchange's upload of received rows: the bytes' values, exactly
     let uploads = burn_sparse_gnn::conformance::from_host_checks::<B>(device, dtypes, &[1, 7, 64]);
     assert_eq!(uploads.len(), dtypes.len() * 3 * 4 * 2 + 4);

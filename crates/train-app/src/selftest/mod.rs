@@ -16,8 +16,9 @@ use crate::error::{AppError, Result};
 use burn_sparse_gnn::conformance::{
     adam_checks, add_rows_checks, binary_cross_entropy_checks, block_checks, block_norm_checks, block_structure_checks,
     cross_entropy_checks, from_host_checks, fused_adam_checks, gat_attention_bound, gat_attention_checks,
-    half_rows_checks, inv_degree_checks, link_checks, neighbor_checks, neighbor_uniformity, norm_checks,
-    packed_graph_checks, pair_rows_checks, relu_dropout_checks, run, ConformanceConfig, NEIGHBOR_CHI_SQUARE_BOUND,
+    half_rows_checks, inv_degree_checks, link_checks, mixed_rows_checks, neighbor_checks, neighbor_uniformity,
+    norm_checks, packed_graph_checks, pair_rows_checks, relu_dropout_checks, run, ConformanceConfig,
+    NEIGHBOR_CHI_SQUARE_BOUND,
 };
 use burn_sparse_gnn::{Choice, KernelConfig, KernelPolicy, SparseGnnAutodiffBackend, SspmmStrategy};
 
@@ -293,11 +294,13 @@ impl Job for SelfTest {
         if self.filter.is_none() {
             let start = std::time::Instant::now();
             let dtypes = [burn::tensor::FloatDType::F32, burn::tensor::FloatDType::F16, burn::tensor::FloatDType::BF16];
-            let checks = add_rows_checks::<B::InnerBackend>(&device, &dtypes, &[1, 7, 256, 602]);
+            let mut checks = add_rows_checks::<B::InnerBackend>(&device, &dtypes, &[1, 7, 256, 602]);
+            checks.extend(mixed_rows_checks::<B::InnerBackend>(&device, &dtypes[1..], &[1, 7, 256, 602]));
             let uploads = from_host_checks::<B::InnerBackend>(&device, &dtypes, &[1, 7, 256]);
             let packed = packed_graph_checks::<B::InnerBackend>(&device);
             println!(
-                "== {backend}: halo gradients added in place against the CPU reference, host rows and vectors \
+                "== {backend}: halo rows gathered (f32, f16, bf16) and gradients added in place against the CPU \
+                 reference, host rows and vectors \
                  uploaded and read back, small graphs uploaded in one buffer ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );

@@ -218,11 +218,8 @@ impl<B: SparseGnnBackend> Backward<B, 1> for HaloOwnBackward {
             wait.run();
         }
         for (g, indices, inverse) in std::mem::take(&mut s.arrived[part]) {
-            // gradients that moved in another type are added in the state's
-            let g = match dy.dtype() {
-                d if d != g.dtype() => B::float_cast(g, burn::tensor::FloatDType::from(d)),
-                _ => g,
-            };
+            // gradients that moved in another type are added in the state's (`add_rows`
+            // converts them)
             dy = B::add_rows(dy, g, indices, inverse);
         }
         grads.register::<B>(node.id, dy);

@@ -86,13 +86,9 @@ pub(crate) fn forward_start<B: TransferOps + RowOps>(
             .iter()
             .filter(|r| rows(r) > 0)
             .map(|r| {
-                // `ad_take_rows`: differentiable on the autodiff backend (with a gather for its
-                // gradient), a select elsewhere
-                let rows = B::ad_take_rows(states[r.from].clone(), r.indices.clone(), r.inverse.clone());
-                match send {
-                    Some(d) if rows.dtype() != d.into() => B::float_cast(rows, d),
-                    _ => rows,
-                }
+                // `ad_take_rows_as`: differentiable on the autodiff backend (with a gather for
+                // its gradient), gathered and converted in one pass where the backend has a kernel
+                B::ad_take_rows_as(states[r.from].clone(), r.indices.clone(), r.inverse.clone(), send)
             })
             .collect();
         if pieces.is_empty() {

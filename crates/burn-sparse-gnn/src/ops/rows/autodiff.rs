@@ -28,6 +28,27 @@ impl<B: SparseGnnBackend> Backward<B, 1> for TakeRowsBackward {
     }
 }
 
+#[derive(Debug)]
+struct TakeRowsAsBackward;
+
+impl<B: SparseGnnBackend> Backward<B, 1> for TakeRowsAsBackward {
+    type State = (IntTensor<B>, burn::tensor::DType);
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let dy = grads.consume::<B>(&ops.node);
+        let (inverse, dtype) = ops.state;
+        if let Some(node) = node {
+            let g = crate::ops::rows::gather_back::<B>(dy, inverse);
+            let g = match burn::tensor::TensorMetadata::dtype(&g) {
+                d if d != dtype => B::float_cast(g, burn::tensor::FloatDType::from(dtype)),
+                _ => g,
+            };
+            grads.register::<B>(node.id, g);
+        }
+    }
+}
+
 impl<B: SparseGnnBackend, C: CheckpointStrategy> RowOps for Autodiff<B, C> {
     fn add_rows(
         base: FloatTensor<Self>,
@@ -42,6 +63,20 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> RowOps for Autodiff<B, C> {
         match TakeRowsBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
             OpsKind::Tracked(prep) => prep.finish(inverse, B::float_select(x.primitive, 0, indices)),
             OpsKind::UnTracked(prep) => prep.finish(B::float_select(x.primitive, 0, indices)),
+        }
+    }
+
+    fn ad_take_rows_as(
+        x: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        inverse: IntTensor<Self>,
+        dtype: Option<burn::tensor::FloatDType>,
+    ) -> FloatTensor<Self> {
+        let x_dtype = burn::tensor::TensorMetadata::dtype(&x.primitive);
+        let rows = |x| B::ad_take_rows_as(x, indices, inverse.clone(), dtype);
+        match TakeRowsAsBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => prep.finish((inverse.clone(), x_dtype), rows(x.primitive)),
+            OpsKind::UnTracked(prep) => prep.finish(rows(x.primitive)),
         }
     }
 }

@@ -15,6 +15,7 @@ use sparse_gnn_kernels::rows::launch_add_rows;
 use sparse_gnn_kernels::rows::launch_rows_from_half;
 use sparse_gnn_kernels::rows::launch_rows_inv_degree;
 use sparse_gnn_kernels::rows::launch_rows_to_half;
+use sparse_gnn_kernels::rows::launch_take_rows;
 
 impl<R, F, I, BT> RowOps for CubeBackend<R, F, I, BT>
 where
@@ -24,23 +25,41 @@ where
     BT: BoolElement,
 {
     fn add_rows(base: Ft<R>, values: Ft<R>, indices: Ft<R>, inverse: Ft<R>) -> Ft<R> {
+        let _ = inverse;
         let (m, w) = (values.shape()[0], values.shape()[1]);
         if m == 0 || w == 0 {
             return base;
         }
-        if values.dtype != base.dtype {
-            return <Self as burn::tensor::ops::FloatTensorOps<Self>>::float_add(
-                base,
-                crate::ops::rows::gather_back::<Self>(values, inverse),
-            );
-        }
-        // in place where nothing else reads `base`; otherwise into a copy
+        // in place where nothing else reads `base`; otherwise into a copy; `values` converted
+        // on the fly where its dtype differs
         let target = writable(base);
         let values = mat(values);
         let indices = i32_array(indices);
-        launch_add_rows::<R>(&target.client, bind(&target), bind(&indices), bind(&values), dtype_of(&target));
+        launch_add_rows::<R>(
+            &target.client,
+            bind(&target),
+            bind(&indices),
+            bind(&values),
+            dtype_of(&target),
+            dtype_of(&values),
+        );
         sample(&target);
         target
+    }
+
+    fn ad_take_rows(x: Ft<R>, indices: Ft<R>, inverse: Ft<R>) -> Ft<R> {
+        Self::ad_take_rows_as(x, indices, inverse, None)
+    }
+
+    fn ad_take_rows_as(x: Ft<R>, indices: Ft<R>, inverse: Ft<R>, dtype: Option<burn::tensor::FloatDType>) -> Ft<R> {
+        let _ = inverse;
+        let x = mat(x);
+        let indices = i32_array(indices);
+        let out_dtype = dtype.map(DType::from).unwrap_or(x.dtype);
+        let out = empty(&x, [indices.shape()[0], x.shape()[1]], out_dtype);
+        launch_take_rows::<R>(&x.client, bind(&x), bind(&indices), bind(&out), dtype_of(&x), out_dtype.into());
+        sample(&out);
+        out
     }
 
     fn rows_to_half(x: Ft<R>, half: burn::tensor::FloatDType, config: &KernelConfig) -> (Ft<R>, Ft<R>) {

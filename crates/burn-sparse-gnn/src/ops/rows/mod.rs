@@ -24,6 +24,7 @@ use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::ops::IntTensor;
+use burn::tensor::DType;
 use burn::tensor::FloatDType;
 use burn::tensor::Int;
 use burn::tensor::Tensor;
@@ -44,7 +45,24 @@ pub trait RowOps: Backend {
         Self::float_select(x, 0, indices)
     }
 
-    /// `base` (`[n, w]`) with row `i` of `values` (`[m, w]`, same dtype and device) added to its
+    /// [`Self::ad_take_rows`] in `dtype` (`None`: the dtype of `x`): the rows a halo exchange
+    /// sends, in the type they travel in; the gradient comes back in the dtype of `x`. Default:
+    /// the rows, then a cast; backends with kernels gather and convert in one pass.
+    fn ad_take_rows_as(
+        x: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        inverse: IntTensor<Self>,
+        dtype: Option<FloatDType>,
+    ) -> FloatTensor<Self> {
+        let rows = Self::ad_take_rows(x, indices, inverse);
+        match dtype {
+            Some(d) if rows.dtype() != d.into() => Self::float_cast(rows, d),
+            _ => rows,
+        }
+    }
+
+    /// `base` (`[n, w]`) with row `i` of `values` (`[m, w]`, same device; another float dtype is
+    /// converted to the dtype of `base`) added to its
     /// row `indices[i]`, for distinct `indices` (`[m]`); `inverse` (`[n]`) is their inverse map
     /// as in [`crate::ops::rows::RowIndex`]. The halo exchange's backward adds the returned halo
     /// gradients to the senders' gradients this way. Not differentiable. Default: the composed
@@ -58,6 +76,12 @@ pub trait RowOps: Backend {
         inverse: IntTensor<Self>,
     ) -> FloatTensor<Self> {
         let _ = indices;
+        let values = match base.dtype() {
+            DType::F64 | DType::F32 | DType::F16 | DType::BF16 if values.dtype() != base.dtype() => {
+                Self::float_cast(values, FloatDType::from(base.dtype()))
+            }
+            _ => values,
+        };
         Self::float_add(base, crate::ops::rows::gather_back::<Self>(values, inverse))
     }
 
