@@ -4,8 +4,9 @@ bench/run_h200.sh around `train-app bench-train`): kernel time per kernel family
 profiled epoch (the log prints one table per device sync). Kernels are timed one by one, so the
 total is above the unprofiled epoch time; the shares are what it is for.
 With --devices N (a run over N GPUs, each device's server writing its own summary table at each
-synchronisation): the last N large summary tables, one per device in synchronisation order (the
-partitioned bench synchronises device 0 first), kernel time per family side by side.
+synchronisation): the last N summary tables of at least 20 launches (the last epoch's, one per
+device in synchronisation order: the partitioned bench synchronises device 0 first), kernel time
+per family side by side.
 Usage: profile_summary.py <log> [--markdown] [--devices N]"""
 import collections
 import re
@@ -66,9 +67,9 @@ def per_device(path, devices, md):
     if not tabs:
         print(f"no summary tables in {path}")
         return 1
-    totals = [sum(ms for _, ms, _ in t) for t in tabs]
-    big = [t for t, tot in zip(tabs, totals) if tot >= 0.25 * max(totals)]
-    last = big[-devices:]
+    # the epochs' tables: many launches (the exchange timed alone afterwards launches a few)
+    epochs = [t for t in tabs if sum(n for _, _, n in t) >= 20]
+    last = epochs[-devices:]
     fams = collections.defaultdict(lambda: [[0.0, 0] for _ in last])
     for d, t in enumerate(last):
         for name, ms, n in t:
