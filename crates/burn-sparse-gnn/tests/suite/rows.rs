@@ -7,6 +7,9 @@ use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Int, Tensor, TensorData};
 use burn_sparse_gnn::{take_rows, try_take_rows, GraphError, RowIndex, SparseGnnBackend};
 
+// values are read back through `convert::<f32>()`: tests in this binary also run the f64 CPU
+// reference backend on the same CPU device, and which float type a tensor made from f32 data
+// then holds depends on the order the tests ran in
 fn values(n: usize, seed: u64) -> Vec<f32> {
     burn_sparse_gnn::random::random_values(n, seed).into_iter().map(|v| v as f32).collect()
 }
@@ -26,12 +29,13 @@ fn check<B: SparseGnnBackend + AutodiffBackend>(device: &B::Device) {
     let ours = take_rows(x.clone(), &idx);
     let ids: Vec<i32> = rows.iter().map(|&r| r as i32).collect();
     let plain = x.clone().select(0, Tensor::<B, 1, Int>::from_data(TensorData::new(ids, [m]), device));
-    let a: Vec<f32> = ours.clone().into_data().to_vec().unwrap();
-    let b: Vec<f32> = plain.clone().into_data().to_vec().unwrap();
+    let a: Vec<f32> = ours.clone().into_data().convert::<f32>().to_vec().unwrap();
+    let b: Vec<f32> = plain.clone().into_data().convert::<f32>().to_vec().unwrap();
     assert_eq!(a, b, "forward");
 
-    let ga: Vec<f32> = x.grad(&(ours * r.clone()).sum().backward()).unwrap().into_data().to_vec().unwrap();
-    let gb: Vec<f32> = x.grad(&(plain * r).sum().backward()).unwrap().into_data().to_vec().unwrap();
+    let ga: Vec<f32> =
+        x.grad(&(ours * r.clone()).sum().backward()).unwrap().into_data().convert::<f32>().to_vec().unwrap();
+    let gb: Vec<f32> = x.grad(&(plain * r).sum().backward()).unwrap().into_data().convert::<f32>().to_vec().unwrap();
     assert_eq!(ga.len(), n * w);
     assert_eq!(ga, gb, "gradient");
     // rows not selected get a zero gradient
@@ -127,8 +131,10 @@ fn check_exchange<B: SparseGnnBackend + AutodiffBackend>(parts: usize, device: &
         .collect();
     for (a, b) in ours.iter().zip(&plain) {
         assert_eq!(a.dims(), b.dims());
-        let (a, b): (Vec<f32>, Vec<f32>) =
-            (a.clone().into_data().to_vec().unwrap(), b.clone().into_data().to_vec().unwrap());
+        let (a, b): (Vec<f32>, Vec<f32>) = (
+            a.clone().into_data().convert::<f32>().to_vec().unwrap(),
+            b.clone().into_data().convert::<f32>().to_vec().unwrap(),
+        );
         assert_eq!(a, b, "forward, {parts} parts");
     }
     // the exchange in two halves: own rows, work on them, then the halo rows
@@ -148,8 +154,10 @@ fn check_exchange<B: SparseGnnBackend + AutodiffBackend>(parts: usize, device: &
         .collect();
     for (a, b) in split.iter().zip(&plain) {
         assert_eq!(a.dims(), b.dims());
-        let (a, b): (Vec<f32>, Vec<f32>) =
-            (a.clone().into_data().to_vec().unwrap(), b.clone().into_data().to_vec().unwrap());
+        let (a, b): (Vec<f32>, Vec<f32>) = (
+            a.clone().into_data().convert::<f32>().to_vec().unwrap(),
+            b.clone().into_data().convert::<f32>().to_vec().unwrap(),
+        );
         assert_eq!(a, b, "forward of the halves, {parts} parts");
     }
     // every tensor of `after` reaches the loss (here with weight 0)
@@ -159,9 +167,9 @@ fn check_exchange<B: SparseGnnBackend + AutodiffBackend>(parts: usize, device: &
     let ga = loss(ours).backward();
     let gb = loss(plain).backward();
     for p in 0..parts {
-        let a: Vec<f32> = states[p].grad(&ga).expect("gradient").into_data().to_vec().unwrap();
-        let b: Vec<f32> = plain_states[p].grad(&gb).expect("gradient").into_data().to_vec().unwrap();
-        let c: Vec<f32> = split_states[p].grad(&gs).expect("gradient").into_data().to_vec().unwrap();
+        let a: Vec<f32> = states[p].grad(&ga).expect("gradient").into_data().convert::<f32>().to_vec().unwrap();
+        let b: Vec<f32> = plain_states[p].grad(&gb).expect("gradient").into_data().convert::<f32>().to_vec().unwrap();
+        let c: Vec<f32> = split_states[p].grad(&gs).expect("gradient").into_data().convert::<f32>().to_vec().unwrap();
         assert_eq!(a.len(), rows_of(p) * w);
         assert_eq!(c.len(), rows_of(p) * w);
         for ((x, z), y) in a.iter().zip(&c).zip(&b) {
@@ -220,9 +228,11 @@ fn spread_rows_puts_rows_at_their_positions_and_picks_their_gradient() {
     let spread = RowSpread::<B>::new(&positions, len, &device).expect("distinct positions");
     assert_eq!((spread.kept(), spread.len()), (kept, len));
     let out = spread_rows(x.clone(), &spread);
-    let (o, xv): (Vec<f32>, Vec<f32>) =
-        (out.clone().into_data().to_vec().unwrap(), x.clone().into_data().to_vec().unwrap());
-    let rv: Vec<f32> = r.clone().into_data().to_vec().unwrap();
+    let (o, xv): (Vec<f32>, Vec<f32>) = (
+        out.clone().into_data().convert::<f32>().to_vec().unwrap(),
+        x.clone().into_data().convert::<f32>().to_vec().unwrap(),
+    );
+    let rv: Vec<f32> = r.clone().into_data().convert::<f32>().to_vec().unwrap();
     for row in 0..len {
         let got = &o[row * w..(row + 1) * w];
         match positions.iter().position(|&p| p as usize == row) {
@@ -230,7 +240,7 @@ fn spread_rows_puts_rows_at_their_positions_and_picks_their_gradient() {
             None => assert!(got.iter().all(|&v| v == 0.0), "row {row} is not kept: zeros"),
         }
     }
-    let g: Vec<f32> = x.grad(&(out * r).sum().backward()).unwrap().into_data().to_vec().unwrap();
+    let g: Vec<f32> = x.grad(&(out * r).sum().backward()).unwrap().into_data().convert::<f32>().to_vec().unwrap();
     for (e, &p) in positions.iter().enumerate() {
         assert_eq!(&g[e * w..(e + 1) * w], &rv[p as usize * w..(p as usize + 1) * w], "entry {e}");
     }
