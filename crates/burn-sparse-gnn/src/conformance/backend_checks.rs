@@ -96,6 +96,23 @@ pub fn inv_degree_checks<B: SparseGnnBackend>(
     out
 }
 
+/// A tensor's values as f32 on the host (empty where it cannot be read).
+fn host_f32<B: SparseGnnBackend>(t: Tensor<B, 2>) -> Vec<f32> {
+    t.cast(FloatDType::F32).into_data().convert::<f32>().into_vec::<f32>().unwrap_or_default()
+}
+
+/// The largest difference of two value lists that must be equal: any nonzero difference counts
+/// at least the smallest positive f64, lists of other lengths count infinity.
+fn exact_diff(p: &[f32], q: &[f32]) -> f64 {
+    if p.len() != q.len() {
+        return f64::INFINITY;
+    }
+    p.iter()
+        .zip(q)
+        .map(|(a, b)| if a == b { 0.0 } else { f64::from((a - b).abs()).max(f64::MIN_POSITIVE) })
+        .fold(0.0, f64::max)
+}
+
 /// The halo gradients' scatter-add ([`RowOps::add_rows`](crate::ops::rows::RowOps::add_rows))
 /// against the CPU reference of the kernels crate and against the composed ops (its default
 /// implementation) on the same device: random rows of `n` = 1,031 with `m` distinct target rows in
@@ -113,17 +130,8 @@ pub fn add_rows_checks<B: SparseGnnBackend>(
     use burn::tensor::TensorPrimitive;
     let n = 1_031usize;
     let mut out = Vec::new();
-    let host =
-        |t: Tensor<B, 2>| t.cast(FloatDType::F32).into_data().convert::<f32>().into_vec::<f32>().unwrap_or_default();
-    let diff = |p: &[f32], q: &[f32]| {
-        if p.len() != q.len() {
-            return f64::INFINITY;
-        }
-        p.iter()
-            .zip(q)
-            .map(|(a, b)| if a == b { 0.0 } else { f64::from((a - b).abs()).max(f64::MIN_POSITIVE) })
-            .fold(0.0, f64::max)
-    };
+    let host = host_f32::<B>;
+    let diff = exact_diff;
     for &dtype in dtypes {
         for &f in widths {
             for m in [1usize, n / 3, n] {
@@ -200,14 +208,8 @@ pub fn mixed_rows_checks<B: SparseGnnBackend>(
     use burn::tensor::TensorPrimitive;
     let n = 1_031usize;
     let mut out = Vec::new();
-    let host =
-        |t: Tensor<B, 2>| t.cast(FloatDType::F32).into_data().convert::<f32>().into_vec::<f32>().unwrap_or_default();
-    let diff = |p: &[f32], q: &[f32]| {
-        if p.len() != q.len() {
-            return f64::INFINITY;
-        }
-        p.iter().zip(q).map(|(a, b)| f64::from((a - b).abs())).fold(0.0, f64::max)
-    };
+    let host = host_f32::<B>;
+    let diff = exact_diff;
     let prim = |t: Tensor<B, 2>| t.into_primitive().tensor();
     let wrap = |t| Tensor::<B, 2>::from_primitive(TensorPrimitive::Float(t));
     for &f in widths {

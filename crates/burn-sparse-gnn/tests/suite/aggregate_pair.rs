@@ -5,6 +5,7 @@
 //! its own rows, then its halo), for narrowing, square and widening maps, with and without a
 //! gradient for the input; on the CPU backend and on wgpu (there also in mixed f16).
 
+use crate::compare::{host, normwise};
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Tensor, TensorData};
@@ -12,17 +13,6 @@ use burn_sparse_gnn::dense::LinearPrecision;
 use burn_sparse_gnn::ops::{self, LinearTerm};
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
 use burn_sparse_gnn::{Graph, GraphOptions, Reduce, SparseGnnAutodiffBackend};
-
-fn normwise(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    let diff: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt();
-    let norm: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
-    diff / norm.max(1e-30)
-}
-
-fn host<B: burn::tensor::backend::Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
-    t.into_data().convert::<f64>().into_vec::<f64>().expect("f64")
-}
 
 /// Output, dx, dw_neigh, dw_root, db of `sum(layer(x) * r)` through the fused op or the
 /// composition.

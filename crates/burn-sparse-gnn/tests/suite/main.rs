@@ -8,6 +8,7 @@
 mod aggregate_pair;
 mod attention;
 mod collective;
+mod compare;
 mod conformance_cpu;
 #[cfg(feature = "cuda-tests")]
 mod conformance_cuda;

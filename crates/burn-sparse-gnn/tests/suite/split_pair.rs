@@ -5,23 +5,13 @@
 //! parameters, on random graphs with a hub and empty rows, with and without a halo; on the CPU
 //! backend and on wgpu (there also in mixed f16).
 
+use crate::compare::{host, normwise};
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::{Tensor, TensorData};
 use burn_sparse_gnn::dense::LinearPrecision;
 use burn_sparse_gnn::ops::{self, LinearTerm};
 use burn_sparse_gnn::random::{random_csr, random_values, RandomGraphSpec};
 use burn_sparse_gnn::{Graph, GraphOptions, Reduce, SparseGnnAutodiffBackend};
-
-fn normwise(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    let diff: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt();
-    let norm: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
-    diff / norm.max(1e-30)
-}
-
-fn host<B: burn::tensor::backend::Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
-    t.into_data().convert::<f64>().into_vec::<f64>().expect("f64")
-}
 
 /// Output, d_own, d_halo, dw_neigh, dw_root, db of `sum(layer * r)` through the op or the
 /// composition.

@@ -135,21 +135,7 @@ impl Job for BenchTrainJob {
         if a.task == Task::Link {
             // --devices / --parts: the encoder on the parts of the training edges' graph
             let spread = a.spread.spread()?;
-            if let Some(spread) = &spread {
-                spread.check()?;
-                if spread.boundary_sampling.is_some() {
-                    return Err(AppError::Config(
-                        "--boundary-sampling applies to node classification; a link run's encoder exchanges every halo row"
-                            .into(),
-                    ));
-                }
-                train_app::partitioned::check_device_indices::<B>(&device, &spread.devices, backend)?;
-            }
-            // the first device of --devices leads: the decoder, the negatives and the loss run there
-            let device = match &spread {
-                Some(spread) => train_app::partitioned::devices_of::<B>(&device, &spread.devices[..1]).remove(0),
-                None => device.clone(),
-            };
+            let device = super::link::leading_device::<B>(spread.as_ref(), &device, backend)?;
             let cache = a.spread.partition_cache.clone();
             let spread_host = |h: gnn_train::link::LinkHost,
                                cfg: &train_app::training::TrainConfig|

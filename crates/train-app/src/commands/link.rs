@@ -36,21 +36,7 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     if job.processes {
         return Err(AppError::Config(ONE_PROCESS.into()));
     }
-    if let Some(spread) = job.spread {
-        spread.check()?;
-        if spread.boundary_sampling.is_some() {
-            return Err(AppError::Config(
-                "--boundary-sampling applies to node classification; a link run's encoder exchanges every halo row"
-                    .into(),
-            ));
-        }
-        train_app::partitioned::check_device_indices::<B>(&device, &spread.devices, backend)?;
-    }
-    // the first device of `--devices` leads: the model, the decoder and the loss live there
-    let device = match job.spread {
-        Some(spread) => train_app::partitioned::devices_of::<B>(&device, &spread.devices[..1]).remove(0),
-        None => device,
-    };
+    let device = leading_device::<B>(job.spread, &device, backend)?;
     let stats = data.stats();
     // a resumed run keeps the split it was trained on
     let run_split = split_dir(&cfg.out);
@@ -133,6 +119,25 @@ pub fn run<B: SparseGnnAutodiffBackend>(
     );
     println!("results: {}", cfg.out.join("results.json").display());
     Ok(())
+}
+
+/// Checks a link run's `--devices` / `--parts` and returns the device that leads: the first of
+/// `--devices`, where the model, the decoder, the negatives and the loss live (`device` without
+/// them).
+pub(crate) fn leading_device<B: SparseGnnAutodiffBackend>(
+    spread: Option<&train_app::partitioned::Spread>,
+    device: &B::Device,
+    backend: &str,
+) -> Result<B::Device> {
+    let Some(spread) = spread else { return Ok(device.clone()) };
+    spread.check()?;
+    if spread.boundary_sampling.is_some() {
+        return Err(AppError::Config(
+            "--boundary-sampling applies to node classification; a link run's encoder exchanges every halo row".into(),
+        ));
+    }
+    train_app::partitioned::check_device_indices::<B>(device, &spread.devices, backend)?;
+    Ok(train_app::partitioned::devices_of::<B>(device, &spread.devices[..1]).remove(0))
 }
 
 /// `host` with its encoder on the parts of its graph: the partition of the training edges'

@@ -139,6 +139,23 @@ fn the_encoder_on_parts_trains_the_model_of_one_device() {
         let text = ok(app_plain(&["eval", s(&out), "--backend", "cpu"]));
         assert!(text.contains(&format!("{parts:.4}")), "{model}: eval says\n{text}\nthe run {parts:.4}");
     }
+    // bench-train times the same step with the encoder on the parts
+    let records = tmp("link-parts-bench").join("bench.jsonl");
+    let g = s(&cora);
+    let r = s(&records);
+    let bench = ["bench-train", "--backend", "cpu", "--dataset", g, "--task", "link", "--models", "sage"];
+    let text =
+        ok(app_plain(&[&bench[..], &["--epochs", "1", "--warmup", "1", "--devices", "0,1", "--out", r]].concat()));
+    assert!(text.contains("encoder partition: 2 parts"), "{text}");
+    let rec: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&records).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (rec["task"].as_str(), rec["devices"].as_u64(), rec["partition"]["parts"].as_u64()),
+        (Some("link"), Some(2), Some(2))
+    );
+    assert!(rec["median_ms"].as_f64().unwrap() > 0.0 && rec["host_ms"].as_f64().unwrap() > 0.0, "{rec}");
+    let bad = [&bench[..], &["--devices", "0,1", "--boundary-sampling", "0.5", "--out", r]].concat();
+    fails_with(app(&bad), "--boundary-sampling applies to node classification");
     let dir = tiny("link-parts-bad");
     fails_with(train_on(&dir, &["--task", "link", "--processes", "2"]), "--task link trains in one process");
     fails_with(
