@@ -27,6 +27,16 @@
 #            one process (`--devices 0,1`) and as two processes (`--processes 2 --devices 0,1`):
 #            per-epoch losses and accuracies side by side in <out dir>/equality.json (needs the
 #            coauthor_cs npy folder as $CS, default .carry/coauthor_cs; not in the default list).
+#   sbm-scaling: the SAGE 4x256 epoch on a 2M-node SBM graph (average degree 20, homophily 0.8,
+#            16 classes, 64 features) on one GPU and on two (split layout), f32 and mixed f16
+#            (partitions it when SBM-2.part is not beside the products caches; not in the
+#            default list);
+#   profile: CubeCL kernel profiles of the products-scale mixed f16 epoch: the whole graph and 2
+#            parts on one GPU, and 2 parts on two GPUs (profile-*.log, summarised per GPU by
+#            profile_summary.py into profile-*.md; not in the default list);
+#   link:    link prediction's products-scale GraphSAGE step (2 layers, hidden 128, embedding 64)
+#            on one GPU and with its encoder on two (`bench-train --task link --devices 0,1`),
+#            f32 and mixed f16 (not in the default list).
 # The cache prefix names METIS partitions written by `train-app partition --cache PREFIX`
 # (PREFIX-2.part), so the run does not spend minutes partitioning. Lines go to
 # <out dir>/multi-gpu.jsonl (results format of bench/README.md, `devices` on multi-GPU lines);
@@ -189,6 +199,42 @@ if "eq-one" in runs:
             print(name, "largest per-epoch loss difference to one GPU", d)
 json.dump(runs, open(os.path.join(out, "equality.json"), "w"))
 PY
+fi
+if [[ " $STAGES " == *" sbm-scaling "* ]]; then
+S2=/tmp/sbm2m
+SC2="$(dirname "$CACHE")/sbm2m"
+[ -d "$S2" ] || timeout 150 "$BIN" gen sbm --nodes 2000000 --avg-degree 20 --homophily 0.8 --classes 16 --features 64 --out "$S2" >> "$LOG" 2>&1
+[ -f "$SC2-2.part" ] || timeout 200 "$BIN" partition --dataset "$S2" --parts 2 --method multilevel --cache "$SC2" >> "$OUT/partition.jsonl" 2>> "$LOG"
+step "SBM 2M: one GPU"
+timeout 150 "$BIN" bench-train --backend cuda --dataset "$S2" --models sage --nonlins relu --precisions f32,mixedf16 --epochs 5 --warmup 2 \
+  --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: SBM 2M one GPU" | tee -a "$LOG"
+step "SBM 2M: two GPUs, split halo layout"
+timeout 150 "$BIN" bench-train --backend cuda --dataset "$S2" --models sage --nonlins relu --precisions f32,mixedf16 --epochs 5 --warmup 2 \
+  --devices 0,1 --halo-layout split --partition-cache "$SC2-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
+  || echo "FAILED: SBM 2M two GPUs" | tee -a "$LOG"
+fi
+if [[ " $STAGES " == *" profile "* ]]; then
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p /tmp/sgnn-prof
+for run in "whole 1" "parts-one-gpu 1 --parts 2 --halo-layout split --partition-cache $CACHE-2.part" \
+  "two-gpus 2 --devices 0,1 --halo-layout split --partition-cache $CACHE-2.part"; do
+  set -- $run
+  name=$1 ndev=$2; shift 2
+  step "profile: $name"
+  # profile_summary.py reads the last epoch (the first ones after the warm-up run slower kernels)
+  ( cd /tmp/sgnn-prof && printf '[profiling]\nlogger = { level = "basic", file = "%s" }\n' "$OUT/profile-$name.log" > cubecl.toml && \
+    timeout 150 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions mixedf16 --epochs 2 --warmup 1 \
+      "$@" --out /tmp/sgnn-prof/ignored.jsonl --device-name "$DEV" ) >> "$LOG" 2>&1
+  python3 "$HERE/profile_summary.py" "$OUT/profile-$name.log" --devices "$ndev" --markdown > "$OUT/profile-$name.md" 2>&1
+done
+fi
+if [[ " $STAGES " == *" link "* ]]; then
+L=(--dataset "$P" --task link --models sage --nonlins relu --layers 2 --hidden 128 --embedding 64 --precisions f32,mixedf16 --epochs 5 --warmup 2)
+step "link prediction: one GPU"
+timeout 300 "$BIN" bench-train --backend cuda "${L[@]}" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: link one GPU" | tee -a "$LOG"
+step "link prediction: the encoder on two GPUs"
+timeout 300 "$BIN" bench-train --backend cuda "${L[@]}" --devices 0,1 --halo-layout split --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
+  || echo "FAILED: link two GPUs" | tee -a "$LOG"
 fi
 step done
 # one line per epoch record so far: devices, precision, layout, median epoch, exchange
