@@ -86,7 +86,7 @@ pub fn epoch_record(
     device_name: &str,
 ) -> Record {
     times.sort_by(|a, b| a.total_cmp(b));
-    let q = |p: f64| times.get(((times.len().max(1) - 1) as f64 * p).round() as usize).copied().unwrap_or(f64::NAN);
+    let q = |p: f64| quantile(&times, p).unwrap_or(f64::NAN);
     Record {
         op: "train_epoch".into(),
         implementation: "ours".into(),
@@ -413,9 +413,14 @@ pub fn run_graph<B: SparseGnnAutodiffBackend>(
     Ok(rec)
 }
 
-/// The median of `times` (`None` when empty).
+/// The `p` quantile of the ascending `sorted` (the nearest rank; `None` when empty).
+fn quantile(sorted: &[f64], p: f64) -> Option<f64> {
+    sorted.get(((sorted.len().max(1) - 1) as f64 * p).round() as usize).copied()
+}
+
+/// The median of `times` as the records' `median_ms` takes it (`None` when empty).
 pub fn median(times: &[f64]) -> Option<f64> {
     let mut t = times.to_vec();
     t.sort_by(|a, b| a.total_cmp(b));
-    t.get(t.len() / 2).copied()
+    quantile(&t, 0.5)
 }

@@ -45,7 +45,8 @@ pub(crate) fn head<B: burn::tensor::backend::Backend>(t: FloatTensor<B>, n: usiz
     }
 }
 
-fn cast<B: burn::tensor::backend::Backend>(t: FloatTensor<B>, to: FloatDType) -> FloatTensor<B> {
+/// `t` in `to` (itself where it has that dtype).
+pub(crate) fn cast<B: burn::tensor::backend::Backend>(t: FloatTensor<B>, to: FloatDType) -> FloatTensor<B> {
     if t.dtype() == DType::from(to) {
         t
     } else {

@@ -17,8 +17,8 @@
 
 use crate::ops::aggregation::AggregationOps;
 use crate::ops::dense::precision::LinearPrecision;
-use crate::ops::dense::precision::ProductMath;
 use crate::ops::dense::DenseOps;
+use crate::ops::layer::pair::cast;
 use crate::ops::layer::terms::bias_gradient;
 use crate::ops::primitive::prim;
 use crate::ops::primitive::t2;
@@ -29,14 +29,6 @@ use burn::tensor::ops::FloatTensor;
 use burn::tensor::DType;
 use burn::tensor::FloatDType;
 use burn::tensor::TensorMetadata;
-
-fn cast<B: burn::tensor::backend::Backend>(t: FloatTensor<B>, to: FloatDType) -> FloatTensor<B> {
-    if t.dtype() == DType::from(to) {
-        t
-    } else {
-        prim(t2::<B>(t).cast(to))
-    }
-}
 
 /// The inputs of [`split_forward`].
 #[derive(Clone, Debug)]
@@ -86,13 +78,6 @@ fn half_of(precision: LinearPrecision) -> Option<FloatDType> {
     }
 }
 
-fn math_of(precision: LinearPrecision) -> ProductMath {
-    match precision {
-        LinearPrecision::Half(_) => ProductMath::Tf32,
-        p => p.math(),
-    }
-}
-
 /// The forward pass (see the module docs); returns `y` (f32) and what the backward pass needs.
 pub(crate) fn split_forward<B: AggregationOps + DenseOps + RowOps>(
     inp: SplitInputs<B>,
@@ -117,7 +102,7 @@ pub(crate) fn split_forward<B: AggregationOps + DenseOps + RowOps>(
         None => s,
     };
     let half = half_of(precision);
-    let math = math_of(precision);
+    let math = precision.math();
     let own_dtype = own.dtype();
     let own_in = match half {
         Some(h) => own_half.unwrap_or_else(|| cast::<B>(own, h)),
@@ -145,7 +130,7 @@ pub(crate) fn split_backward<B: AggregationOps + DenseOps + RowOps>(
     let SplitSaved { halo_g, halo_dtype, scale, agg, own_in, own_dtype, w_neigh, w_root, precision } = saved;
     let [want_sum, want_halo, want_own, want_wn, want_wr, want_b] = want;
     let half = half_of(precision);
-    let math = math_of(precision);
+    let math = precision.math();
     let storage = FloatDType::from(agg.dtype());
     let db = want_b.then(|| bias_gradient::<B>(dy.clone(), math));
     // `dy` in the products' input type (f32 precision: itself)

@@ -17,21 +17,6 @@ use burn::tensor::ops::IntTensor;
 struct TakeRowsBackward;
 
 impl<B: SparseGnnBackend> Backward<B, 1> for TakeRowsBackward {
-    type State = IntTensor<B>;
-
-    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
-        let [node] = ops.parents;
-        let dy = grads.consume::<B>(&ops.node);
-        if let Some(node) = node {
-            grads.register::<B>(node.id, crate::ops::rows::gather_back::<B>(dy, ops.state));
-        }
-    }
-}
-
-#[derive(Debug)]
-struct TakeRowsAsBackward;
-
-impl<B: SparseGnnBackend> Backward<B, 1> for TakeRowsAsBackward {
     type State = (IntTensor<B>, burn::tensor::DType);
 
     fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _ck: &mut Checkpointer) {
@@ -39,6 +24,7 @@ impl<B: SparseGnnBackend> Backward<B, 1> for TakeRowsAsBackward {
         let dy = grads.consume::<B>(&ops.node);
         let (inverse, dtype) = ops.state;
         if let Some(node) = node {
+            // `[dy; 0]` gathered through the inverse map, in the dtype of `x`
             let g = crate::ops::rows::gather_back::<B>(dy, inverse);
             let g = match burn::tensor::TensorMetadata::dtype(&g) {
                 d if d != dtype => B::float_cast(g, burn::tensor::FloatDType::from(dtype)),
@@ -60,10 +46,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> RowOps for Autodiff<B, C> {
     }
 
     fn ad_take_rows(x: FloatTensor<Self>, indices: IntTensor<Self>, inverse: IntTensor<Self>) -> FloatTensor<Self> {
-        match TakeRowsBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
-            OpsKind::Tracked(prep) => prep.finish(inverse, B::float_select(x.primitive, 0, indices)),
-            OpsKind::UnTracked(prep) => prep.finish(B::float_select(x.primitive, 0, indices)),
-        }
+        Self::ad_take_rows_as(x, indices, inverse, None)
     }
 
     fn ad_take_rows_as(
@@ -74,7 +57,7 @@ impl<B: SparseGnnBackend, C: CheckpointStrategy> RowOps for Autodiff<B, C> {
     ) -> FloatTensor<Self> {
         let x_dtype = burn::tensor::TensorMetadata::dtype(&x.primitive);
         let rows = |x| B::ad_take_rows_as(x, indices, inverse.clone(), dtype);
-        match TakeRowsAsBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
+        match TakeRowsBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
             OpsKind::Tracked(prep) => prep.finish((inverse.clone(), x_dtype), rows(x.primitive)),
             OpsKind::UnTracked(prep) => prep.finish(rows(x.primitive)),
         }
