@@ -1,11 +1,11 @@
 //! The model and its loss on the parts of a partitioned graph.
 
-use super::{DistError, DistGraph, HaloLayout, PartGraph, SampledHalo};
+use super::{DistError, DistGraph, HaloLayout, SampledHalo};
 use crate::hidden::Hidden;
 use crate::model::GnnModel;
+use crate::partitioned::processes::StepSeeds;
 use burn::module::Module;
 use burn::tensor::{Int, Tensor};
-use burn_sparse_gnn::dropout::DropoutSeed;
 use burn_sparse_gnn::SparseGnnBackend;
 
 impl<B: SparseGnnBackend> GnnModel<B> {
@@ -58,23 +58,25 @@ impl<B: SparseGnnBackend> GnnModel<B> {
                     .into(),
             ));
         }
-        // one seed per dropout site, drawn on the leader as the one-device model draws it
-        let on = |seed: &Option<DropoutSeed<B>>, part: &PartGraph<B>| seed.as_ref().map(|s| s.to_device(&part.device));
-        let seed = self.input_dropout_seed(&dg.leader);
+        // one seed per dropout site, drawn on the leader as the one-device model draws it and
+        // moved to the other devices once per step
+        let devices: Vec<B::Device> = dg.parts.iter().map(|p| p.device.clone()).collect();
+        let seeds = StepSeeds::draw(self, &dg.leader).on_devices(&devices);
         let mut hs: Vec<Tensor<B, 2>> = models
             .iter()
             .zip(&dg.parts)
             .zip(xs)
-            .map(|((m, part), x)| m.input(m.drop_input(x, on(&seed, part).as_ref(), Some(&part.global_ids))))
+            .zip(&seeds)
+            .map(|(((m, part), x), s)| m.input(m.drop_input(x, s.input(), Some(&part.global_ids))))
             .collect();
         for l in 0..self.num_layers() {
-            let seed = self.dropout_seed(l, &dg.leader);
             let states: Vec<Hidden<B>> = models
                 .iter()
                 .zip(&dg.parts)
                 .zip(hs)
-                .map(|((m, part), h)| {
-                    m.activate(l, h, part.graph.kernel_config(), on(&seed, part).as_ref(), Some(&part.global_ids))
+                .zip(&seeds)
+                .map(|(((m, part), h), s)| {
+                    m.activate(l, h, part.graph.kernel_config(), s.layer(l), Some(&part.global_ids))
                 })
                 .collect();
             if dg.layout == HaloLayout::Split {

@@ -41,6 +41,46 @@ impl<B: SparseGnnBackend> StepSeeds<B> {
         Self { input: None, layers: vec![None; model.num_layers()] }
     }
 
+    /// The input dropout's seed.
+    pub fn input(&self) -> Option<&DropoutSeed<B>> {
+        self.input.as_ref()
+    }
+
+    /// Convolution `l`'s seed (`None` past the last convolution).
+    pub fn layer(&self, l: usize) -> Option<&DropoutSeed<B>> {
+        self.layers.get(l).and_then(Option::as_ref)
+    }
+
+    /// These seeds on each of `devices` (in order): on the device that drew them the seeds
+    /// themselves, elsewhere all of them moved in one transfer per device. On CUDA every
+    /// transfer between two GPUs orders both GPUs' streams, so one transfer per step, not one
+    /// per dropout site, keeps the devices from waiting for each other at every layer.
+    pub fn on_devices(&self, devices: &[B::Device]) -> Vec<Self> {
+        let sites: Vec<&DropoutSeed<B>> = std::iter::once(&self.input).chain(&self.layers).flatten().collect();
+        let Some(home) = sites.first().map(|s| s.tensor().device()) else {
+            return vec![self.clone(); devices.len()];
+        };
+        let joined = Tensor::cat(sites.iter().map(|s| s.tensor().clone()).collect(), 0);
+        devices
+            .iter()
+            .map(|device| {
+                if *device == home {
+                    return self.clone();
+                }
+                let moved = joined.clone().to_device(device);
+                let mut at = 0;
+                let mut take = |site: &Option<DropoutSeed<B>>| {
+                    site.as_ref().map(|_| {
+                        at += 2;
+                        DropoutSeed::from_tensor(moved.clone().slice(at - 2..at)).expect("two floats per seed")
+                    })
+                };
+                let input = take(&self.input);
+                Self { input, layers: self.layers.iter().map(&mut take).collect() }
+            })
+            .collect()
+    }
+
     /// Rank 0's seeds on every rank (each seed's exact bits; 17 bytes per f32 dropout site).
     pub fn broadcast(self, comm: &Comm, device: &B::Device) -> Result<Self, DistError> {
         let sites: Vec<&Option<DropoutSeed<B>>> = std::iter::once(&self.input).chain(&self.layers).collect();
