@@ -27,10 +27,10 @@
 #            one process (`--devices 0,1`) and as two processes (`--processes 2 --devices 0,1`):
 #            per-epoch losses and accuracies side by side in <out dir>/equality.json (needs the
 #            coauthor_cs npy folder as $CS, default .carry/coauthor_cs; not in the default list).
-#   sbm-scaling: the SAGE 4x256 epoch on a 2M-node SBM graph (average degree 20, homophily 0.8,
-#            16 classes, 64 features) on one GPU and on two (split layout), f32 and mixed f16
-#            (partitions it when SBM-2.part is not beside the products caches; not in the
-#            default list);
+#   sbm-scaling: the SAGE 4x256 epoch on a 2M-node SBM graph (average degree $SBM_DEG, default
+#            20, homophily $SBM_H, default 0.8, 16 classes, 64 features) on one GPU and on two
+#            (split layout), f32 and mixed f16 (partitions it when its cache is not beside the
+#            products caches; not in the default list);
 #   profile: CubeCL kernel profiles of the products-scale mixed f16 epoch: the whole graph and 2
 #            parts on one GPU, and 2 parts on two GPUs (profile-*.log, summarised per GPU by
 #            profile_summary.py into profile-*.md; not in the default list);
@@ -54,6 +54,9 @@ SELFTEST=${SELFTEST:-1}
 # the halo layouts of the two-GPU runs and of the boundary-sampling runs
 LAYOUTS=${LAYOUTS:-split joined}
 BNS_LAYOUTS=${BNS_LAYOUTS:-split joined}
+# how the halo rows move in the two-GPU runs of the scaling stages (`--device-links`: peer
+# copies on the copy engines, or one NCCL group; e.g. LINKS="peer nccl" for both)
+LINKS=${LINKS:-peer}
 # hidden width of the wide model: its one-GPU estimate (140.5 GiB) exceeds an H200's free memory
 # (139.25 GiB), its largest part on two GPUs does not
 WIDE=${WIDE:-1152}
@@ -103,10 +106,12 @@ for prec in $PRECS; do
   timeout 120 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions $prec --epochs 5 --warmup 2 \
     --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: one GPU $prec" | tee -a "$LOG"
   for layout in $LAYOUTS; do
-    step "products $prec: two GPUs, $layout halo layout"
+  for links in $LINKS; do
+    step "products $prec: two GPUs, $layout halo layout, device links $links"
     timeout 150 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions $prec --epochs 5 --warmup 2 \
-      --devices 0,1 --halo-layout $layout --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
-      || echo "FAILED: two GPUs $prec $layout" | tee -a "$LOG"
+      --devices 0,1 --halo-layout $layout --device-links $links --partition-cache "$CACHE-2.part" --out "$RES" --device-name "$DEV" \
+      >> "$LOG" 2>&1 || echo "FAILED: two GPUs $prec $layout $links" | tee -a "$LOG"
+  done
   done
   if [ "$NG" -ge 4 ]; then
     step "products $prec: four GPUs, halo layout auto"
@@ -201,17 +206,21 @@ json.dump(runs, open(os.path.join(out, "equality.json"), "w"))
 PY
 fi
 if [[ " $STAGES " == *" sbm-scaling "* ]]; then
-S2=/tmp/sbm2m
-SC2="$(dirname "$CACHE")/sbm2m"
-[ -d "$S2" ] || timeout 150 "$BIN" gen sbm --nodes 2000000 --avg-degree 20 --homophily 0.8 --classes 16 --features 64 --out "$S2" >> "$LOG" 2>&1
+SBM_DEG=${SBM_DEG:-20}
+SBM_H=${SBM_H:-0.8}
+S2=/tmp/sbm2m-d$SBM_DEG-h$SBM_H
+SC2="$(dirname "$CACHE")/sbm2m-d$SBM_DEG-h$SBM_H"
+[ -d "$S2" ] || timeout 150 "$BIN" gen sbm --nodes 2000000 --avg-degree $SBM_DEG --homophily $SBM_H --classes 16 --features 64 --out "$S2" >> "$LOG" 2>&1
 [ -f "$SC2-2.part" ] || timeout 200 "$BIN" partition --dataset "$S2" --parts 2 --method multilevel --cache "$SC2" >> "$OUT/partition.jsonl" 2>> "$LOG"
 step "SBM 2M: one GPU"
 timeout 150 "$BIN" bench-train --backend cuda --dataset "$S2" --models sage --nonlins relu --precisions f32,mixedf16 --epochs 5 --warmup 2 \
   --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: SBM 2M one GPU" | tee -a "$LOG"
-step "SBM 2M: two GPUs, split halo layout"
+for links in $LINKS; do
+step "SBM 2M: two GPUs, split halo layout, device links $links"
 timeout 150 "$BIN" bench-train --backend cuda --dataset "$S2" --models sage --nonlins relu --precisions f32,mixedf16 --epochs 5 --warmup 2 \
-  --devices 0,1 --halo-layout split --partition-cache "$SC2-2.part" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
-  || echo "FAILED: SBM 2M two GPUs" | tee -a "$LOG"
+  --devices 0,1 --halo-layout split --device-links $links --partition-cache "$SC2-2.part" --out "$RES" --device-name "$DEV" \
+  >> "$LOG" 2>&1 || echo "FAILED: SBM 2M two GPUs $links" | tee -a "$LOG"
+done
 fi
 if [[ " $STAGES " == *" profile "* ]]; then
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -92,7 +92,7 @@ pub enum RankTransportArg {
 #[derive(Args)]
 pub struct SpreadArgs {
     /// Train on a partitioned graph spread over these device indices (e.g. `0,1`: the first two
-    /// GPUs; the halo exchange runs through NCCL on CUDA). Without it (and --parts): the whole
+    /// GPUs; see --device-links for how the halo rows move). Without it (and --parts): the whole
     /// graph on one device.
     #[arg(long, value_delimiter = ',')]
     pub devices: Option<Vec<usize>>,
@@ -121,6 +121,17 @@ pub struct SpreadArgs {
     /// devices; joined otherwise).
     #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(["auto", "split", "joined"]))]
     pub halo_layout: String,
+    /// How the halo rows move between the GPUs of this process: `peer` (peer-to-peer copies on
+    /// the GPUs' copy engines, where the GPUs can reach each other's memory; NCCL otherwise)
+    /// or `nccl` (one NCCL group per exchange).
+    #[arg(long, value_enum, default_value = "peer")]
+    pub device_links: DeviceLinksArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DeviceLinksArg {
+    Peer,
+    Nccl,
 }
 
 impl SpreadArgs {
@@ -144,6 +155,10 @@ impl SpreadArgs {
                 "split" => Some(gnn_models::HaloLayout::Split),
                 "joined" => Some(gnn_models::HaloLayout::Joined),
                 _ => None,
+            },
+            links: match self.device_links {
+                DeviceLinksArg::Peer => burn_sparse_gnn::exchange::DeviceLinks::PeerCopies,
+                DeviceLinksArg::Nccl => burn_sparse_gnn::exchange::DeviceLinks::Nccl,
             },
         };
         spread.check()?;

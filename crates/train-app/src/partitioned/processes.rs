@@ -119,8 +119,14 @@ pub fn train<B: SparseGnnAutodiffBackend>(
 
     // the partition: rank 0 computes (or reads) it and writes the cache, then the others read it
     let start = Instant::now();
-    let spread =
-        Spread { devices: vec![0], parts: run.world, method: run.method, boundary_sampling: None, layout: None };
+    let spread = Spread {
+        devices: vec![0],
+        parts: run.world,
+        method: run.method,
+        boundary_sampling: None,
+        layout: None,
+        links: Default::default(),
+    };
     let first = match leader {
         true => {
             if let Some(dir) = cache.parent().filter(|d| !d.as_os_str().is_empty()) {

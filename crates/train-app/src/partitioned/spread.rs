@@ -22,6 +22,9 @@ pub struct Spread {
     /// How the parts hold their halo columns; `None`: the split layout where the model allows
     /// it ([`Spread::layout_for`]), the joined one otherwise.
     pub layout: Option<HaloLayout>,
+    /// How the halo rows move between the GPUs of this process (peer-to-peer copies by
+    /// default; see `burn_sparse_gnn::exchange::DeviceLinks`).
+    pub links: burn_sparse_gnn::exchange::DeviceLinks,
 }
 
 impl Spread {
@@ -146,7 +149,14 @@ mod tests {
     use super::*;
 
     fn spread(layout: Option<HaloLayout>, boundary_sampling: Option<f64>) -> Spread {
-        Spread { devices: vec![0, 1], parts: 2, method: PartitionMethod::Metis, boundary_sampling, layout }
+        Spread {
+            devices: vec![0, 1],
+            parts: 2,
+            method: PartitionMethod::Metis,
+            boundary_sampling,
+            layout,
+            links: Default::default(),
+        }
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! routes `(q, rows)` name, in order, the rows of `states[q]` it receives. [`exchange`] returns
 //! per part `[states[p]; states[q][rows] for each route]` on the part's device.
 //!
-//! All transfers of a call go through [`TransferOps::transfer_all`] together (on CUDA one
-//! NCCL group: both directions of every link at once), in the forward pass and in the backward
+//! All transfers of a call go through [`TransferOps::transfer_all`] together (on CUDA
+//! peer-to-peer copies or one NCCL group, [`DeviceLinks`]: both directions of every link at
+//! once), in the forward pass and in the backward
 //! pass. The backward pass of one output cannot send its halo rows' gradients alone without
 //! taking turns with the other parts' sends, so the P outputs share one pending list: each
 //! output's backward step queues its own rows' gradient and its halo rows' gradients, and the
@@ -20,7 +21,7 @@ mod autodiff;
 mod cube;
 pub(crate) mod forward;
 mod host;
-pub use crate::dist::transfer::TransferWait;
+pub use crate::dist::transfer::{device_links, peer_copy_groups, set_device_links, DeviceLinks, TransferWait};
 pub use forward::{HaloInFlight, Route};
 
 use crate::dist::transfer::TransferOps;
@@ -82,8 +83,9 @@ pub trait ExchangeOps: TransferOps + RowOps {
     }
 }
 
-/// How many grouped transfers (one NCCL group each, [`ExchangeOps::transfer_all`] on
-/// CUDA) this process ran; 0 without the `cuda` feature.
+/// How many grouped NCCL transfers (one NCCL group each, [`ExchangeOps::transfer_all`] on
+/// CUDA) this process ran; 0 without the `cuda` feature. Those run as peer-to-peer copies are
+/// counted by [`peer_copy_groups`].
 pub fn grouped_transfers() -> usize {
     #[cfg(feature = "cuda")]
     return crate::dist::nccl::grouped_transfers();

@@ -1,7 +1,10 @@
 //! Grouped transfers among the devices of one process: run at once ([`transfer`]) or started
-//! and finished later ([`start`], [`Pending`]).
+//! and finished later ([`start`], [`Pending`]), as peer-to-peer copies ([`super::peer`]) or one
+//! NCCL group ([`crate::dist::transfer::DeviceLinks`]).
 
 use super::comm::{available, err, init, resource, wait_for, Unavailable, BROKEN, COMMS, GROUPS};
+use super::peer;
+use crate::dist::transfer::{device_links, DeviceLinks};
 use burn::tensor::TensorMetadata;
 use burn_cubecl::ops::numeric::empty_device_contiguous_dtype;
 use burn_cubecl::tensor::CubeTensor;
@@ -12,8 +15,8 @@ use cudarc::nccl::{result as nccl, sys as nsys};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
-/// Moves every `(tensor, device)` of `pieces` to its device (contiguous tensors), all in one
-/// NCCL group, and makes the compute streams wait for it. A piece already on its device is
+/// Moves every `(tensor, device)` of `pieces` to its device (contiguous tensors), all at once
+/// ([`start`]), and makes the compute streams wait for it. A piece already on its device is
 /// returned as it is.
 pub(crate) fn transfer(
     pieces: Vec<(CubeTensor<CudaRuntime>, CudaDevice)>,
@@ -87,19 +90,15 @@ impl Drop for Pending {
 }
 
 /// Starts moving, per group, its pieces (contiguous tensors on other devices than the group's,
-/// one dtype and width) into one new tensor on the group's device, rows in order, all in one
-/// NCCL group. The communication streams first wait for the compute streams of their devices
+/// one dtype and width) into one new tensor on the group's device, rows in order: peer-to-peer
+/// copies on the sources' copy streams (see [`super::peer`]), or one NCCL group where
+/// [`crate::dist::transfer::DeviceLinks::Nccl`] is set or the GPUs cannot reach each other's memory. The copy or
+/// communication streams first wait for the compute streams of their devices
 /// (the pieces are written, the new tensors' memory free); the compute streams wait for the
 /// group only when the returned [`Pending`] runs.
 pub(crate) fn start(
     groups: Vec<(Vec<CubeTensor<CudaRuntime>>, CudaDevice)>,
 ) -> Result<(Vec<CubeTensor<CudaRuntime>>, Pending), Unavailable> {
-    if !available() {
-        return Err(Unavailable("libnccl.so not found".into()));
-    }
-    if BROKEN.load(Ordering::Relaxed) {
-        return Err(Unavailable("NCCL could not be set up earlier in this process".into()));
-    }
     let mut devices: Vec<usize> =
         groups.iter().flat_map(|(ps, d)| ps.iter().map(|t| t.device.index).chain([d.index])).collect();
     devices.sort_unstable();
@@ -145,6 +144,24 @@ pub(crate) fn start(
     let keep: Vec<CubeTensor<CudaRuntime>> = groups.into_iter().flat_map(|(ps, _)| ps).collect();
     if moves.is_empty() {
         return Ok((out, Pending { waits: Vec::new(), keep }));
+    }
+    if device_links() == DeviceLinks::PeerCopies {
+        // SAFETY: the pointers are live CubeCL buffers, kept alive by `keep` and `out` until the
+        // compute streams wait for the copies; every stream lives in its primary context.
+        match unsafe { peer::copy(&devices, &compute, &moves) } {
+            Ok(waits) => return Ok((out, Pending { waits, keep })),
+            Err(e) => {
+                static LOGGED: std::sync::Once = std::sync::Once::new();
+                LOGGED
+                    .call_once(|| log::warn!("peer-to-peer copies unavailable ({}): the rows move through NCCL", e.0));
+            }
+        }
+    }
+    if !available() {
+        return Err(Unavailable("libnccl.so not found".into()));
+    }
+    if BROKEN.load(Ordering::Relaxed) {
+        return Err(Unavailable("NCCL could not be set up earlier in this process".into()));
     }
     let mut guard = COMMS.lock().map_err(|_| Unavailable("communicator table poisoned".into()))?;
     let table = guard.get_or_insert_with(HashMap::new);

@@ -22,7 +22,7 @@ where
 {
     fn transfer_all(pieces: Vec<(Ft<R>, R::Device)>) -> Vec<Ft<R>> {
         #[cfg(feature = "cuda")]
-        let pieces = match nccl_transfer::<R>(pieces) {
+        let pieces = match grouped_transfer::<R>(pieces) {
             Ok(out) => return out,
             Err(pieces) => pieces,
         };
@@ -104,7 +104,7 @@ where
 
     fn transfer_start(groups: Vec<(Vec<Ft<R>>, R::Device)>) -> (Vec<Ft<R>>, crate::dist::transfer::TransferWait) {
         #[cfg(feature = "cuda")]
-        let groups = match nccl_start::<R>(groups) {
+        let groups = match grouped_start::<R>(groups) {
             Ok(out) => return out,
             Err(groups) => groups,
         };
@@ -143,13 +143,13 @@ fn nccl_rank_transfer<R: CubeRuntime>(
     )
 }
 
-/// The pieces through one NCCL group where they are CUDA tensors between CUDA devices and NCCL
-/// loads; otherwise (or when the group cannot run) the pieces back, for moves one by one.
+/// The pieces in one grouped transfer (peer-to-peer copies or one NCCL group) where they are
+/// CUDA tensors between CUDA devices; otherwise (or when the group cannot run) the pieces back, for moves one by one.
 #[cfg(feature = "cuda")]
-fn nccl_transfer<R: CubeRuntime>(pieces: Vec<(Ft<R>, R::Device)>) -> Result<Vec<Ft<R>>, Vec<(Ft<R>, R::Device)>> {
+fn grouped_transfer<R: CubeRuntime>(pieces: Vec<(Ft<R>, R::Device)>) -> Result<Vec<Ft<R>>, Vec<(Ft<R>, R::Device)>> {
     use cubecl::cuda::{CudaDevice, CudaRuntime};
     use std::any::Any;
-    if pieces.len() < 2 || !crate::dist::nccl::available() {
+    if pieces.len() < 2 || !grouped_possible() {
         return Err(pieces);
     }
     let mut cuda = Vec::with_capacity(pieces.len());
@@ -165,23 +165,30 @@ fn nccl_transfer<R: CubeRuntime>(pieces: Vec<(Ft<R>, R::Device)>) -> Result<Vec<
         Ok(out) => Ok(out.into_iter().map(|t| from_cuda::<R>(t).expect("R is CudaRuntime")).collect()),
         Err(e) => {
             static LOGGED: std::sync::Once = std::sync::Once::new();
-            LOGGED.call_once(|| log::warn!("grouped NCCL transfers unavailable ({}): tensors move one by one", e.0));
+            LOGGED.call_once(|| log::warn!("grouped transfers unavailable ({}): tensors move one by one", e.0));
             Err(pieces)
         }
     }
 }
 
+/// Whether a grouped transfer can run: peer-to-peer copies are chosen, or NCCL loads.
+#[cfg(feature = "cuda")]
+fn grouped_possible() -> bool {
+    crate::dist::transfer::device_links() == crate::dist::transfer::DeviceLinks::PeerCopies
+        || crate::dist::nccl::available()
+}
+
 /// [`TransferOps::transfer_start`](crate::dist::transfer::TransferOps::transfer_start) through one
-/// NCCL group where `R` is the CUDA runtime and NCCL loads (every piece off its group's device);
+/// grouped transfer (peer-to-peer copies or one NCCL group) where `R` is the CUDA runtime and NCCL loads (every piece off its group's device);
 /// the groups back otherwise.
 #[cfg(feature = "cuda")]
 #[allow(clippy::type_complexity)]
-fn nccl_start<R: CubeRuntime>(
+fn grouped_start<R: CubeRuntime>(
     groups: Vec<(Vec<Ft<R>>, R::Device)>,
 ) -> Result<(Vec<Ft<R>>, crate::dist::transfer::TransferWait), Vec<(Vec<Ft<R>>, R::Device)>> {
     use cubecl::cuda::{CudaDevice, CudaRuntime};
     use std::any::Any;
-    if groups.is_empty() || !crate::dist::nccl::available() {
+    if groups.is_empty() || !grouped_possible() {
         return Err(groups);
     }
     let mut cuda = Vec::with_capacity(groups.len());
@@ -208,7 +215,7 @@ fn nccl_start<R: CubeRuntime>(
         }
         Err(e) => {
             static LOGGED: std::sync::Once = std::sync::Once::new();
-            LOGGED.call_once(|| log::warn!("grouped NCCL transfers unavailable ({}): tensors move one by one", e.0));
+            LOGGED.call_once(|| log::warn!("grouped transfers unavailable ({}): tensors move one by one", e.0));
             Err(groups)
         }
     }

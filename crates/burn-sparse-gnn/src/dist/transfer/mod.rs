@@ -1,10 +1,15 @@
 //! Moving tensors between devices and between the ranks of a multi-process run: a backend trait
-//! ([`TransferOps`]) whose CUDA implementation goes through NCCL, and what a started transfer
+//! ([`TransferOps`]) whose CUDA implementation goes through the GPUs' copy engines or NCCL
+//! ([`DeviceLinks`]), and what a started transfer
 //! still owes its receivers ([`TransferWait`]).
 
 mod autodiff;
 mod cube;
 mod host;
+mod links;
+
+pub(crate) use links::count_peer_copy_group;
+pub use links::{device_links, peer_copy_groups, set_device_links, DeviceLinks};
 
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
@@ -17,8 +22,8 @@ use burn::tensor::DType;
 pub trait TransferOps: Backend {
     /// Moves each tensor to the device next to it, all moves of the call together (the
     /// transfers of a halo exchange). Not differentiable: [`crate::dist::exchange::exchange`] is.
-    /// Default: `float_to_device` one after another; on CUDA one NCCL group, both directions of
-    /// every link at once ([`crate::nccl`]).
+    /// Default: `float_to_device` one after another; on CUDA all at once, both directions of
+    /// every link together (peer-to-peer copies or one NCCL group, see [`DeviceLinks`]).
     fn transfer_all(pieces: Vec<(FloatTensor<Self>, Self::Device)>) -> Vec<FloatTensor<Self>> {
         pieces.into_iter().map(|(t, d)| Self::float_to_device(t, &d)).collect()
     }
@@ -86,8 +91,8 @@ pub trait TransferOps: Backend {
     /// tensor on the group's device, rows in order; returns those tensors and what their
     /// readers must wait for ([`crate::dist::transfer::TransferWait`]). Not differentiable:
     /// [`crate::dist::exchange::exchange_start`] is. Default: each piece moves by `float_to_device`
-    /// and the pieces of a group are concatenated, all before it returns; on CUDA one NCCL
-    /// group on streams of its own, received straight into the group's tensor, and the compute
+    /// and the pieces of a group are concatenated, all before it returns; on CUDA peer-to-peer
+    /// copies or one NCCL group ([`DeviceLinks`]) on streams of their own, received straight into the group's tensor, and the compute
     /// streams wait only when the returned wait runs.
     fn transfer_start(
         groups: Vec<(Vec<FloatTensor<Self>>, Self::Device)>,

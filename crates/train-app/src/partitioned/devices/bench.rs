@@ -110,6 +110,7 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
         }
     }
     let groups_before = burn_sparse_gnn::exchange::grouped_transfers();
+    let copies_before = burn_sparse_gnn::exchange::peer_copy_groups();
     // the exchange timed on its own needs `[own; halo]` rows the epochs may never have held:
     // where the device has no room left for them, the epochs' record is kept without it
     let exchange_s = match crate::out_of_memory::catch_out_of_memory(|| time_exchange(&data.dg.inner(), cfg.hidden, 5))
@@ -120,15 +121,22 @@ pub fn bench<B: SparseGnnAutodiffBackend>(
             None
         }
     };
-    let grouped = burn_sparse_gnn::exchange::grouped_transfers() > groups_before;
+    let path = if burn_sparse_gnn::exchange::peer_copy_groups() > copies_before {
+        "peer-copies"
+    } else if burn_sparse_gnn::exchange::grouped_transfers() > groups_before {
+        "nccl-group"
+    } else {
+        "one-by-one"
+    };
     let exchange_bytes = (data.dg.halo_rows() * cfg.hidden * 4) as f64;
     let mut partition = serde_json::to_value(&data.report).unwrap_or_default();
     if let Some(obj) = partition.as_object_mut() {
         if let Some(exchange_s) = exchange_s {
             obj.insert("exchange_ms_dense_f32".into(), serde_json::json!(exchange_s * 1e3));
             obj.insert("exchange_gbps_dense_f32".into(), serde_json::json!(exchange_bytes / exchange_s / 1e9));
-            // one NCCL group per exchange (both directions at once), or tensors moved one by one
-            obj.insert("exchange_path".into(), serde_json::json!(if grouped { "nccl-group" } else { "one-by-one" }));
+            // peer-to-peer copies or one NCCL group per exchange (both directions at once), or
+            // tensors moved one by one
+            obj.insert("exchange_path".into(), serde_json::json!(path));
         }
         obj.insert(
             "reserved_bytes_per_device".into(),

@@ -33,6 +33,7 @@ pub fn setup<B: SparseGnnBackend>(
     known: Option<KnownPartition>,
 ) -> Result<PartitionedData<B>> {
     spread.check()?;
+    burn_sparse_gnn::exchange::set_device_links(spread.links);
     let adj = host.data.adjacency();
     let n = host.data.num_nodes();
     let KnownPartition { graph: pg, cached: was_cached, seconds: partition_seconds } = match known {
