@@ -24,8 +24,8 @@
 #            rows moving through NCCL (`train --processes 2 --devices 0,1`, transport auto),
 #            with the same partition (stage not in the default list);
 #   equality: coauthor_cs SAGE 2x256, 100 epochs, the same seed, trained on one GPU, on two in
-#            one process (`--devices 0,1`) and as two processes (`--processes 2 --devices 0,1`):
-#            per-epoch losses and accuracies side by side in <out dir>/equality.json (needs the
+#            one process (`--devices 0,1`), as two processes (`--processes 2 --devices 0,1`)
+#            and on four in one process where the host has four GPUs: per-epoch losses and accuracies side by side in <out dir>/equality.json (needs the
 #            coauthor_cs npy folder as $CS, default .carry/coauthor_cs; not in the default list).
 #   sbm-scaling: the SAGE 4x256 epoch on a 2M-node SBM graph (average degree $SBM_DEG, default
 #            20, homophily $SBM_H, default 0.8, 16 classes, 64 features) on one GPU and on two
@@ -34,6 +34,12 @@
 #   profile: CubeCL kernel profiles of the products-scale mixed f16 epoch: the whole graph and 2
 #            parts on one GPU, and 2 parts on two GPUs (profile-*.log, summarised per GPU by
 #            profile_summary.py into profile-*.md; not in the default list);
+#   strong:  the products-scale GraphSAGE 4x256 epoch (f32 and mixed f16, split halo layout) on
+#            1, 2, 4 and 8 GPUs, as many as the host has, each multi-GPU count once per
+#            $LINKS (not in the default list);
+#   weak:    an R-MAT graph of $WEAK_NODES x P nodes and $WEAK_EDGES x P edges (default the
+#            products scale) on P = 1, 2, 4, 8 GPUs as the host has, the same model (not in the
+#            default list);
 #   link:    link prediction's products-scale GraphSAGE step (2 layers, hidden 128, embedding 64)
 #            on one GPU and with its encoder on two (`bench-train --task link --devices 0,1`),
 #            f32 and mixed f16 (not in the default list).
@@ -180,6 +186,10 @@ step "coauthor_cs: one GPU"
 timeout 150 "$BIN" train --backend cuda "${M[@]}" --out "$RUNS/eq-one" >> "$LOG" 2>&1 || echo "FAILED: one GPU" | tee -a "$LOG"
 step "coauthor_cs: two GPUs, one process"
 timeout 150 "$BIN" train --backend cuda "${M[@]}" --devices 0,1 --out "$RUNS/eq-two" >> "$LOG" 2>&1 || echo "FAILED: two GPUs" | tee -a "$LOG"
+if [ "$NG" -ge 4 ]; then
+  step "coauthor_cs: four GPUs, one process"
+  timeout 150 "$BIN" train --backend cuda "${M[@]}" --devices 0,1,2,3 --out "$RUNS/eq-four" >> "$LOG" 2>&1 || echo "FAILED: four GPUs" | tee -a "$LOG"
+fi
 step "coauthor_cs: two processes"
 timeout 150 "$BIN" train --backend cuda "${M[@]}" --processes 2 --devices 0,1 --out "$RUNS/eq-procs" >> "$LOG" 2>&1 \
   || echo "FAILED: two processes" | tee -a "$LOG"
@@ -187,7 +197,7 @@ python3 - "$RUNS" "$OUT" <<'PY' | tee -a "$LOG"
 import json, os, sys
 runs_dir, out = sys.argv[1], sys.argv[2]
 runs = {}
-for name in ("eq-one", "eq-two", "eq-procs"):
+for name in ("eq-one", "eq-two", "eq-four", "eq-procs"):
     d = os.path.join(runs_dir, name)
     try:
         r = json.load(open(os.path.join(d, "results.json")))
@@ -198,7 +208,7 @@ for name in ("eq-one", "eq-two", "eq-procs"):
                   "transport": r.get("partition", {}).get("transport")}
     print(name, "first", losses[0], "last", losses[-1], "acc", r.get("final_accuracy"), "transport", runs[name]["transport"])
 if "eq-one" in runs:
-    for name in ("eq-two", "eq-procs"):
+    for name in ("eq-two", "eq-four", "eq-procs"):
         if name in runs:
             d = max(abs(a - b) for a, b in zip(runs["eq-one"]["losses"], runs[name]["losses"]))
             print(name, "largest per-epoch loss difference to one GPU", d)
@@ -244,6 +254,44 @@ timeout 300 "$BIN" bench-train --backend cuda "${L[@]}" --out "$RES" --device-na
 step "link prediction: the encoder on two GPUs"
 timeout 300 "$BIN" bench-train --backend cuda "${L[@]}" --devices 0,1 --halo-layout split --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
   || echo "FAILED: link two GPUs" | tee -a "$LOG"
+fi
+# the GPU counts of the strong and weak stages: 1, 2, 4, 8 up to the host's
+COUNTS=$(for c in 1 2 4 8; do [ "$c" -le "$NG" ] && echo $c; done)
+devs() { seq -s, 0 $(($1 - 1)); }
+if [[ " $STAGES " == *" strong "* ]]; then
+# products-scale SAGE 4x256, f32 and mixed f16, on 1, 2, 4 (and 8) GPUs, split halo layout
+for c in $COUNTS; do
+  if [ "$c" = 1 ]; then
+    step "strong scaling: products on one GPU"
+    timeout 150 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions f32,mixedf16 --epochs 5 --warmup 2 \
+      --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: strong 1" | tee -a "$LOG"
+    continue
+  fi
+  for links in $LINKS; do
+    step "strong scaling: products on $c GPUs, device links $links"
+    timeout 200 "$BIN" bench-train --backend cuda --dataset "$P" --models sage --nonlins relu --precisions f32,mixedf16 --epochs 5 --warmup 2 \
+      --devices "$(devs $c)" --halo-layout split --device-links $links --partition-cache "$CACHE-$c.part" --out "$RES" \
+      --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: strong $c $links" | tee -a "$LOG"
+  done
+done
+fi
+if [[ " $STAGES " == *" weak "* ]]; then
+# an R-MAT graph of WEAK_NODES x P nodes and WEAK_EDGES x P edges (default the products scale
+# per GPU) on P GPUs, SAGE 4x256, f32 and mixed f16, split halo layout
+WEAK_NODES=${WEAK_NODES:-2449029}
+WEAK_EDGES=${WEAK_EDGES:-123718280}
+for c in $COUNTS; do
+  W=/tmp/rmat-weak-$c
+  step "weak scaling: R-MAT of $((WEAK_NODES * c)) nodes on $c GPUs"
+  [ -d "$W" ] || timeout 300 "$BIN" gen rmat --nodes $((WEAK_NODES * c)) --edges $((WEAK_EDGES * c)) --features 100 --classes 47 --out "$W" >> "$LOG" 2>&1
+  if [ "$c" = 1 ]; then
+    timeout 200 "$BIN" bench-train --backend cuda --dataset "$W" --models sage --nonlins relu --precisions f32,mixedf16 --epochs 5 --warmup 2 \
+      --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: weak 1" | tee -a "$LOG"
+  else
+    timeout 400 "$BIN" bench-train --backend cuda --dataset "$W" --models sage --nonlins relu --precisions f32,mixedf16 --epochs 5 --warmup 2 \
+      --devices "$(devs $c)" --halo-layout split --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: weak $c" | tee -a "$LOG"
+  fi
+done
 fi
 step done
 # one line per epoch record so far: devices, precision, layout, median epoch, exchange
