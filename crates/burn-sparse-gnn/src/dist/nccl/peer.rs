@@ -1,5 +1,6 @@
 //! Grouped transfers on the GPUs' copy engines: each piece is one peer-to-peer copy
-//! (`cuMemcpyPeerAsync`) on a copy stream of its source GPU, over NVLink or PCIe.
+//! (`cuMemcpyPeerAsync`) over NVLink or PCIe, on a stream of its source GPU kept for its
+//! destination, so the copies from one GPU to several others run side by side.
 //!
 //! NCCL's send / receive moves the rows through its own kernels and staging buffers: they take
 //! multiprocessors from the kernels the transfer should run under, and on two H200s a dense
@@ -17,10 +18,11 @@ use cudarc::driver::{result as drv, sys as dsys};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// A list of GPUs that reach each other's memory: their primary contexts and a copy stream each.
+/// A list of GPUs that reach each other's memory: their primary contexts and, per source and
+/// destination, a copy stream on the source (`streams[s][r]`; none for `s == r`).
 pub(super) struct Peers {
     ctxs: Vec<dsys::CUcontext>,
-    streams: Vec<dsys::CUstream>,
+    streams: Vec<Vec<dsys::CUstream>>,
 }
 
 // SAFETY: plain driver handles that any thread may use; all use goes through the `PEERS` mutex.
@@ -38,7 +40,11 @@ fn setup(devices: &[usize]) -> Result<Peers, Unavailable> {
         // SAFETY: `dev` is a valid device; CubeCL runs on the same primary context.
         let ctx = unsafe { drv::primary_ctx::retain(dev) }.map_err(|e| err("primary context", &e))?;
         unsafe { drv::ctx::set_current(ctx) }.map_err(|e| err("context", &e))?;
-        streams.push(drv::stream::create(drv::stream::StreamKind::NonBlocking).map_err(|e| err("stream", &e))?);
+        let mut to = Vec::with_capacity(devices.len());
+        for _ in devices {
+            to.push(drv::stream::create(drv::stream::StreamKind::NonBlocking).map_err(|e| err("stream", &e))?);
+        }
+        streams.push(to);
         devs.push(dev);
         ctxs.push(ctx);
     }
@@ -90,10 +96,11 @@ fn setup(devices: &[usize]) -> Result<Peers, Unavailable> {
 }
 
 /// Copies every move `(source rank, destination rank, source pointer, destination pointer,
-/// bytes)` among `devices` (ranks index it) on the source's copy stream, ordered after the work
-/// queued so far on every compute stream of `compute` (the pieces are written, the received
-/// tensors' memory free). Returns, per compute stream, the events it must wait for before it
-/// reads a received tensor or reuses a sent one's memory: `(context, event, stream)`.
+/// bytes)` among `devices` (ranks index it) on the stream of its source and destination,
+/// ordered after the work queued so far on the compute streams (`compute`) of both (the piece
+/// is written, the received tensor's memory free). Returns, per compute stream, the events it must
+/// wait for before it reads a received tensor or reuses a sent one's memory:
+/// `(context, event, stream)`.
 ///
 /// # Safety
 /// The pointers must be live device buffers of at least `bytes` bytes, kept alive until the
@@ -114,63 +121,76 @@ pub(super) unsafe fn copy(
         drv::event::record(ev, stream).map_err(|e| err("event record", &e))?;
         Ok(ev)
     };
-    let sources: Vec<bool> = (0..devices.len()).map(|s| moves.iter().any(|m| m.0 == s)).collect();
-    // every copy stream that sends waits for every compute stream of the group
-    let mut before = Vec::new();
-    for (i, s) in compute.iter().enumerate() {
-        if let Some(s) = s {
-            before.push((peers.ctxs[i], event(peers.ctxs[i], *s)?));
+    // the (source, destination) pairs that copy, each on its own stream
+    let mut pairs: Vec<(usize, usize)> = moves.iter().map(|m| (m.0, m.1)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    // a pair's stream waits for the compute streams of its source (the pieces are written) and
+    // of its destination (the received tensors' memory is free)
+    let mut before: Vec<Option<(dsys::CUcontext, dsys::CUevent)>> = Vec::with_capacity(compute.len());
+    for (i, c) in compute.iter().enumerate() {
+        match c {
+            Some(c) => match event(peers.ctxs[i], *c) {
+                Ok(ev) => before.push(Some((peers.ctxs[i], ev))),
+                Err(e) => {
+                    for (ctx, ev) in before.into_iter().flatten() {
+                        let _ = drv::ctx::set_current(ctx);
+                        let _ = drv::event::destroy(ev);
+                    }
+                    return Err(e);
+                }
+            },
+            None => before.push(None),
         }
     }
     let mut result = Ok(());
-    for (s, sends) in sources.iter().enumerate() {
-        if !sends {
-            continue;
+    for &(s, r) in &pairs {
+        if let Err(e) = drv::ctx::set_current(peers.ctxs[s]) {
+            result = Err(err("context", &e));
+            break;
         }
-        drv::ctx::set_current(peers.ctxs[s]).map_err(|e| err("context", &e))?;
-        for &(_, ev) in &before {
+        for &(_, ev) in [before[s], before[r]].iter().flatten() {
             if let Err(e) =
-                drv::stream::wait_event(peers.streams[s], ev, dsys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+                drv::stream::wait_event(peers.streams[s][r], ev, dsys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
             {
                 result = Err(err("stream wait", &e));
             }
         }
     }
-    for (ctx, ev) in before {
+    for (ctx, ev) in before.into_iter().flatten() {
         let _ = drv::ctx::set_current(ctx);
         let _ = drv::event::destroy(ev);
     }
     result?;
     // what was queued must finish before the caller drops these buffers (an error from here on)
     let drain = |e: Unavailable| {
-        for (i, st) in peers.streams.iter().enumerate() {
-            if sources[i] && drv::ctx::set_current(peers.ctxs[i]).is_ok() {
-                let _ = drv::stream::synchronize(*st);
+        for &(s, r) in &pairs {
+            if drv::ctx::set_current(peers.ctxs[s]).is_ok() {
+                let _ = drv::stream::synchronize(peers.streams[s][r]);
             }
         }
         e
     };
     for &(s, r, src, dst, bytes) in moves {
         drv::ctx::set_current(peers.ctxs[s]).map_err(|e| drain(err("context", &e)))?;
-        drv::memcpy_peer_async(peers.ctxs[r], dst, peers.ctxs[s], src, bytes, peers.streams[s])
+        drv::memcpy_peer_async(peers.ctxs[r], dst, peers.ctxs[s], src, bytes, peers.streams[s][r])
             .map_err(|e| drain(err("cuMemcpyPeerAsync", &e)))?;
     }
-    // every compute stream of the group waits for every copy stream that sent
+    // each compute stream waits for the copies that read from or wrote to its device
     let mut waits = Vec::new();
-    for (s, sends) in sources.iter().enumerate() {
-        if !sends {
-            continue;
-        }
+    for &(s, r) in &pairs {
         for (i, c) in compute.iter().enumerate() {
-            if let Some(c) = c {
-                match event(peers.ctxs[s], peers.streams[s]) {
-                    Ok(ev) => waits.push((peers.ctxs[i], ev, *c)),
-                    Err(e) => {
-                        for (_, ev, _) in waits {
-                            let _ = drv::event::destroy(ev);
-                        }
-                        return Err(drain(e));
+            let Some(c) = c else { continue };
+            if i != s && i != r {
+                continue;
+            }
+            match event(peers.ctxs[s], peers.streams[s][r]) {
+                Ok(ev) => waits.push((peers.ctxs[i], ev, *c)),
+                Err(e) => {
+                    for (_, ev, _) in waits {
+                        let _ = drv::event::destroy(ev);
                     }
+                    return Err(drain(e));
                 }
             }
         }
