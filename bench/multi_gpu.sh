@@ -38,8 +38,8 @@
 #            1, 2, 4 and 8 GPUs, as many as the host has, each multi-GPU count once per
 #            $LINKS (not in the default list);
 #   weak:    an R-MAT graph of $WEAK_NODES x P nodes and $WEAK_EDGES x P edges (default the
-#            products scale) on P = 1, 2, 4, 8 GPUs as the host has, the same model (not in the
-#            default list);
+#            products scale) on P = 1, 2, 4, 8 GPUs as the host has, the same model, the first
+#            of $LINKS (not in the default list);
 #   link:    link prediction's products-scale GraphSAGE step (2 layers, hidden 128, embedding 64)
 #            on one GPU and with its encoder on two (`bench-train --task link --devices 0,1`),
 #            f32 and mixed f16 (not in the default list).
@@ -294,7 +294,8 @@ for c in $COUNTS; do
       --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: weak 1" | tee -a "$LOG"
   else
     timeout 400 "$BIN" bench-train --backend cuda --dataset "$W" --models sage --nonlins relu --precisions f32,mixedf16 --epochs 5 --warmup 2 \
-      --devices "$(devs $c)" --halo-layout split --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 || echo "FAILED: weak $c" | tee -a "$LOG"
+      --devices "$(devs $c)" --halo-layout split --device-links "${LINKS%% *}" --out "$RES" --device-name "$DEV" >> "$LOG" 2>&1 \
+      || echo "FAILED: weak $c" | tee -a "$LOG"
   fi
 done
 fi
