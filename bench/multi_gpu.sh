@@ -62,7 +62,7 @@ LAYOUTS=${LAYOUTS:-split joined}
 BNS_LAYOUTS=${BNS_LAYOUTS:-split joined}
 # how the halo rows move in the two-GPU runs of the scaling stages (`--device-links`: peer
 # copies on the copy engines, or one NCCL group; e.g. LINKS="peer nccl" for both)
-LINKS=${LINKS:-peer}
+LINKS=${LINKS:-nccl}
 # hidden width of the wide model: its one-GPU estimate (140.5 GiB) exceeds an H200's free memory
 # (139.25 GiB), its largest part on two GPUs does not
 WIDE=${WIDE:-1152}

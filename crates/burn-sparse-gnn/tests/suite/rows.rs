@@ -188,6 +188,20 @@ fn exchange_equals_take_rows_and_cat_on_the_cpu() {
     }
 }
 
+#[test]
+fn exchange_is_the_same_over_either_device_links() {
+    // the choice moves rows between GPUs on CUDA (checked there by the self test); elsewhere
+    // it must leave the exchange as it is
+    use burn_sparse_gnn::exchange::{device_links, set_device_links, DeviceLinks};
+    assert_eq!(device_links(), DeviceLinks::Nccl);
+    for links in [DeviceLinks::PeerCopies, DeviceLinks::Nccl] {
+        set_device_links(links);
+        assert_eq!(device_links(), links);
+        check_exchange::<Autodiff<NdArray>>(3, &Default::default());
+    }
+    set_device_links(DeviceLinks::default());
+}
+
 #[cfg(feature = "wgpu")]
 #[test]
 fn exchange_equals_take_rows_and_cat_on_wgpu() {

@@ -121,10 +121,10 @@ pub struct SpreadArgs {
     /// devices; joined otherwise).
     #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(["auto", "split", "joined"]))]
     pub halo_layout: String,
-    /// How the halo rows move between the GPUs of this process: `peer` (peer-to-peer copies on
-    /// the GPUs' copy engines, where the GPUs can reach each other's memory; NCCL otherwise)
-    /// or `nccl` (one NCCL group per exchange).
-    #[arg(long, value_enum, default_value = "peer")]
+    /// How the halo rows move between the GPUs of this process: `nccl` (one NCCL group per
+    /// exchange) or `peer` (peer-to-peer copies on the GPUs' copy engines, one stream per pair
+    /// of GPUs, where they can reach each other's memory; NCCL otherwise).
+    #[arg(long, value_enum, default_value = "nccl")]
     pub device_links: DeviceLinksArg,
 }
 

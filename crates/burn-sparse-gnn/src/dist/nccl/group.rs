@@ -90,9 +90,10 @@ impl Drop for Pending {
 }
 
 /// Starts moving, per group, its pieces (contiguous tensors on other devices than the group's,
-/// one dtype and width) into one new tensor on the group's device, rows in order: peer-to-peer
-/// copies on the sources' copy streams (see [`super::peer`]), or one NCCL group where
-/// [`crate::dist::transfer::DeviceLinks::Nccl`] is set or the GPUs cannot reach each other's memory. The copy or
+/// one dtype and width) into one new tensor on the group's device, rows in order: one NCCL
+/// group, or peer-to-peer copies (see [`super::peer`]) where
+/// [`crate::dist::transfer::DeviceLinks::PeerCopies`] is set and the GPUs can reach each
+/// other's memory. The copy or
 /// communication streams first wait for the compute streams of their devices
 /// (the pieces are written, the new tensors' memory free); the compute streams wait for the
 /// group only when the returned [`Pending`] runs.

@@ -4,11 +4,10 @@
 //!
 //! Burn's `to_device` moves one tensor at a time, and each move waits for the previous one: on
 //! two GPUs the two directions of an exchange take turns on the link. Here all transfers of one
-//! call start together: by default as peer-to-peer copies on the sources' copy engines (no
-//! multiprocessor taken from the kernels they run under), or as one NCCL group
-//! (`ncclGroupStart`, a send and a receive per tensor, `ncclGroupEnd`) where
-//! [`crate::dist::transfer::DeviceLinks::Nccl`] is chosen or the GPUs cannot reach each other's
-//! memory. NCCL is loaded at run time (`cudarc`, dynamic loading, as cuBLAS is); where neither
+//! call start together: by default as one NCCL group (`ncclGroupStart`, a send and a receive per
+//! tensor, `ncclGroupEnd`), or as peer-to-peer copies on the sources' copy engines where
+//! [`crate::dist::transfer::DeviceLinks::PeerCopies`] is chosen and the GPUs can reach each
+//! other's memory. NCCL is loaded at run time (`cudarc`, dynamic loading, as cuBLAS is); where neither
 //! path can run the caller moves the tensors one by one instead.
 //!
 //! Ordering against CubeCL's work, with no host synchronisation: every device in the call gets
