@@ -51,15 +51,26 @@ pub(super) fn err(what: &str, e: &dyn std::fmt::Debug) -> Unavailable {
     Unavailable(format!("{what}: {e:?}"))
 }
 
+/// CUDA device `d` and its primary context (the one CubeCL runs on), made current.
+pub(super) fn primary_context(d: usize) -> Result<(dsys::CUdevice, dsys::CUcontext), Unavailable> {
+    let dev = drv::device::get(d as i32).map_err(|e| err("device", &e))?;
+    // SAFETY: `dev` is a valid device; CubeCL runs on the same primary context.
+    let ctx = unsafe { drv::primary_ctx::retain(dev) }.map_err(|e| err("primary context", &e))?;
+    unsafe { drv::ctx::set_current(ctx) }.map_err(|e| err("context", &e))?;
+    Ok((dev, ctx))
+}
+
+/// A new non-blocking stream in the current context.
+pub(super) fn new_stream() -> Result<dsys::CUstream, Unavailable> {
+    drv::stream::create(drv::stream::StreamKind::NonBlocking).map_err(|e| err("stream", &e))
+}
+
 pub(super) fn init(devices: &[usize]) -> Result<Comms, Unavailable> {
     let mut ctxs = Vec::with_capacity(devices.len());
     let mut streams = Vec::with_capacity(devices.len());
     for &d in devices {
-        let dev = drv::device::get(d as i32).map_err(|e| err("device", &e))?;
-        // SAFETY: `dev` is a valid device; CubeCL runs on the same primary context.
-        let ctx = unsafe { drv::primary_ctx::retain(dev) }.map_err(|e| err("primary context", &e))?;
-        unsafe { drv::ctx::set_current(ctx) }.map_err(|e| err("context", &e))?;
-        streams.push(drv::stream::create(drv::stream::StreamKind::NonBlocking).map_err(|e| err("stream", &e))?);
+        let (_, ctx) = primary_context(d)?;
+        streams.push(new_stream()?);
         ctxs.push(ctx);
     }
     let list: Vec<i32> = devices.iter().map(|&d| d as i32).collect();

@@ -14,7 +14,7 @@
 //! GPUs cannot all reach each other's memory (`cuDeviceCanAccessPeer`) is refused, and the
 //! caller goes through NCCL.
 
-use super::comm::{err, Unavailable};
+use super::comm::{err, new_stream, primary_context, Unavailable};
 use cudarc::driver::{result as drv, sys as dsys};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -37,15 +37,8 @@ fn setup(devices: &[usize]) -> Result<Peers, Unavailable> {
     let mut ctxs = Vec::with_capacity(devices.len());
     let mut streams = Vec::with_capacity(devices.len());
     for &d in devices {
-        let dev = drv::device::get(d as i32).map_err(|e| err("device", &e))?;
-        // SAFETY: `dev` is a valid device; CubeCL runs on the same primary context.
-        let ctx = unsafe { drv::primary_ctx::retain(dev) }.map_err(|e| err("primary context", &e))?;
-        unsafe { drv::ctx::set_current(ctx) }.map_err(|e| err("context", &e))?;
-        let mut to = Vec::with_capacity(devices.len());
-        for _ in devices {
-            to.push(drv::stream::create(drv::stream::StreamKind::NonBlocking).map_err(|e| err("stream", &e))?);
-        }
-        streams.push(to);
+        let (dev, ctx) = primary_context(d)?;
+        streams.push(devices.iter().map(|_| new_stream()).collect::<Result<Vec<_>, _>>()?);
         devs.push(dev);
         ctxs.push(ctx);
     }
