@@ -32,7 +32,7 @@
 #            (split layout), f32 and mixed f16 (partitions it when its cache is not beside the
 #            products caches; not in the default list);
 #   profile: CubeCL kernel profiles of the products-scale mixed f16 epoch: the whole graph and 2
-#            parts on one GPU, and 2 parts on two GPUs (profile-*.log, summarised per GPU by
+#            parts on one GPU, 2 parts on two GPUs and, on a host of four, 4 parts on four (profile-*.log, summarised per GPU by
 #            profile_summary.py into profile-*.md; not in the default list);
 #   strong:  the products-scale GraphSAGE 4x256 epoch (f32 and mixed f16, split halo layout) on
 #            1, 2, 4 and 8 GPUs, as many as the host has, each multi-GPU count once per
@@ -235,8 +235,10 @@ fi
 if [[ " $STAGES " == *" profile "* ]]; then
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p /tmp/sgnn-prof
-for run in "whole 1" "parts-one-gpu 1 --parts 2 --halo-layout split --partition-cache $CACHE-2.part" \
-  "two-gpus 2 --devices 0,1 --halo-layout split --partition-cache $CACHE-2.part"; do
+RUNS_PROF=("whole 1" "parts-one-gpu 1 --parts 2 --halo-layout split --partition-cache $CACHE-2.part"
+  "two-gpus 2 --devices 0,1 --halo-layout split --partition-cache $CACHE-2.part")
+[ "$NG" -ge 4 ] && RUNS_PROF+=("four-gpus 4 --devices 0,1,2,3 --halo-layout split --partition-cache $CACHE-4.part")
+for run in "${RUNS_PROF[@]}"; do
   set -- $run
   name=$1 ndev=$2; shift 2
   step "profile: $name"
