@@ -25,15 +25,17 @@
 #            with the same partition (stage not in the default list);
 #   equality: coauthor_cs SAGE 2x256, 100 epochs, the same seed, trained on one GPU, on two in
 #            one process (`--devices 0,1`), as two processes (`--processes 2 --devices 0,1`)
-#            and on four in one process where the host has four GPUs: per-epoch losses and accuracies side by side in <out dir>/equality.json (needs the
-#            coauthor_cs npy folder as $CS, default .carry/coauthor_cs; not in the default list).
+#            and on four in one process where the host has four GPUs: per-epoch losses and
+#            accuracies side by side in <out dir>/equality.json (needs the coauthor_cs npy
+#            folder as $CS, default .carry/coauthor_cs; not in the default list).
 #   sbm-scaling: the SAGE 4x256 epoch on a 2M-node SBM graph (average degree $SBM_DEG, default
 #            20, homophily $SBM_H, default 0.8, 16 classes, 64 features) on one GPU and on two
 #            (split layout), f32 and mixed f16 (partitions it when its cache is not beside the
 #            products caches; not in the default list);
 #   profile: CubeCL kernel profiles of the products-scale mixed f16 epoch: the whole graph and 2
-#            parts on one GPU, 2 parts on two GPUs and, on a host of four, 4 parts on four (profile-*.log, summarised per GPU by
-#            profile_summary.py into profile-*.md; not in the default list);
+#            parts on one GPU, 2 parts on two GPUs and, on a host of four, 4 parts on four
+#            (profile-*.log, summarised per GPU by profile_summary.py into profile-*.md; not in
+#            the default list);
 #   strong:  the products-scale GraphSAGE 4x256 epoch (f32 and mixed f16, split halo layout) on
 #            1, 2, 4 and 8 GPUs, as many as the host has, each multi-GPU count once per
 #            $LINKS (not in the default list);
