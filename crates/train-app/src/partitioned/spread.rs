@@ -22,8 +22,8 @@ pub struct Spread {
     /// How the parts hold their halo columns; `None`: the split layout where the model allows
     /// it ([`Spread::layout_for`]), the joined one otherwise.
     pub layout: Option<HaloLayout>,
-    /// How the halo rows move between the GPUs of this process (peer-to-peer copies by
-    /// default; see `burn_sparse_gnn::exchange::DeviceLinks`).
+    /// How the halo rows move between the GPUs of this process (one NCCL group by default;
+    /// see `burn_sparse_gnn::exchange::DeviceLinks`).
     pub links: burn_sparse_gnn::exchange::DeviceLinks,
 }
 

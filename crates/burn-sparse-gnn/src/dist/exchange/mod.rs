@@ -4,11 +4,11 @@
 //! routes `(q, rows)` name, in order, the rows of `states[q]` it receives. [`exchange`] returns
 //! per part `[states[p]; states[q][rows] for each route]` on the part's device.
 //!
-//! All transfers of a call go through [`TransferOps::transfer_all`] together (on CUDA
-//! peer-to-peer copies or one NCCL group, [`DeviceLinks`]: both directions of every link at
-//! once), in the forward pass and in the backward
-//! pass. The backward pass of one output cannot send its halo rows' gradients alone without
-//! taking turns with the other parts' sends, so the P outputs share one pending list: each
+//! All transfers of a call go through [`TransferOps::transfer_all`] together (on CUDA one
+//! NCCL group or peer-to-peer copies, [`DeviceLinks`]: both directions of every link at once),
+//! in the forward pass and in the backward pass. The backward pass of one output cannot send
+//! its halo rows' gradients alone without taking turns with the other parts' sends, so the P
+//! outputs share one pending list: each
 //! output's backward step queues its own rows' gradient and its halo rows' gradients, and the
 //! last of the P steps moves all halo gradients in one group and adds each to the own rows'
 //! gradient of the part that sent them, in place over the halo rows only

@@ -1,6 +1,6 @@
 //! Grouped transfers among the devices of one process: run at once ([`transfer`]) or started
-//! and finished later ([`start`], [`Pending`]), as peer-to-peer copies ([`super::peer`]) or one
-//! NCCL group ([`crate::dist::transfer::DeviceLinks`]).
+//! and finished later ([`start`], [`Pending`]), as one NCCL group or peer-to-peer copies
+//! ([`super::peer`], [`crate::dist::transfer::DeviceLinks`]).
 
 use super::comm::{available, err, init, resource, wait_for, Unavailable, BROKEN, COMMS, GROUPS};
 use super::peer;
@@ -93,9 +93,8 @@ impl Drop for Pending {
 /// one dtype and width) into one new tensor on the group's device, rows in order: one NCCL
 /// group, or peer-to-peer copies (see [`super::peer`]) where
 /// [`crate::dist::transfer::DeviceLinks::PeerCopies`] is set and the GPUs can reach each
-/// other's memory. The copy or
-/// communication streams first wait for the compute streams of their devices
-/// (the pieces are written, the new tensors' memory free); the compute streams wait for the
+/// other's memory. The copy or communication streams first wait for the compute streams of
+/// their devices (the pieces are written, the new tensors' memory free); the compute streams wait for the
 /// group only when the returned [`Pending`] runs.
 pub(crate) fn start(
     groups: Vec<(Vec<CubeTensor<CudaRuntime>>, CudaDevice)>,

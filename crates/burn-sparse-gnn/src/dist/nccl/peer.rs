@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// A list of GPUs that reach each other's memory: their primary contexts and, per source and
-/// destination, a copy stream on the source (`streams[s][r]`; none for `s == r`).
+/// destination, a copy stream on the source (`streams[s][r]`; `streams[s][s]` is not used).
 pub(super) struct Peers {
     ctxs: Vec<dsys::CUcontext>,
     streams: Vec<Vec<dsys::CUstream>>,
@@ -44,10 +44,13 @@ fn setup(devices: &[usize]) -> Result<Peers, Unavailable> {
     }
     for (i, &a) in devs.iter().enumerate() {
         for (j, &b) in devs.iter().enumerate() {
+            if i == j {
+                continue;
+            }
             let mut can = 0;
             // SAFETY: both are valid devices; `can` is written by the call.
             unsafe { dsys::cuDeviceCanAccessPeer(&mut can, a, b) }.result().map_err(|e| err("peer query", &e))?;
-            if i != j && can == 0 {
+            if can == 0 {
                 return Err(Unavailable(format!("GPU {} cannot reach GPU {}'s memory", devices[i], devices[j])));
             }
         }
@@ -107,8 +110,10 @@ pub(super) unsafe fn copy(
 ) -> Result<Vec<(dsys::CUcontext, dsys::CUevent, dsys::CUstream)>, Unavailable> {
     let mut guard = PEERS.lock().map_err(|_| Unavailable("peer table poisoned".into()))?;
     let table = guard.get_or_insert_with(HashMap::new);
-    let peers = table.entry(devices.to_vec()).or_insert_with(|| setup(devices).map_err(|e| e.0));
-    let peers = peers.as_ref().map_err(|e| Unavailable(e.clone()))?;
+    if !table.contains_key(devices) {
+        table.insert(devices.to_vec(), setup(devices).map_err(|e| e.0));
+    }
+    let peers = table[devices].as_ref().map_err(|e| Unavailable(e.clone()))?;
     let event = |ctx: dsys::CUcontext, stream: dsys::CUstream| -> Result<dsys::CUevent, Unavailable> {
         drv::ctx::set_current(ctx).map_err(|e| err("context", &e))?;
         let ev = drv::event::create(dsys::CUevent_flags::CU_EVENT_DISABLE_TIMING).map_err(|e| err("event", &e))?;

@@ -144,7 +144,8 @@ fn nccl_rank_transfer<R: CubeRuntime>(
 }
 
 /// The pieces in one grouped transfer (peer-to-peer copies or one NCCL group) where they are
-/// CUDA tensors between CUDA devices; otherwise (or when the group cannot run) the pieces back, for moves one by one.
+/// CUDA tensors between CUDA devices; otherwise (or when the group cannot run) the pieces
+/// back, for moves one by one.
 #[cfg(feature = "cuda")]
 fn grouped_transfer<R: CubeRuntime>(pieces: Vec<(Ft<R>, R::Device)>) -> Result<Vec<Ft<R>>, Vec<(Ft<R>, R::Device)>> {
     use cubecl::cuda::{CudaDevice, CudaRuntime};
@@ -179,8 +180,8 @@ fn grouped_possible() -> bool {
 }
 
 /// [`TransferOps::transfer_start`](crate::dist::transfer::TransferOps::transfer_start) through one
-/// grouped transfer (peer-to-peer copies or one NCCL group) where `R` is the CUDA runtime and NCCL loads (every piece off its group's device);
-/// the groups back otherwise.
+/// grouped transfer (peer-to-peer copies or one NCCL group) where `R` is the CUDA runtime and
+/// one can run (every piece off its group's device); the groups back otherwise.
 #[cfg(feature = "cuda")]
 #[allow(clippy::type_complexity)]
 fn grouped_start<R: CubeRuntime>(

@@ -1,7 +1,6 @@
 //! Moving tensors between devices and between the ranks of a multi-process run: a backend trait
-//! ([`TransferOps`]) whose CUDA implementation goes through the GPUs' copy engines or NCCL
-//! ([`DeviceLinks`]), and what a started transfer
-//! still owes its receivers ([`TransferWait`]).
+//! ([`TransferOps`]) whose CUDA implementation goes through NCCL or the GPUs' copy engines
+//! ([`DeviceLinks`]), and what a started transfer still owes its receivers ([`TransferWait`]).
 
 mod autodiff;
 mod cube;
@@ -23,7 +22,7 @@ pub trait TransferOps: Backend {
     /// Moves each tensor to the device next to it, all moves of the call together (the
     /// transfers of a halo exchange). Not differentiable: [`crate::dist::exchange::exchange`] is.
     /// Default: `float_to_device` one after another; on CUDA all at once, both directions of
-    /// every link together (peer-to-peer copies or one NCCL group, see [`DeviceLinks`]).
+    /// every link together (one NCCL group or peer-to-peer copies, see [`DeviceLinks`]).
     fn transfer_all(pieces: Vec<(FloatTensor<Self>, Self::Device)>) -> Vec<FloatTensor<Self>> {
         pieces.into_iter().map(|(t, d)| Self::float_to_device(t, &d)).collect()
     }
@@ -91,9 +90,9 @@ pub trait TransferOps: Backend {
     /// tensor on the group's device, rows in order; returns those tensors and what their
     /// readers must wait for ([`crate::dist::transfer::TransferWait`]). Not differentiable:
     /// [`crate::dist::exchange::exchange_start`] is. Default: each piece moves by `float_to_device`
-    /// and the pieces of a group are concatenated, all before it returns; on CUDA peer-to-peer
-    /// copies or one NCCL group ([`DeviceLinks`]) on streams of their own, received straight into the group's tensor, and the compute
-    /// streams wait only when the returned wait runs.
+    /// and the pieces of a group are concatenated, all before it returns; on CUDA one NCCL group
+    /// or peer-to-peer copies ([`DeviceLinks`]) on streams of their own, received straight into
+    /// the group's tensor, and the compute streams wait only when the returned wait runs.
     fn transfer_start(
         groups: Vec<(Vec<FloatTensor<Self>>, Self::Device)>,
     ) -> (Vec<FloatTensor<Self>>, crate::dist::transfer::TransferWait) {
